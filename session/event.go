@@ -1,0 +1,415 @@
+package session
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/summit-dev/summit/protocols"
+)
+
+// SchemaVersion is the JSONL schema version this build writes and the highest it reads.
+const SchemaVersion = 1
+
+// Type names an event. The set is closed per schema version: see Types.
+type Type string
+
+// The event types of schema v1. Names come from the slash-command specification; add more
+// where needed, never rename one.
+const (
+	TypeSessionStarted  Type = "SessionStarted"
+	TypeSessionEnded    Type = "SessionEnded"
+	TypeCommandIssued   Type = "CommandIssued"
+	TypeCommandRejected Type = "CommandRejected"
+	TypeUserNote        Type = "UserNote"
+
+	TypeSubagentSpawned   Type = "SubagentSpawned"
+	TypeSubagentActive    Type = "SubagentActive"
+	TypeSubagentStop      Type = "SubagentStop"
+	TypeSubagentError     Type = "SubagentError"
+	TypeSubagentTimeout   Type = "SubagentTimeout"
+	TypeSubagentCancelled Type = "SubagentCancelled"
+
+	TypeTranscriptEvent Type = "TranscriptEvent"
+
+	TypePermissionRequested Type = "PermissionRequested"
+	TypePermissionGranted   Type = "PermissionGranted"
+	TypePermissionDenied    Type = "PermissionDenied"
+
+	TypeHandoffInitiated Type = "HandoffInitiated"
+	TypeHandoffComplete  Type = "HandoffComplete"
+	TypeHandoffResolved  Type = "HandoffResolved"
+
+	TypeConvergenceInitiated  Type = "ConvergenceInitiated"
+	TypeConflictDetected      Type = "ConflictDetected"
+	TypeConflictReviewRequest Type = "ConflictReviewRequest"
+	TypeManualReviewRequired  Type = "ManualReviewRequired"
+	TypeConflictResolved      Type = "ConflictResolved"
+	TypeConvergenceComplete   Type = "ConvergenceComplete"
+	TypeConvergedResult       Type = "ConvergedResult"
+	TypeDeltaBatch            Type = "DeltaBatch"
+	TypeDeltaBatchApplied     Type = "DeltaBatchApplied"
+)
+
+// Types is the closed set of event types of schema v1, in documentation order.
+var Types = []Type{
+	TypeSessionStarted, TypeSessionEnded, TypeCommandIssued, TypeCommandRejected, TypeUserNote,
+	TypeSubagentSpawned, TypeSubagentActive, TypeSubagentStop, TypeSubagentError,
+	TypeSubagentTimeout, TypeSubagentCancelled,
+	TypeTranscriptEvent,
+	TypePermissionRequested, TypePermissionGranted, TypePermissionDenied,
+	TypeHandoffInitiated, TypeHandoffComplete, TypeHandoffResolved,
+	TypeConvergenceInitiated, TypeConflictDetected, TypeConflictReviewRequest,
+	TypeManualReviewRequired, TypeConflictResolved, TypeConvergenceComplete,
+	TypeConvergedResult, TypeDeltaBatch, TypeDeltaBatchApplied,
+}
+
+// Known reports whether t is a type of schema v1.
+func (t Type) Known() bool { _, ok := decoders[t]; return ok }
+
+// Event is one line of a session recording.
+//
+// Invariant: Data.Type() == Type. Data is a value of the payload type named by Type, or
+// Unknown for a type this build does not know (kept so a reader can skip it with a warning and
+// a re-writer can keep it).
+type Event struct {
+	V          int
+	Seq        uint64
+	TS         time.Time
+	SessionID  string
+	Type       Type
+	SubagentID string
+	Data       Data
+}
+
+// Data is an event payload (the "data" object).
+type Data interface{ Type() Type }
+
+// New builds an event whose Type is taken from its payload. Seq, TS and SessionID are set by
+// whoever serialises events (the orchestrator); V is always SchemaVersion.
+func New(subagentID string, d Data) Event {
+	return Event{V: SchemaVersion, Type: d.Type(), SubagentID: subagentID, Data: d}
+}
+
+func (e Event) String() string {
+	if e.SubagentID != "" {
+		return fmt.Sprintf("#%d %s %s", e.Seq, e.Type, e.SubagentID)
+	}
+	return fmt.Sprintf("#%d %s", e.Seq, e.Type)
+}
+
+// Unknown is the payload of an event whose type this build does not know. Raw is the "data"
+// object exactly as read.
+type Unknown struct {
+	Name Type
+	Raw  []byte
+}
+
+func (u Unknown) Type() Type { return u.Name }
+
+// Session events.
+
+type SessionStarted struct {
+	Schema         int            `json:"schema"`
+	ProgramVersion string         `json:"program_version"`
+	Workspace      string         `json:"workspace"`
+	PermissionMode string         `json:"permission_mode"`
+	AllowedTools   []string       `json:"allowed_tools"`
+	Provider       string         `json:"provider"`
+	AgentsDigest   string         `json:"agents_digest"`
+	Config         map[string]any `json:"config,omitempty"`
+}
+
+type SessionEnded struct {
+	Reason     string `json:"reason"` // quit | script_end | error
+	DurationMS int64  `json:"duration_ms"`
+}
+
+type CommandIssued struct {
+	Line    string         `json:"line"`
+	Command string         `json:"command"`
+	Args    map[string]any `json:"args"`
+}
+
+type CommandRejected struct {
+	Line  string `json:"line"`
+	Error string `json:"error"`
+	Usage string `json:"usage,omitempty"`
+}
+
+// UserNote is plain text typed by the user. With the envelope's subagent_id set it is a message
+// to that subagent (during a transfer-control handoff); otherwise a note in the session.
+type UserNote struct {
+	Text string `json:"text"`
+}
+
+// Lifecycle events.
+
+type SubagentSpawned struct {
+	AgentType        string   `json:"agent_type"`
+	AgentName        string   `json:"agent_name"`
+	ParentSessionID  string   `json:"parent_session_id"`
+	ParentSessionRef string   `json:"parent_session_ref"`
+	PermissionMode   string   `json:"permission_mode"`
+	Tools            []string `json:"tools"`
+	TaskDescription  string   `json:"task_description"`
+	TimeoutS         int      `json:"timeout_s"`
+	InheritContext   bool     `json:"inherit_context"`
+	// SubagentSessionID is the subagent's own isolated session id (seed 004).
+	SubagentSessionID string `json:"subagent_session_id,omitempty"`
+	// Queued is true when the parallel cap made the subagent wait; SubagentActive starts it.
+	Queued bool `json:"queued,omitempty"`
+}
+
+type SubagentActive struct {
+	InitialState string `json:"initial_state"`
+}
+
+// Outcomes of SubagentStop.
+const (
+	OutcomeSuccess   = "success"
+	OutcomeFailure   = "failure"
+	OutcomeTimeout   = "timeout"
+	OutcomeCancelled = "cancelled"
+)
+
+// SubagentStop is the one terminal event of every subagent, whatever the outcome; a
+// SubagentError, SubagentTimeout or SubagentCancelled before it records the cause. It carries
+// what the subagent had, so partial results survive a failure.
+type SubagentStop struct {
+	Outcome             string             `json:"outcome"`
+	Capsule             *protocols.Capsule `json:"capsule,omitempty"`
+	ToolInvocationCount int                `json:"tool_invocation_count"`
+	ArtifactPaths       []string           `json:"artifact_paths"`
+	DurationMS          int64              `json:"duration_ms"`
+	Tokens              Tokens             `json:"tokens"`
+}
+
+type Tokens struct {
+	Input  int64 `json:"input"`
+	Output int64 `json:"output"`
+}
+
+// SubagentError records a failure. Retryable says the failure was transient; WillRetry says the
+// orchestrator is retrying it (absent in older files: then it equals Retryable).
+type SubagentError struct {
+	Error     string `json:"error"`
+	Retryable bool   `json:"retryable"`
+	Attempt   int    `json:"attempt"`
+	WillRetry *bool  `json:"will_retry,omitempty"`
+	Stderr    string `json:"stderr,omitempty"`
+	Context   string `json:"context,omitempty"`
+}
+
+// Retrying reports whether the subagent goes on after this error.
+func (d SubagentError) Retrying() bool {
+	if d.WillRetry != nil {
+		return *d.WillRetry
+	}
+	return d.Retryable
+}
+
+type SubagentTimeout struct {
+	TimeoutS int `json:"timeout_s"`
+}
+
+type SubagentCancelled struct {
+	Reason string `json:"reason"`
+}
+
+// Transcript events.
+
+// Transcript event_type values.
+const (
+	TranscriptStart        = "subagent_start"
+	TranscriptToken        = "token"
+	TranscriptThinking     = "thinking"
+	TranscriptMessage      = "message"
+	TranscriptToolCall     = "tool_call"
+	TranscriptToolResult   = "tool_result"
+	TranscriptPolicyDenied = "policy_denied"
+	TranscriptError        = "error"
+)
+
+// TranscriptEvents lists the event_type values of schema v1.
+var TranscriptEvents = []string{TranscriptStart, TranscriptToken, TranscriptThinking,
+	TranscriptMessage, TranscriptToolCall, TranscriptToolResult, TranscriptPolicyDenied,
+	TranscriptError}
+
+// TranscriptEvent is one item of a subagent's stream. Which fields are set depends on
+// EventType: Text for subagent_start, token, thinking, message and error; CallID, Tool, Args
+// for tool_call; CallID, Tool, Result, IsError for tool_result; Tool, Reason for policy_denied.
+// Token and thinking events are deltas: consecutive ones form one message.
+type TranscriptEvent struct {
+	EventType string         `json:"event_type"`
+	Text      string         `json:"text,omitempty"`
+	CallID    string         `json:"call_id,omitempty"`
+	Tool      string         `json:"tool,omitempty"`
+	Args      map[string]any `json:"args,omitempty"`
+	Result    string         `json:"result,omitempty"`
+	IsError   bool           `json:"is_error,omitempty"`
+	Reason    string         `json:"reason,omitempty"`
+}
+
+// Permission events.
+
+type PermissionRequested struct {
+	RequestID string         `json:"request_id"`
+	Tool      string         `json:"tool"`
+	Args      map[string]any `json:"args,omitempty"`
+	// Reason says why approval is needed (e.g. "run_shell_command asks each time in plan").
+	Reason string `json:"reason,omitempty"`
+}
+
+type PermissionGranted struct {
+	RequestID string `json:"request_id"`
+	Scope     string `json:"scope"` // once | subagent
+	// By says who decided: "user", or "--approve" in headless runs.
+	By string `json:"by,omitempty"`
+}
+
+type PermissionDenied struct {
+	RequestID string `json:"request_id"`
+	Reason    string `json:"reason"`
+	By        string `json:"by,omitempty"`
+}
+
+// Handoff events.
+
+const (
+	HandoffMonitor         = "monitor"
+	HandoffTransferControl = "transfer_control"
+)
+
+type HandoffInitiated struct {
+	ParentSessionID string `json:"parent_session_id"`
+	HandoffMode     string `json:"handoff_mode"`
+	TimeoutS        int    `json:"timeout_s"`
+	OnFailure       string `json:"on_failure"`
+}
+
+type HandoffComplete struct {
+	Outcome string `json:"outcome"`
+}
+
+type HandoffResolved struct {
+	Outcome   string   `json:"outcome"`
+	Artifacts []string `json:"artifacts"`
+	Action    string   `json:"action"` // none | retry | abort | escalate
+}
+
+// Convergence events. The convergence id travels in data; the envelope's subagent_id is empty.
+
+type ConvergenceInitiated struct {
+	ConvergenceID      string   `json:"convergence_id"`
+	SubagentIDs        []string `json:"subagent_ids"`
+	Strategy           string   `json:"strategy"`
+	ConflictResolution string   `json:"conflict_resolution"`
+	OutputFormat       string   `json:"output_format"`
+}
+
+type ConflictDetected struct {
+	ConvergenceID string         `json:"convergence_id"`
+	ConflictID    string         `json:"conflict_id"`
+	Kind          string         `json:"kind"` // hunk | finding | vote | consensus
+	File          string         `json:"file,omitempty"`
+	Lines         *LineRange     `json:"lines,omitempty"`
+	Sides         []ConflictSide `json:"sides"`
+}
+
+// ConflictSide is one subagent's position in a conflict. Value is any JSON value (a hunk's
+// text, a finding, a vote).
+type ConflictSide struct {
+	SubagentID string   `json:"subagent_id"`
+	Value      any      `json:"value"`
+	Confidence *float64 `json:"confidence,omitempty"`
+}
+
+type ConflictReviewRequest struct {
+	ConvergenceID string `json:"convergence_id"`
+	ConflictID    string `json:"conflict_id"`
+}
+
+type ManualReviewRequired struct {
+	ConvergenceID string   `json:"convergence_id"`
+	ConflictIDs   []string `json:"conflict_ids"`
+}
+
+type ConflictResolved struct {
+	ConvergenceID string   `json:"convergence_id"`
+	ConflictID    string   `json:"conflict_id"`
+	Method        string   `json:"method"`
+	Choice        string   `json:"choice"` // a subagent id, both or none
+	Note          string   `json:"note,omitempty"`
+	Overridden    []string `json:"overridden"`
+}
+
+type ConvergenceComplete struct {
+	ConvergenceID   string `json:"convergence_id"`
+	Outcome         string `json:"outcome"`
+	ConflictCount   int    `json:"conflict_count"`
+	ResolutionCount int    `json:"resolution_count"`
+	OutputSize      int    `json:"output_size"`
+}
+
+type ConvergedResult struct {
+	ConvergenceID string `json:"convergence_id"`
+	Format        string `json:"format"`
+	Output        string `json:"output"`
+}
+
+// DeltaBatch is the delta_batch output of a convergence: file patches and playbook deltas,
+// applied together by /apply (DeltaBatchApplied) or not at all.
+type DeltaBatch struct {
+	ConvergenceID string       `json:"convergence_id"`
+	Reasoning     string       `json:"reasoning"`
+	Operations    []PlaybookOp `json:"operations"`
+	Patches       []Patch      `json:"patches"`
+}
+
+// PlaybookOp is one playbook delta. Op is add, update or remove; ID names the entry (a new one
+// for add).
+type PlaybookOp struct {
+	Op      string `json:"op"`
+	ID      string `json:"id"`
+	Section string `json:"section,omitempty"`
+	Content string `json:"content,omitempty"`
+}
+
+// Patch is a unified diff for one file.
+type Patch struct {
+	Path string `json:"path"`
+	Diff string `json:"diff"`
+}
+
+type DeltaBatchApplied struct {
+	ConvergenceID string   `json:"convergence_id"`
+	Files         []string `json:"files"`
+}
+
+func (SessionStarted) Type() Type        { return TypeSessionStarted }
+func (SessionEnded) Type() Type          { return TypeSessionEnded }
+func (CommandIssued) Type() Type         { return TypeCommandIssued }
+func (CommandRejected) Type() Type       { return TypeCommandRejected }
+func (UserNote) Type() Type              { return TypeUserNote }
+func (SubagentSpawned) Type() Type       { return TypeSubagentSpawned }
+func (SubagentActive) Type() Type        { return TypeSubagentActive }
+func (SubagentStop) Type() Type          { return TypeSubagentStop }
+func (SubagentError) Type() Type         { return TypeSubagentError }
+func (SubagentTimeout) Type() Type       { return TypeSubagentTimeout }
+func (SubagentCancelled) Type() Type     { return TypeSubagentCancelled }
+func (TranscriptEvent) Type() Type       { return TypeTranscriptEvent }
+func (PermissionRequested) Type() Type   { return TypePermissionRequested }
+func (PermissionGranted) Type() Type     { return TypePermissionGranted }
+func (PermissionDenied) Type() Type      { return TypePermissionDenied }
+func (HandoffInitiated) Type() Type      { return TypeHandoffInitiated }
+func (HandoffComplete) Type() Type       { return TypeHandoffComplete }
+func (HandoffResolved) Type() Type       { return TypeHandoffResolved }
+func (ConvergenceInitiated) Type() Type  { return TypeConvergenceInitiated }
+func (ConflictDetected) Type() Type      { return TypeConflictDetected }
+func (ConflictReviewRequest) Type() Type { return TypeConflictReviewRequest }
+func (ManualReviewRequired) Type() Type  { return TypeManualReviewRequired }
+func (ConflictResolved) Type() Type      { return TypeConflictResolved }
+func (ConvergenceComplete) Type() Type   { return TypeConvergenceComplete }
+func (ConvergedResult) Type() Type       { return TypeConvergedResult }
+func (DeltaBatch) Type() Type            { return TypeDeltaBatch }
+func (DeltaBatchApplied) Type() Type     { return TypeDeltaBatchApplied }
