@@ -1,0 +1,576 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+)
+
+// ApplyError rejects an event that cannot follow the state: a gap in seq, a stop before a
+// spawn, an unknown subagent. The state is unchanged when Apply returns one.
+type ApplyError struct {
+	Seq        uint64
+	Type       Type
+	SubagentID string
+	Msg        string
+}
+
+func (e *ApplyError) Error() string {
+	if e.SubagentID != "" {
+		return fmt.Sprintf("seq %d (%s %s): %s", e.Seq, e.Type, e.SubagentID, e.Msg)
+	}
+	return fmt.Sprintf("seq %d (%s): %s", e.Seq, e.Type, e.Msg)
+}
+
+// Apply folds one event into s. It is the only function that changes a State.
+//
+// It is pure in the sense that matters for replay: it reads no clock, file or randomness, only
+// s and e (times come from the envelope's ts). It either applies the event whole or returns an
+// *ApplyError and leaves s exactly as it was: every rule validates before it mutates.
+//
+// Events of a type this build does not know (Unknown data) advance seq and are counted in
+// Counters.Unknown, nothing else: a newer writer's extra events never break an older reader.
+func Apply(s *State, e Event) error {
+	fail := func(format string, args ...any) error {
+		return &ApplyError{Seq: e.Seq, Type: e.Type, SubagentID: e.SubagentID, Msg: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case e.V > SchemaVersion:
+		return fail("schema version %d is newer than this summit reads (%d)", e.V, SchemaVersion)
+	case e.Data == nil:
+		return fail("event has no data")
+	case e.Data.Type() != e.Type:
+		return fail("data is %s, envelope says %s", e.Data.Type(), e.Type)
+	case !s.Started && e.Type != TypeSessionStarted:
+		return fail("the first event must be SessionStarted")
+	case !s.Started && e.Seq != 1:
+		return fail("seq must start at 1, got %d", e.Seq)
+	case s.Started && e.Seq != s.LastSeq+1:
+		if e.Seq <= s.LastSeq {
+			return fail("seq %d repeats or goes back (last was %d)", e.Seq, s.LastSeq)
+		}
+		return fail("gap in seq: expected %d after %d", s.LastSeq+1, s.LastSeq)
+	case s.Started && e.SessionID != s.SessionID:
+		return fail("session_id %q does not match the session %q", e.SessionID, s.SessionID)
+	case s.Ended:
+		return fail("event after SessionEnded")
+	}
+
+	// Rules for events about one subagent: it must exist, and nothing but a late error or
+	// permission bookkeeping may follow its SubagentStop.
+	var sa *Subagent
+	if e.Type != TypeSessionStarted && e.Type != TypeSubagentSpawned && e.SubagentID != "" {
+		if sa = s.subagents[e.SubagentID]; sa == nil {
+			return fail("unknown subagent %s", e.SubagentID)
+		}
+	}
+	needSub := func() error {
+		if e.SubagentID == "" {
+			return fail("subagent_id is required for %s", e.Type)
+		}
+		return nil
+	}
+	live := func() error {
+		if err := needSub(); err != nil {
+			return err
+		}
+		if sa.Stopped {
+			return fail("%s already stopped", sa.ID)
+		}
+		return nil
+	}
+
+	var err error
+	switch d := e.Data.(type) {
+	case Unknown:
+		s.Counters.Unknown++
+
+	case SessionStarted:
+		if s.Started {
+			return fail("second SessionStarted")
+		}
+		if e.SessionID == "" {
+			return fail("session_id is required")
+		}
+		s.Started, s.SessionID, s.Info, s.StartedAt = true, e.SessionID, d, e.TS
+		s.subagents = map[string]*Subagent{}
+		s.convergences = map[string]*Convergence{}
+		s.conflicts = map[string]*Conflict{}
+		s.permissions = map[string]*Permission{}
+		s.Counters.Events = map[Type]int{}
+		s.Counters.Outcomes = map[string]int{}
+		s.Counters.ByAgentType = map[string]*TypeCounters{}
+
+	case SessionEnded:
+		s.Ended, s.EndedAt, s.EndReason = true, e.TS, d.Reason
+		s.log(e, "end", d.Reason, "")
+
+	case CommandIssued:
+		s.Counters.Commands++
+		s.log(e, "command", d.Line, "")
+
+	case CommandRejected:
+		s.Counters.Rejected++
+		s.log(e, "rejected", d.Line, d.Error)
+
+	case UserNote:
+		if sa != nil {
+			if err = live(); err != nil {
+				return err
+			}
+		}
+		s.Counters.Notes++
+		if sa != nil {
+			sa.Transcript.add(Item{Seq: e.Seq, Kind: ItemUser}, d.Text)
+			s.log(e, "note", d.Text, "to "+sa.ID)
+		} else {
+			s.log(e, "note", d.Text, "")
+		}
+
+	case SubagentSpawned:
+		if err = needSub(); err != nil {
+			return err
+		}
+		if s.subagents[e.SubagentID] != nil {
+			return fail("subagent %s spawned twice", e.SubagentID)
+		}
+		n := &Subagent{
+			ID: e.SubagentID, AgentType: d.AgentType, AgentName: d.AgentName,
+			PermissionMode: d.PermissionMode, Tools: d.Tools, Task: d.TaskDescription,
+			TimeoutS: d.TimeoutS, InheritContext: d.InheritContext, SessionID: d.SubagentSessionID,
+			ParentRef: d.ParentSessionRef, Status: StatusQueued, SpawnedAt: e.TS,
+			Transcript: &Transcript{},
+		}
+		s.Subagents = append(s.Subagents, n)
+		s.subagents[n.ID] = n
+		s.Counters.Spawns++
+		s.typeCounters(n.AgentType).Spawned++
+
+	case SubagentActive:
+		if err = live(); err != nil {
+			return err
+		}
+		if sa.Status != StatusQueued && sa.Status != StatusActive {
+			return fail("%s is %s, cannot become active", sa.ID, sa.Status)
+		}
+		sa.Status = StatusActive
+		if sa.ActiveAt.IsZero() {
+			sa.ActiveAt = e.TS
+		}
+
+	case TranscriptEvent:
+		if err = live(); err != nil {
+			return err
+		}
+		if !slices.Contains(TranscriptEvents, d.EventType) {
+			return fail("unknown transcript event_type %q", d.EventType)
+		}
+		s.transcript(e, sa, d)
+
+	case SubagentError:
+		if err = needSub(); err != nil {
+			return err
+		}
+		s.Counters.Errors++
+		sa.Errors++
+		sa.LastError = d.Error
+		if d.Retrying() && !sa.Stopped {
+			s.Counters.Retries++
+			sa.Retries++
+		} else if !sa.Terminal() {
+			sa.Status = StatusFailed
+			sa.EndedAt = e.TS
+		}
+
+	case SubagentTimeout:
+		if err = live(); err != nil {
+			return err
+		}
+		s.Counters.Timeouts++
+		sa.Status, sa.EndedAt = StatusTimeout, e.TS
+
+	case SubagentCancelled:
+		if err = live(); err != nil {
+			return err
+		}
+		s.Counters.Cancellations++
+		sa.Status, sa.EndedAt = StatusCancelled, e.TS
+
+	case SubagentStop:
+		if err = needSub(); err != nil {
+			return err
+		}
+		if sa.Stopped {
+			return fail("%s stopped twice", sa.ID)
+		}
+		status, ok := map[string]string{OutcomeSuccess: StatusDone, OutcomeFailure: StatusFailed,
+			OutcomeTimeout: StatusTimeout, OutcomeCancelled: StatusCancelled}[d.Outcome]
+		if !ok {
+			return fail("outcome %q is not success, failure, timeout or cancelled", d.Outcome)
+		}
+		sa.Stopped, sa.Status, sa.Outcome = true, status, d.Outcome
+		sa.EndedAt = e.TS
+		sa.Capsule, sa.ArtifactPaths, sa.DurationMS, sa.Tokens = d.Capsule, d.ArtifactPaths, d.DurationMS, d.Tokens
+		sa.CurrentTool, sa.currentCallID = "", ""
+		if d.ToolInvocationCount > sa.ToolCalls {
+			sa.ToolCalls = d.ToolInvocationCount
+		}
+		s.Counters.Outcomes[d.Outcome]++
+		tc := s.typeCounters(sa.AgentType)
+		tc.Stopped++
+		tc.TotalDurationMS += d.DurationMS
+		if d.Outcome == OutcomeSuccess {
+			tc.Succeeded++
+		}
+
+	case PermissionRequested:
+		if err = live(); err != nil {
+			return err
+		}
+		if d.RequestID == "" || s.permissions[d.RequestID] != nil {
+			return fail("permission request id %q is empty or already used", d.RequestID)
+		}
+		p := &Permission{ID: d.RequestID, SubagentID: sa.ID, Tool: d.Tool, Args: d.Args,
+			Reason: d.Reason, Seq: e.Seq, Decision: DecisionPending}
+		s.Permissions = append(s.Permissions, p)
+		s.permissions[p.ID] = p
+		sa.PendingRequest = p.ID
+		s.Counters.PermissionRequests++
+		s.Counters.Escalations++
+		s.log(e, "permission", fmt.Sprintf("%s asks for %s", sa.ID, d.Tool), p.ID)
+
+	case PermissionGranted:
+		var p *Permission
+		if p, err = s.decide(e, d.RequestID, fail); err != nil {
+			return err
+		}
+		p.Decision, p.Scope, p.By = DecisionGranted, d.Scope, d.By
+		s.Counters.Granted++
+		s.settleRequest(p)
+
+	case PermissionDenied:
+		var p *Permission
+		if p, err = s.decide(e, d.RequestID, fail); err != nil {
+			return err
+		}
+		p.Decision, p.DenyReason, p.By = DecisionDenied, d.Reason, d.By
+		s.Counters.Denied++
+		s.settleRequest(p)
+
+	case HandoffInitiated:
+		if err = live(); err != nil {
+			return err
+		}
+		if d.HandoffMode != HandoffMonitor && d.HandoffMode != HandoffTransferControl {
+			return fail("handoff_mode %q is not monitor or transfer_control", d.HandoffMode)
+		}
+		if h := s.openHandoff(sa.ID); h != nil {
+			return fail("%s already has a handoff open since seq %d", sa.ID, h.Seq)
+		}
+		if d.HandoffMode == HandoffTransferControl && s.Control != "" {
+			return fail("control is already with %s", s.Control)
+		}
+		s.Handoffs = append(s.Handoffs, &Handoff{SubagentID: sa.ID, Mode: d.HandoffMode,
+			TimeoutS: d.TimeoutS, OnFailure: d.OnFailure, Seq: e.Seq, Status: HandoffActive})
+		if d.HandoffMode == HandoffTransferControl {
+			s.Control = sa.ID
+		}
+		s.Counters.Handoffs++
+		s.log(e, "handoff", fmt.Sprintf("handoff to %s (%s)", sa.ID, d.HandoffMode), "")
+
+	case HandoffComplete:
+		if err = needSub(); err != nil {
+			return err
+		}
+		h := s.openHandoff(sa.ID)
+		if h == nil || h.Status != HandoffActive {
+			return fail("no active handoff to %s", sa.ID)
+		}
+		h.Status, h.Outcome = HandoffDone, d.Outcome
+		if s.Control == sa.ID {
+			s.Control = "" // the parent resumes when the subagent ends
+		}
+		s.log(e, "handoff", fmt.Sprintf("handoff to %s complete: %s", sa.ID, d.Outcome), "")
+
+	case HandoffResolved:
+		if err = needSub(); err != nil {
+			return err
+		}
+		h := s.openHandoff(sa.ID)
+		if h == nil {
+			return fail("no open handoff to %s", sa.ID)
+		}
+		h.Status, h.Outcome, h.Action, h.Artifacts = HandoffSettled, d.Outcome, d.Action, d.Artifacts
+		if s.Control == sa.ID {
+			s.Control = ""
+		}
+		s.log(e, "handoff", fmt.Sprintf("handoff to %s resolved: %s", sa.ID, d.Outcome), d.Action)
+
+	case ConvergenceInitiated:
+		if d.ConvergenceID == "" || s.convergences[d.ConvergenceID] != nil {
+			return fail("convergence id %q is empty or already used", d.ConvergenceID)
+		}
+		if len(d.SubagentIDs) == 0 {
+			return fail("convergence %s names no subagents", d.ConvergenceID)
+		}
+		for _, id := range d.SubagentIDs {
+			if s.subagents[id] == nil {
+				return fail("convergence %s names unknown subagent %s", d.ConvergenceID, id)
+			}
+		}
+		cv := &Convergence{ID: d.ConvergenceID, Members: d.SubagentIDs, Strategy: d.Strategy,
+			ConflictResolution: d.ConflictResolution, OutputFormat: d.OutputFormat, Seq: e.Seq,
+			Status: ConvergenceRunning}
+		s.Convergences = append(s.Convergences, cv)
+		s.convergences[cv.ID] = cv
+		s.Counters.Convergences++
+		s.log(e, "convergence", fmt.Sprintf("%s %s %v", cv.ID, cv.Strategy, cv.Members), "")
+
+	case ConflictDetected:
+		var cv *Convergence
+		if cv, err = s.convergence(d.ConvergenceID, fail); err != nil {
+			return err
+		}
+		if d.ConflictID == "" || s.conflicts[d.ConflictID] != nil {
+			return fail("conflict id %q is empty or already used", d.ConflictID)
+		}
+		cf := &Conflict{ID: d.ConflictID, ConvergenceID: cv.ID, Kind: d.Kind, File: d.File, Sides: d.Sides}
+		if d.Lines != nil {
+			cf.Lines = *d.Lines
+		}
+		if len(cv.Conflicts) == 0 {
+			s.Counters.ConvergencesWithConflicts++
+		}
+		cv.Conflicts = append(cv.Conflicts, cf)
+		s.conflicts[cf.ID] = cf
+		s.Counters.Conflicts++
+
+	case ConflictReviewRequest:
+		var cf *Conflict
+		if cf, err = s.conflict(d.ConvergenceID, d.ConflictID, fail); err != nil {
+			return err
+		}
+		cf.ReviewRequested = true
+
+	case ManualReviewRequired:
+		var cv *Convergence
+		if cv, err = s.convergence(d.ConvergenceID, fail); err != nil {
+			return err
+		}
+		for _, id := range d.ConflictIDs {
+			if _, err = s.conflict(cv.ID, id, fail); err != nil {
+				return err
+			}
+		}
+		for _, id := range d.ConflictIDs {
+			s.conflicts[id].ReviewRequested = true
+		}
+		if cv.Status != ConvergenceDone {
+			cv.Status = ConvergenceReview
+		}
+
+	case ConflictResolved:
+		var cf *Conflict
+		if cf, err = s.conflict(d.ConvergenceID, d.ConflictID, fail); err != nil {
+			return err
+		}
+		if cf.Resolution != nil {
+			return fail("conflict %s already resolved", cf.ID)
+		}
+		r := d
+		cf.Resolution = &r
+		s.Counters.Resolutions++
+
+	case ConvergenceComplete:
+		var cv *Convergence
+		if cv, err = s.convergence(d.ConvergenceID, fail); err != nil {
+			return err
+		}
+		if cv.Status == ConvergenceDone {
+			return fail("convergence %s completed twice", cv.ID)
+		}
+		cv.Status, cv.Outcome = ConvergenceDone, d.Outcome
+		cv.ConflictCount, cv.ResolutionCount, cv.OutputSize = d.ConflictCount, d.ResolutionCount, d.OutputSize
+		s.log(e, "convergence", fmt.Sprintf("%s complete: %s", cv.ID, d.Outcome), "")
+
+	case ConvergedResult:
+		var cv *Convergence
+		if cv, err = s.convergence(d.ConvergenceID, fail); err != nil {
+			return err
+		}
+		cv.ResultFormat, cv.Result = d.Format, d.Output
+
+	case DeltaBatch:
+		var cv *Convergence
+		if cv, err = s.convergence(d.ConvergenceID, fail); err != nil {
+			return err
+		}
+		b := d
+		cv.Batch = &b
+
+	case DeltaBatchApplied:
+		var cv *Convergence
+		if cv, err = s.convergence(d.ConvergenceID, fail); err != nil {
+			return err
+		}
+		if cv.Applied {
+			return fail("delta batch of %s applied twice", cv.ID)
+		}
+		var book []PlaybookEntry
+		if cv.Batch != nil {
+			if book, err = applyPlaybook(s.Playbook, cv.Batch.Operations, cv.ID); err != nil {
+				return fail("%v", err)
+			}
+		} else {
+			book = s.Playbook
+		}
+		s.Playbook = book
+		cv.Applied, cv.AppliedFiles = true, d.Files
+		s.Counters.DeltaBatchesApplied++
+		s.log(e, "convergence", fmt.Sprintf("%s applied: %d files", cv.ID, len(d.Files)), "")
+
+	default:
+		// Reached only if a type is added to Types without a rule here; the exhaustiveness
+		// test catches that before it ships.
+		return fail("no fold rule for %s", e.Type)
+	}
+
+	s.LastSeq, s.LastTS = e.Seq, e.TS
+	s.Counters.Events[e.Type]++
+	return nil
+}
+
+func (s *State) log(e Event, kind, text, detail string) {
+	s.Log = append(s.Log, LogItem{Seq: e.Seq, Kind: kind, Text: text, Detail: detail, SubagentID: e.SubagentID})
+}
+
+func (s *State) typeCounters(agentType string) *TypeCounters {
+	tc := s.Counters.ByAgentType[agentType]
+	if tc == nil {
+		tc = &TypeCounters{}
+		s.Counters.ByAgentType[agentType] = tc
+	}
+	return tc
+}
+
+// transcript folds one TranscriptEvent into the subagent's store and, while a monitor handoff
+// is open, mirrors each new item into the parent log.
+func (s *State) transcript(e Event, sa *Subagent, d TranscriptEvent) {
+	t := sa.Transcript
+	before := t.Len()
+	switch d.EventType {
+	case TranscriptToken:
+		t.extend(e.Seq, TranscriptToken, d.Text)
+		sa.StreamedBytes += len(d.Text)
+	case TranscriptThinking:
+		t.extend(e.Seq, TranscriptThinking, d.Text)
+	case TranscriptToolCall:
+		t.add(Item{Seq: e.Seq, Kind: d.EventType, Tool: d.Tool, CallID: d.CallID, Args: d.Args}, "")
+		sa.ToolCalls++
+		s.Counters.ToolCalls++
+		sa.CurrentTool, sa.currentCallID = d.Tool, d.CallID
+	case TranscriptToolResult:
+		t.add(Item{Seq: e.Seq, Kind: d.EventType, Tool: d.Tool, CallID: d.CallID, IsError: d.IsError}, d.Result)
+		if sa.currentCallID == d.CallID {
+			sa.CurrentTool, sa.currentCallID = "", ""
+		}
+	case TranscriptPolicyDenied:
+		t.add(Item{Seq: e.Seq, Kind: d.EventType, Tool: d.Tool, IsError: true}, d.Reason)
+		sa.PolicyDenials++
+		s.Counters.PolicyDenials++
+	default: // subagent_start, message, error
+		t.add(Item{Seq: e.Seq, Kind: d.EventType, IsError: d.EventType == TranscriptError}, d.Text)
+	}
+	if t.Len() > before {
+		if h := s.openHandoff(sa.ID); h != nil && h.Status == HandoffActive && h.Mode == HandoffMonitor {
+			s.Log = append(s.Log, LogItem{Seq: e.Seq, Kind: "mirror", SubagentID: sa.ID, Ref: t.Len() - 1})
+		}
+	}
+}
+
+// openHandoff returns the subagent's latest handoff that is not yet resolved, or nil.
+func (s *State) openHandoff(id string) *Handoff {
+	for i := len(s.Handoffs) - 1; i >= 0; i-- {
+		if h := s.Handoffs[i]; h.SubagentID == id {
+			if h.Status == HandoffSettled {
+				return nil
+			}
+			return h
+		}
+	}
+	return nil
+}
+
+func (s *State) decide(e Event, id string, fail func(string, ...any) error) (*Permission, error) {
+	p := s.permissions[id]
+	switch {
+	case p == nil:
+		return nil, fail("unknown permission request %q", id)
+	case p.Decision != DecisionPending:
+		return nil, fail("permission request %s already %s", id, p.Decision)
+	case e.SubagentID != "" && e.SubagentID != p.SubagentID:
+		return nil, fail("permission request %s belongs to %s", id, p.SubagentID)
+	}
+	return p, nil
+}
+
+func (s *State) settleRequest(p *Permission) {
+	if sa := s.subagents[p.SubagentID]; sa != nil && sa.PendingRequest == p.ID {
+		sa.PendingRequest = ""
+	}
+}
+
+func (s *State) convergence(id string, fail func(string, ...any) error) (*Convergence, error) {
+	if cv := s.convergences[id]; cv != nil {
+		return cv, nil
+	}
+	return nil, fail("unknown convergence %q", id)
+}
+
+func (s *State) conflict(cvID, id string, fail func(string, ...any) error) (*Conflict, error) {
+	cf := s.conflicts[id]
+	if cf == nil {
+		return nil, fail("unknown conflict %q", id)
+	}
+	if cvID != "" && cf.ConvergenceID != cvID {
+		return nil, fail("conflict %s belongs to %s, not %s", id, cf.ConvergenceID, cvID)
+	}
+	return cf, nil
+}
+
+// applyPlaybook returns book with ops applied, or an error naming the first op that cannot
+// apply; book itself is never modified, so a bad batch changes nothing.
+func applyPlaybook(book []PlaybookEntry, ops []PlaybookOp, source string) ([]PlaybookEntry, error) {
+	out := slices.Clone(book)
+	find := func(id string) int {
+		return slices.IndexFunc(out, func(p PlaybookEntry) bool { return p.ID == id })
+	}
+	for i, op := range ops {
+		if op.ID == "" {
+			return nil, fmt.Errorf("playbook op %d has no id", i+1)
+		}
+		at := find(op.ID)
+		switch op.Op {
+		case "add":
+			if at >= 0 {
+				return nil, fmt.Errorf("playbook op %d adds %q, which exists", i+1, op.ID)
+			}
+			out = append(out, PlaybookEntry{ID: op.ID, Section: op.Section, Content: op.Content, Source: source})
+		case "update":
+			if at < 0 {
+				return nil, fmt.Errorf("playbook op %d updates unknown entry %q", i+1, op.ID)
+			}
+			if op.Section != "" {
+				out[at].Section = op.Section
+			}
+			out[at].Content, out[at].Source = op.Content, source
+		case "remove":
+			if at < 0 {
+				return nil, fmt.Errorf("playbook op %d removes unknown entry %q", i+1, op.ID)
+			}
+			out = slices.Delete(out, at, at+1)
+		default:
+			return nil, fmt.Errorf("playbook op %d: %q is not add, update or remove", i+1, op.Op)
+		}
+	}
+	return out, nil
+}

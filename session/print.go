@@ -1,0 +1,379 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Print writes the plain-text rendering of a folded state: a header, the tree, each subagent's
+// transcript in spawn order, the parent log, convergences with their conflicts and resolutions,
+// permission decisions and the playbook. It uses no terminal features and no clock, and
+// iterates only ordered slices, so the same log always prints the same bytes: `replay --print`
+// of a recording and the end of the `run --script` that made it are compared byte for byte.
+//
+// All model and tool text goes through Sanitize.
+func Print(w io.Writer, s *State) error {
+	var b strings.Builder
+	p := printer{b: &b, s: s}
+	p.header()
+	p.tree()
+	p.transcripts()
+	p.log()
+	p.convergences()
+	p.permissions()
+	p.playbook()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Render is Print to a string.
+func Render(s *State) string {
+	var b strings.Builder
+	_ = Print(&b, s)
+	return b.String()
+}
+
+type printer struct {
+	b *strings.Builder
+	s *State
+}
+
+func (p printer) f(format string, args ...any) { fmt.Fprintf(p.b, format, args...) }
+
+func (p printer) section(title string) { p.f("\n== %s ==\n", title) }
+
+// StatusGlyph is the tree's one-character status mark.
+func StatusGlyph(sa *Subagent) string {
+	switch sa.Status {
+	case StatusQueued:
+		return "○"
+	case StatusActive:
+		return "◐"
+	case StatusDone:
+		return "✓"
+	case StatusFailed:
+		return "✗"
+	case StatusTimeout:
+		return "⧗"
+	case StatusCancelled:
+		return "⊘"
+	}
+	return "?"
+}
+
+func (p printer) header() {
+	s := p.s
+	if !s.Started {
+		p.f("(empty session)\n")
+		return
+	}
+	p.f("session %s · %s · provider %s\n", s.SessionID, s.Info.PermissionMode, orDash(s.Info.Provider))
+	p.f("workspace %s\n", orDash(s.Info.Workspace))
+	end := "still open (no SessionEnded)"
+	if s.Ended {
+		end = fmt.Sprintf("ended (%s) after %s", s.EndReason, fmtDur(s.EndedAt.Sub(s.StartedAt)))
+	}
+	p.f("started %s · %s · %d events\n", s.StartedAt.UTC().Format(TimeLayout), end, s.LastSeq)
+	if s.Control != "" {
+		p.f("control is with %s (transfer-control handoff)\n", s.Control)
+	}
+}
+
+func (p printer) tree() {
+	p.section("tree")
+	if len(p.s.Subagents) == 0 && len(p.s.Convergences) == 0 {
+		p.f("(no subagents)\n")
+	}
+	for _, sa := range p.s.Subagents {
+		p.f("%s %s %s", StatusGlyph(sa), sa.ID, sa.AgentType)
+		if sa.AgentName != "" && sa.AgentName != sa.AgentType {
+			p.f(" (%s)", sa.AgentName)
+		}
+		p.f(" · %s · %s · %s tok · %d tool calls", sa.Status, fmtDur(sa.Elapsed(p.s.LastTS)), fmtTokens(sa), sa.ToolCalls)
+		if sa.Retries > 0 {
+			p.f(" · %d retries", sa.Retries)
+		}
+		if sa.CurrentTool != "" {
+			p.f(" · running %s", sa.CurrentTool)
+		}
+		if sa.PendingRequest != "" {
+			p.f(" · waiting on %s", sa.PendingRequest)
+		}
+		p.f("\n")
+	}
+	for _, cv := range p.s.Convergences {
+		p.f("▾ %s %s (%s) · %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), cv.Status)
+		for _, cf := range cv.Conflicts {
+			mark := "⚠"
+			if cf.Resolution != nil {
+				mark = "✓"
+			}
+			p.f("  %s %s %s\n", mark, cf.ID, conflictWhere(cf))
+		}
+	}
+}
+
+func conflictWhere(cf *Conflict) string {
+	where := cf.Kind
+	if cf.File != "" {
+		where += " " + Sanitize(cf.File)
+		if !cf.Lines.IsZero() {
+			where += ":" + cf.Lines.String()
+		}
+	}
+	return where
+}
+
+func (p printer) transcripts() {
+	for _, sa := range p.s.Subagents {
+		p.section(fmt.Sprintf("%s %s · %s", sa.ID, sa.AgentType, sa.Status))
+		p.f("task: %s\n", Sanitize(sa.Task))
+		p.f("mode: %s · tools: %s · timeout %ds · inherit context %t\n", orDash(sa.PermissionMode),
+			orDash(strings.Join(sa.Tools, ",")), sa.TimeoutS, sa.InheritContext)
+		t := sa.Transcript
+		for i := 0; i < t.Len(); i++ {
+			p.item(t, i)
+		}
+		if sa.LastError != "" {
+			p.f("last error: %s\n", Sanitize(sa.LastError))
+		}
+		if sa.Stopped {
+			p.f("stop: %s · %s · %d tool calls · tokens in %d out %d", sa.Outcome, fmtDur(time.Duration(sa.DurationMS)*time.Millisecond),
+				sa.ToolCalls, sa.Tokens.Input, sa.Tokens.Output)
+			if len(sa.ArtifactPaths) > 0 {
+				p.f(" · artifacts %s", Sanitize(strings.Join(sa.ArtifactPaths, ", ")))
+			}
+			p.f("\n")
+		}
+		if c := sa.Capsule; c != nil {
+			p.f("capsule: %s\n", indentRest(Sanitize(c.Summary)))
+			if c.Confidence != nil {
+				p.f("  confidence %.2f\n", *c.Confidence)
+			}
+			for _, fd := range c.Findings {
+				p.f("  finding [%s] %s", orDash(fd.Severity), Sanitize(fd.Summary))
+				if len(fd.FileRefs) > 0 {
+					p.f(" (%s)", Sanitize(strings.Join(fd.FileRefs, ", ")))
+				}
+				p.f("\n")
+			}
+			for _, ps := range c.PatchSuggestions {
+				p.f("  patch %s (%d lines)\n", Sanitize(strings.Join(ps.Paths, ", ")), strings.Count(ps.Diff, "\n"))
+			}
+			for _, n := range c.PolicyNotes {
+				p.f("  policy: %s\n", Sanitize(n))
+			}
+			for _, w := range c.ParseWarnings {
+				p.f("  parse warning: %s\n", Sanitize(w))
+			}
+		}
+	}
+}
+
+// item prints one transcript item; its text is sanitized and continuation lines are indented
+// so an item never looks like the start of another.
+func (p printer) item(t *Transcript, i int) {
+	it := t.Item(i)
+	text := indentRest(Sanitize(t.Text(i)))
+	switch it.Kind {
+	case TranscriptStart:
+		p.f("· start: %s\n", text)
+	case TranscriptToken, TranscriptMessage:
+		p.f("assistant: %s\n", text)
+	case TranscriptThinking:
+		p.f("thinking: %s\n", text)
+	case TranscriptToolCall:
+		p.f("> %s %s\n", Sanitize(it.Tool), Sanitize(compactJSON(it.Args)))
+	case TranscriptToolResult:
+		mark := "<"
+		if it.IsError {
+			mark = "< error"
+		}
+		p.f("%s %s: %s\n", mark, Sanitize(it.Tool), text)
+	case TranscriptPolicyDenied:
+		p.f("! denied %s: %s\n", Sanitize(it.Tool), text)
+	case TranscriptError:
+		p.f("! error: %s\n", text)
+	case ItemUser:
+		p.f("user: %s\n", text)
+	default:
+		p.f("%s: %s\n", it.Kind, text)
+	}
+}
+
+func (p printer) log() {
+	p.section("session log")
+	if len(p.s.Log) == 0 {
+		p.f("(empty)\n")
+	}
+	for _, l := range p.s.Log {
+		switch l.Kind {
+		case "command":
+			p.f("#%d › %s\n", l.Seq, Sanitize(l.Text))
+		case "rejected":
+			p.f("#%d ✗ %s\n   %s\n", l.Seq, Sanitize(l.Text), indentRest(Sanitize(l.Detail)))
+		case "mirror":
+			t := p.s.Subagent(l.SubagentID).Transcript
+			it := t.Item(l.Ref)
+			text := Sanitize(t.Text(l.Ref))
+			if it.Kind == TranscriptToolCall {
+				text = Sanitize(it.Tool) + " " + Sanitize(compactJSON(it.Args))
+			}
+			p.f("#%d [%s] %s: %s\n", l.Seq, l.SubagentID, it.Kind, indentRest(text))
+		default:
+			line := fmt.Sprintf("#%d %s: %s", l.Seq, l.Kind, Sanitize(l.Text))
+			if l.Detail != "" {
+				line += " (" + Sanitize(l.Detail) + ")"
+			}
+			p.f("%s\n", indentRest(line))
+		}
+	}
+}
+
+func (p printer) convergences() {
+	if len(p.s.Convergences) == 0 {
+		return
+	}
+	p.section("convergences")
+	for _, cv := range p.s.Convergences {
+		p.f("%s · %s · %s · resolution %s · output %s\n", cv.ID, cv.Strategy, cv.Status, cv.ConflictResolution, cv.OutputFormat)
+		p.f("  members: %s\n", strings.Join(cv.Members, ", "))
+		if cv.Status == ConvergenceDone {
+			p.f("  outcome %s · %d conflicts · %d resolutions · output %d bytes\n", cv.Outcome, cv.ConflictCount, cv.ResolutionCount, cv.OutputSize)
+		}
+		for _, cf := range cv.Conflicts {
+			p.f("  conflict %s %s\n", cf.ID, conflictWhere(cf))
+			for _, sd := range cf.Sides {
+				conf := ""
+				if sd.Confidence != nil {
+					conf = fmt.Sprintf(" (confidence %.2f)", *sd.Confidence)
+				}
+				p.f("    %s%s: %s\n", sd.SubagentID, conf, indentRestBy(Sanitize(valueText(sd.Value)), "      "))
+			}
+			if r := cf.Resolution; r != nil {
+				p.f("    resolved by %s: %s", r.Method, r.Choice)
+				if r.Note != "" {
+					p.f(" — %s", Sanitize(r.Note))
+				}
+				if len(r.Overridden) > 0 {
+					p.f(" (overrides %s)", strings.Join(r.Overridden, ", "))
+				}
+				p.f("\n")
+			} else {
+				p.f("    unresolved\n")
+			}
+		}
+		if cv.Result != "" {
+			p.f("  result (%s):\n    %s\n", cv.ResultFormat, indentRestBy(Sanitize(cv.Result), "    "))
+		}
+		if bt := cv.Batch; bt != nil {
+			p.f("  delta batch: %d playbook ops, %d patches", len(bt.Operations), len(bt.Patches))
+			if cv.Applied {
+				p.f(" · applied to %s", orDash(Sanitize(strings.Join(cv.AppliedFiles, ", "))))
+			}
+			p.f("\n")
+		}
+	}
+}
+
+func (p printer) permissions() {
+	if len(p.s.Permissions) == 0 {
+		return
+	}
+	p.section("permissions")
+	for _, pr := range p.s.Permissions {
+		p.f("%s %s %s %s → %s", pr.ID, pr.SubagentID, Sanitize(pr.Tool), Sanitize(compactJSON(pr.Args)), pr.Decision)
+		switch pr.Decision {
+		case DecisionGranted:
+			p.f(" (%s)", pr.Scope)
+		case DecisionDenied:
+			if pr.DenyReason != "" {
+				p.f(" (%s)", Sanitize(pr.DenyReason))
+			}
+		}
+		if pr.By != "" {
+			p.f(" by %s", Sanitize(pr.By))
+		}
+		p.f("\n")
+	}
+}
+
+func (p printer) playbook() {
+	if len(p.s.Playbook) == 0 {
+		return
+	}
+	p.section("playbook")
+	for _, e := range p.s.Playbook {
+		p.f("- %s", e.ID)
+		if e.Section != "" {
+			p.f(" [%s]", Sanitize(e.Section))
+		}
+		p.f(": %s (from %s)\n", indentRest(Sanitize(e.Content)), e.Source)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func indentRest(s string) string { return indentRestBy(s, "  ") }
+
+func indentRestBy(s, pad string) string {
+	s = strings.TrimRight(s, "\n")
+	return strings.ReplaceAll(s, "\n", "\n"+pad)
+}
+
+// compactJSON renders args with sorted keys (encoding/json sorts map keys), so it is stable.
+func compactJSON(v map[string]any) string {
+	if len(v) == 0 {
+		return "{}"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}
+
+func valueText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}
+
+func fmtDur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	d = d.Round(time.Second)
+	h, m, sec := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	if h > 0 {
+		return fmt.Sprintf("%d:%02d:%02d", h, m, sec)
+	}
+	return fmt.Sprintf("%02d:%02d", m, sec)
+}
+
+// fmtTokens shows provider-reported tokens when known, else an estimate of streamed output
+// (4 bytes a token), marked with ~.
+func fmtTokens(sa *Subagent) string {
+	n := sa.Tokens.Input + sa.Tokens.Output
+	prefix := ""
+	if n == 0 && sa.StreamedBytes > 0 {
+		n, prefix = int64(sa.StreamedBytes/4), "~"
+	}
+	if n >= 1000 {
+		return fmt.Sprintf("%s%.1fk", prefix, float64(n)/1000)
+	}
+	return fmt.Sprintf("%s%d", prefix, n)
+}

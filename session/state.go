@@ -1,0 +1,347 @@
+package session
+
+import (
+	"time"
+
+	"github.com/summit-dev/summit/protocols"
+)
+
+// State is everything a session has shown: the subagent tree, transcripts, handoffs,
+// convergences and their conflicts, permission requests, the playbook and metric counters.
+// It is built only by Apply, from the empty State, one event at a time; live sessions and
+// replays build it the same way, so equal logs give equal states.
+//
+// The zero value is the state before SessionStarted.
+type State struct {
+	SessionID string
+	Info      SessionStarted // the SessionStarted payload
+	Started   bool
+	StartedAt time.Time
+	Ended     bool
+	EndedAt   time.Time
+	EndReason string
+	LastSeq   uint64
+	LastTS    time.Time
+
+	// Subagents in spawn order.
+	Subagents []*Subagent
+	// Log is the parent session's own transcript: notes, commands, rejections, handoff and
+	// convergence markers, and the items mirrored from monitored subagents.
+	Log []LogItem
+	// Handoffs in initiation order.
+	Handoffs []*Handoff
+	// Control is the subagent holding control in a transfer-control handoff ("" = the parent).
+	Control string
+	// Convergences in initiation order; each holds its conflicts.
+	Convergences []*Convergence
+	// Permissions in request order.
+	Permissions []*Permission
+	// Playbook entries in insertion order.
+	Playbook []PlaybookEntry
+	Counters Counters
+
+	subagents    map[string]*Subagent
+	convergences map[string]*Convergence
+	conflicts    map[string]*Conflict
+	permissions  map[string]*Permission
+}
+
+// Subagent statuses.
+const (
+	StatusQueued    = "queued"
+	StatusActive    = "active"
+	StatusDone      = "done"
+	StatusFailed    = "failed"
+	StatusTimeout   = "timeout"
+	StatusCancelled = "cancelled"
+)
+
+// Subagent is one node of the tree.
+type Subagent struct {
+	ID             string
+	AgentType      string
+	AgentName      string
+	PermissionMode string
+	Tools          []string
+	Task           string
+	TimeoutS       int
+	InheritContext bool
+	SessionID      string // the subagent's own session id
+	ParentRef      string
+
+	Status    string
+	SpawnedAt time.Time
+	ActiveAt  time.Time
+	EndedAt   time.Time
+	// Stopped is set by SubagentStop, the one terminal event; Status may already be terminal
+	// before it (a timeout or cancellation recorded as the cause).
+	Stopped bool
+
+	Tokens         Tokens // as reported by the provider at stop
+	StreamedBytes  int    // assistant text streamed so far
+	ToolCalls      int
+	CurrentTool    string // the tool running now, "" when none
+	currentCallID  string
+	Outcome        string
+	Capsule        *protocols.Capsule
+	ArtifactPaths  []string
+	DurationMS     int64
+	Retries        int
+	Errors         int
+	LastError      string
+	PolicyDenials  int
+	PendingRequest string // a permission request waiting for a decision
+
+	Transcript *Transcript
+}
+
+// Elapsed is the subagent's running time as of now (the state's last event time while it runs).
+func (s *Subagent) Elapsed(now time.Time) time.Duration {
+	start := s.ActiveAt
+	if start.IsZero() {
+		start = s.SpawnedAt
+	}
+	end := s.EndedAt
+	if end.IsZero() {
+		end = now
+	}
+	if end.Before(start) {
+		return 0
+	}
+	return end.Sub(start)
+}
+
+// Terminal reports whether the subagent has finished, whatever the outcome.
+func (s *Subagent) Terminal() bool {
+	switch s.Status {
+	case StatusDone, StatusFailed, StatusTimeout, StatusCancelled:
+		return true
+	}
+	return s.Stopped
+}
+
+// LogItem is one entry of the parent session's log. Kind is "note", "command", "rejected",
+// "handoff", "convergence", "permission", "end" or "mirror"; a mirror item refers to item
+// Ref of SubagentID's transcript.
+type LogItem struct {
+	Seq        uint64
+	Kind       string
+	Text       string
+	Detail     string
+	SubagentID string
+	Ref        int
+}
+
+// Handoff statuses.
+const (
+	HandoffActive  = "active"
+	HandoffDone    = "complete"
+	HandoffSettled = "resolved"
+)
+
+// Handoff is one /handoff.
+type Handoff struct {
+	SubagentID string
+	Mode       string
+	TimeoutS   int
+	OnFailure  string
+	Seq        uint64
+	Status     string
+	Outcome    string
+	Action     string
+	Artifacts  []string
+}
+
+// Convergence statuses.
+const (
+	ConvergenceRunning = "running"
+	ConvergenceReview  = "review"
+	ConvergenceDone    = "complete"
+)
+
+// Convergence is one /converge.
+type Convergence struct {
+	ID                 string
+	Members            []string
+	Strategy           string
+	ConflictResolution string
+	OutputFormat       string
+	Seq                uint64
+	Status             string
+	Conflicts          []*Conflict
+	Outcome            string
+	ConflictCount      int
+	ResolutionCount    int
+	OutputSize         int
+	ResultFormat       string
+	Result             string
+	Batch              *DeltaBatch
+	Applied            bool
+	AppliedFiles       []string
+}
+
+// Conflict is one disagreement inside a convergence.
+type Conflict struct {
+	ID              string
+	ConvergenceID   string
+	Kind            string
+	File            string
+	Lines           LineRange
+	Sides           []ConflictSide
+	ReviewRequested bool
+	Resolution      *ConflictResolved // nil while unresolved
+}
+
+// Permission decisions.
+const (
+	DecisionPending = "pending"
+	DecisionGranted = "granted"
+	DecisionDenied  = "denied"
+)
+
+// Permission is one permission request and its decision.
+type Permission struct {
+	ID         string
+	SubagentID string
+	Tool       string
+	Args       map[string]any
+	Reason     string
+	Seq        uint64
+	Decision   string
+	Scope      string
+	DenyReason string
+	By         string
+}
+
+// PlaybookEntry is one entry of the session playbook, the shared context that --inherit-context
+// passes to new subagents. Source names the convergence whose DeltaBatch wrote it last.
+type PlaybookEntry struct {
+	ID      string
+	Section string
+	Content string
+	Source  string
+}
+
+// Counters are the raw counts behind the metrics (see Metrics).
+type Counters struct {
+	Events                    map[Type]int
+	Unknown                   int
+	Commands                  int
+	Rejected                  int
+	Notes                     int
+	Spawns                    int
+	Outcomes                  map[string]int
+	Errors                    int
+	Retries                   int
+	Timeouts                  int
+	Cancellations             int
+	PermissionRequests        int
+	Escalations               int // requests to go beyond the subagent's mode (bypassPermissions, shell)
+	Granted                   int
+	Denied                    int
+	PolicyDenials             int
+	ToolCalls                 int
+	Handoffs                  int
+	Convergences              int
+	ConvergencesWithConflicts int
+	Conflicts                 int
+	Resolutions               int
+	DeltaBatchesApplied       int
+	ByAgentType               map[string]*TypeCounters
+}
+
+// TypeCounters count one agent type's subagents.
+type TypeCounters struct {
+	Spawned         int
+	Stopped         int
+	Succeeded       int
+	TotalDurationMS int64
+}
+
+// Subagent returns the subagent with id, or nil.
+func (s *State) Subagent(id string) *Subagent { return s.subagents[id] }
+
+// Convergence returns the convergence with id, or nil.
+func (s *State) Convergence(id string) *Convergence { return s.convergences[id] }
+
+// Conflict returns the conflict with id, or nil.
+func (s *State) Conflict(id string) *Conflict { return s.conflicts[id] }
+
+// Permission returns the permission request with id, or nil.
+func (s *State) Permission(id string) *Permission { return s.permissions[id] }
+
+// Running counts subagents that are queued or active.
+func (s *State) Running() int {
+	n := 0
+	for _, sa := range s.Subagents {
+		if !sa.Terminal() {
+			n++
+		}
+	}
+	return n
+}
+
+// Clone returns a deep copy that later Apply calls on either side cannot affect. Transcripts
+// share their append-only bytes, so a clone costs O(items), not O(text): replay keeps clones
+// as checkpoints for seeking backwards.
+func (s *State) Clone() *State {
+	c := *s
+	c.Info.AllowedTools = append([]string(nil), s.Info.AllowedTools...)
+	c.Log = append([]LogItem(nil), s.Log...)
+	c.Playbook = append([]PlaybookEntry(nil), s.Playbook...)
+	c.Counters = s.Counters.clone()
+	c.subagents = make(map[string]*Subagent, len(s.subagents))
+	c.Subagents = make([]*Subagent, len(s.Subagents))
+	for i, sa := range s.Subagents {
+		n := *sa
+		n.Transcript = sa.Transcript.clone()
+		c.Subagents[i] = &n
+		c.subagents[n.ID] = &n
+	}
+	c.Handoffs = make([]*Handoff, len(s.Handoffs))
+	for i, h := range s.Handoffs {
+		n := *h
+		c.Handoffs[i] = &n
+	}
+	c.convergences = make(map[string]*Convergence, len(s.convergences))
+	c.conflicts = make(map[string]*Conflict, len(s.conflicts))
+	c.Convergences = make([]*Convergence, len(s.Convergences))
+	for i, cv := range s.Convergences {
+		n := *cv
+		n.Members = append([]string(nil), cv.Members...)
+		n.Conflicts = make([]*Conflict, len(cv.Conflicts))
+		for j, cf := range cv.Conflicts {
+			m := *cf
+			n.Conflicts[j] = &m
+			c.conflicts[m.ID] = &m
+		}
+		c.Convergences[i] = &n
+		c.convergences[n.ID] = &n
+	}
+	c.permissions = make(map[string]*Permission, len(s.permissions))
+	c.Permissions = make([]*Permission, len(s.Permissions))
+	for i, p := range s.Permissions {
+		n := *p
+		c.Permissions[i] = &n
+		c.permissions[n.ID] = &n
+	}
+	return &c
+}
+
+func (c Counters) clone() Counters {
+	n := c
+	n.Events = make(map[Type]int, len(c.Events))
+	for k, v := range c.Events {
+		n.Events[k] = v
+	}
+	n.Outcomes = make(map[string]int, len(c.Outcomes))
+	for k, v := range c.Outcomes {
+		n.Outcomes[k] = v
+	}
+	n.ByAgentType = make(map[string]*TypeCounters, len(c.ByAgentType))
+	for k, v := range c.ByAgentType {
+		t := *v
+		n.ByAgentType[k] = &t
+	}
+	return n
+}
