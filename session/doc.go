@@ -1,0 +1,70 @@
+// Package session is summit's pure core: the event schema, the fold that turns events into
+// state, and the JSONL recording those events live in.
+//
+// # The one idea
+//
+// Every observable fact of a session is an Event. The recording is the source of truth; the
+// session state (subagent tree, transcripts, handoffs, convergences, permissions, playbook,
+// metric counters) is the fold Apply(state, event) over it. Live sessions and replays run the
+// same fold, so a replay is the live session, frame for frame. Apply reads no clock, file or
+// randomness; the only times it knows are the events' ts.
+//
+// # Wire format (schema v1)
+//
+// A recording is UTF-8 JSONL: one JSON object per line, each line ending in "\n":
+//
+//	{"v":1,"seq":17,"ts":"2026-11-22T10:00:00.123456Z","session_id":"s-01J…","type":"SubagentSpawned","subagent_id":"sa-2","data":{…}}
+//
+// The envelope keys always come first and in this order: v (schema version), seq (from 1, no
+// gaps), ts (RFC 3339 UTC with microseconds), session_id, type, subagent_id (omitted when
+// empty), then data (the typed payload, snake_case keys). Because the order is fixed, an index
+// reads (offset, seq, type, subagent_id) from the line prefix without decoding the rest.
+//
+// subagent_id is set on every event about one subagent (its lifecycle, transcript,
+// permissions, handoffs) and empty on session and convergence events, which carry their
+// convergence_id in data. Ids are deterministic and short: sa-1, sa-2, … in spawn order; cv-N
+// for convergences, cf-N for conflicts, pr-N for permission requests.
+//
+// Line 1 is SessionStarted; the last line of a cleanly closed session is SessionEnded.
+//
+// The closed set of types in v1 (see Types; payload fields are the struct tags in event.go):
+//
+//	session      SessionStarted SessionEnded CommandIssued CommandRejected UserNote
+//	lifecycle    SubagentSpawned SubagentActive SubagentStop SubagentError SubagentTimeout
+//	             SubagentCancelled
+//	transcript   TranscriptEvent (event_type subagent_start token thinking message tool_call
+//	             tool_result policy_denied error)
+//	permissions  PermissionRequested PermissionGranted PermissionDenied
+//	handoff      HandoffInitiated HandoffComplete HandoffResolved
+//	convergence  ConvergenceInitiated ConflictDetected ConflictReviewRequest
+//	             ManualReviewRequired ConflictResolved ConvergenceComplete ConvergedResult
+//	             DeltaBatch DeltaBatchApplied
+//
+// Fields are added freely and never renamed or dropped. A type this build does not know is
+// decoded as Unknown, kept, and skipped by the fold (it still takes its seq). A line with
+// v > 1 is refused.
+//
+// # Lifecycle of a subagent
+//
+// SubagentSpawned (status queued) → SubagentActive (active) → transcript events → exactly one
+// SubagentStop, whose outcome is success, failure, timeout or cancelled and which carries what
+// the subagent had (capsule, tool count, artifacts, duration, tokens), so partial results
+// survive a failure. SubagentError, SubagentTimeout and SubagentCancelled record the cause
+// before the stop; a SubagentError whose will_retry (default: retryable) is true counts a
+// retry and the subagent goes on. Token and thinking events are deltas and coalesce into one
+// transcript item per run.
+//
+// # Durability and secrets
+//
+// The Recorder writes each event to the kernel before it is shown, fsyncs every 100 ms and at
+// once on lifecycle events, and redacts secrets (API key shapes, bearer tokens, the values of
+// *_API_KEY, *_TOKEN, *_SECRET and *_PASSWORD variables) before anything reaches the disk. The
+// event it returns is the event as recorded, and that is what the caller folds.
+//
+// # Reading
+//
+// The Reader streams. A torn last line (a crash mid-write) is reported and skipped; a
+// malformed line elsewhere is an error naming its line number, or with Lenient skipped and
+// counted. The Index is built from line prefixes so a viewer can seek and decode only what it
+// shows.
+package session
