@@ -257,7 +257,9 @@ func Apply(s *State, e Event) error {
 		s.settleRequest(p)
 
 	case HandoffInitiated:
-		if err = live(); err != nil {
+		// A handoff to a subagent that has already stopped is allowed: the handoff then
+		// completes at once, and a recording that does this is still a valid one.
+		if err = needSub(); err != nil {
 			return err
 		}
 		if d.HandoffMode != HandoffMonitor && d.HandoffMode != HandoffTransferControl {
