@@ -8,7 +8,9 @@ package protocols
 
 // Capsule is the structured result a subagent ends with (DESIGN §6).
 type Capsule struct {
-	AgentName        string            `json:"agent_name,omitempty"`
+	AgentName string `json:"agent_name,omitempty"`
+	// Status is the Task Report's status: success, partial or failure ("" when not given).
+	Status           string            `json:"status,omitempty"`
 	Summary          string            `json:"summary"`
 	Findings         []Finding         `json:"findings,omitempty"`
 	PatchSuggestions []PatchSuggestion `json:"patch_suggestions,omitempty"`
@@ -39,9 +41,17 @@ type PatchSuggestion struct {
 	Diff  string   `json:"diff"`
 }
 
-// Verification records how the subagent checked its own work.
+// Verification is the self-check block of the Summit Agent ABI (seed 002): a status, an
+// optional score and named checks; Output keeps a Task Report's validation output.
 type Verification struct {
-	Status   string   `json:"status,omitempty"` // passed | failed | skipped
-	Commands []string `json:"commands,omitempty"`
-	Notes    string   `json:"notes,omitempty"`
+	Status string   `json:"status,omitempty"` // passed | failed | flagged | skipped
+	Score  *float64 `json:"score,omitempty"`
+	Checks []Check  `json:"checks,omitempty"`
+	Output string   `json:"output,omitempty"`
+}
+
+// Check is one named verification check.
+type Check struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
 }
