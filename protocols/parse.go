@@ -191,4 +191,6 @@ func (p *CapsuleBuffer) Write(b []byte) (int, error) { return p.b.Write(b) }
 func (p *CapsuleBuffer) WriteString(s string) (int, error) { return p.b.WriteString(s) }
 
 // Capsule parses everything written so far.
-func (p *CapsuleBuffer) Capsule(agentName string) Capsule { return ParseCapsule(p.b.String(), agentName) }
+func (p *CapsuleBuffer) Capsule(agentName string) Capsule {
+	return ParseCapsule(p.b.String(), agentName)
+}
