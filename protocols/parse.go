@@ -1,7 +1,6 @@
 package protocols
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -40,6 +39,9 @@ func ParseCapsule(text, agentName string) Capsule {
 	if c.AgentName == "" {
 		c.AgentName = agentName
 	}
+	if ok {
+		warns = append(warns, CheckCapsule(c)...)
+	}
 	c.ParseWarnings = append(c.ParseWarnings, warns...)
 	return c
 }
@@ -71,9 +73,12 @@ func fencedCapsule(text string) (Capsule, []string, bool) {
 			continue
 		}
 		var c Capsule
-		dec := json.NewDecoder(bytes.NewReader([]byte(body)))
-		if err := dec.Decode(&c); err != nil {
-			warns = append(warns, fmt.Sprintf("capsule at line %d does not fit the contract: %v", lineOf(text, open[0]), err))
+		if err := json.Unmarshal([]byte(body), &c); err != nil {
+			msgs := ValidateCapsuleJSON([]byte(body))
+			if len(msgs) == 0 {
+				msgs = []string{err.Error()}
+			}
+			warns = append(warns, fmt.Sprintf("capsule at line %d does not fit the contract: %s", lineOf(text, open[0]), strings.Join(msgs, "; ")))
 			continue
 		}
 		best = &c

@@ -104,3 +104,27 @@ func FuzzParseCapsule(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckCapsule(t *testing.T) {
+	conf := 1.5
+	c := Capsule{Summary: "ran at 2026-11-22T10:00:00Z", Confidence: &conf,
+		Findings: []Finding{{Severity: "urgent", Summary: "no evidence"}, {Severity: "low", Summary: "ok", FileRefs: []string{"a.go:1"}}}}
+	got := strings.Join(CheckCapsule(c), "\n")
+	for _, want := range []string{"capsule /confidence", "capsule /findings/0/severity", "finding 1 (\"no evidence\") cites no evidence id or file",
+		"summary contains a timestamp (2026-11-22T10:00"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("CheckCapsule lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "finding 2") {
+		t.Errorf("finding 2 has a file ref and must pass:\n%s", got)
+	}
+	if w := CheckCapsule(Capsule{Summary: "fine", Findings: []Finding{{Severity: "info", Summary: "x", EvidenceIDs: []string{"E1"}}}}); len(w) != 0 {
+		t.Errorf("a good capsule got warnings: %v", w)
+	}
+	// Through the parser: a wrongly typed field is reported with its pointer.
+	p := ParseCapsule("```json\n{\"summary\":\"s\",\"confidence\":\"high\"}\n```", "a")
+	if !strings.Contains(strings.Join(p.ParseWarnings, "\n"), "/confidence") {
+		t.Errorf("parser warnings %v", p.ParseWarnings)
+	}
+}
