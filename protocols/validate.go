@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -41,8 +42,14 @@ func ValidateCapsuleJSON(raw []byte) []string {
 	if err == nil {
 		return nil
 	}
-	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
+	return violations(err, "capsule ")
+}
+
+// violations turns a schema validation error into one message per failing leaf, each naming
+// the JSON pointer of the offending value after prefix.
+func violations(err error, prefix string) []string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
 		return []string{err.Error()}
 	}
 	var out []string
@@ -53,7 +60,7 @@ func ValidateCapsuleJSON(raw []byte) []string {
 			if loc == "" {
 				loc = "/"
 			}
-			out = append(out, fmt.Sprintf("capsule %s: %s", loc, u.Error.String()))
+			out = append(out, prefix+loc+": "+u.Error.String())
 		}
 		for i := range u.Errors {
 			walk(&u.Errors[i])
