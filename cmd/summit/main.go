@@ -1,0 +1,86 @@
+// Command summit is the terminal workbench for driving AI subagents by hand. This file only
+// wires subcommands to the packages that do the work.
+//
+// Exit codes: 0 ok, 1 a bad or unreadable input file (or a failed run), 2 a usage error.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK    = 0
+	exitBad   = 1
+	exitUsage = 2
+)
+
+// exitError carries an exit code through cobra's error return.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{exitUsage, fmt.Errorf(format, args...)}
+}
+
+func badFile(err error) error { return &exitError{exitBad, err} }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the CLI with args and returns the exit code; tests call it directly.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintf(stderr, "summit: %v\n", ee.err)
+		return ee.code
+	}
+	// Anything cobra itself rejects (unknown command or flag, wrong arg count) is usage.
+	fmt.Fprintf(stderr, "summit: %v\nRun 'summit --help' for usage.\n", err)
+	return exitUsage
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "summit",
+		Short: "A terminal workbench for driving AI subagents by hand",
+		Long: `summit: delegate tasks to specialised subagents, hand control to one of them, converge
+the results of several, and replay the whole session from its JSONL recording.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newVersion(stdout), newDemo(), newReplay(stdout, stderr), newInspect(stdout, stderr))
+	return root
+}
+
+func newDemo() *cobra.Command {
+	return &cobra.Command{
+		Use:   "demo",
+		Short: "The interactive workbench on the embedded demo tapes (no API key)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return &exitError{exitBad, errors.New("not yet: the workbench UI is not built yet. " +
+				"Meanwhile 'summit replay FILE --print' and 'summit inspect FILE' read recordings")}
+		},
+	}
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/summit-dev/summit/session"
+)
+
+// load reads and folds a recording, printing the reader's warnings (torn last line, unknown
+// types, lenient skips) to stderr. Any error is a bad file (exit 1).
+func load(path string, lenient bool, stderr io.Writer) (*session.State, error) {
+	st, rep, err := session.LoadFile(path, session.ReadOptions{Lenient: lenient})
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(stderr, "summit: %s: %s\n", path, w)
+	}
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, badFile(fmt.Errorf("%s: no such file", path))
+		}
+		return nil, badFile(fmt.Errorf("%s: %w", path, err))
+	}
+	return st, nil
+}
+
+func newReplay(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		print, lenient bool
+		speed          float64
+		from           uint64
+	)
+	c := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Replay a session recording (--print: the final state as plain text, no TTY)",
+		Long: `Replay folds a session recording with the same fold a live session uses.
+
+With --print it renders the final state as plain text and needs no terminal: the tree, each
+subagent's transcript in order, the session log, convergences with their conflicts and
+resolutions, permission decisions and the playbook. The output is deterministic, so a live run
+and its replay can be compared byte for byte.`,
+		Example: "  summit replay .summit/sessions/s-01J.jsonl --print",
+		Args:    exactlyOneFile,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if speed <= 0 {
+				return usageErr("--speed must be greater than 0, got %g", speed)
+			}
+			if !print {
+				return usageErr("interactive replay comes with the workbench UI; use --print for now")
+			}
+			st, err := load(args[0], lenient, stderr)
+			if err != nil {
+				return err
+			}
+			return session.Print(stdout, st)
+		},
+	}
+	c.Flags().BoolVar(&print, "print", false, "render the final state as plain text and exit")
+	c.Flags().BoolVar(&lenient, "lenient", false, "skip and count malformed lines instead of failing")
+	c.Flags().Float64Var(&speed, "speed", 1, "playback speed multiplier (interactive replay)")
+	c.Flags().Uint64Var(&from, "from", 0, "start playback at this seq (interactive replay)")
+	return c
+}
+
+func newInspect(stdout, stderr io.Writer) *cobra.Command {
+	var asJSON, lenient bool
+	c := &cobra.Command{
+		Use:   "inspect FILE",
+		Short: "Print session metrics: spawn and success rates, time by agent type, conflicts, timeouts, retries",
+		Long: `Inspect folds a session recording and prints its metrics: subagent spawns and spawn
+rate, success rate, average completion time by agent type, permission escalations, convergence
+conflict rate, timeouts and retries, plus event counts by type, the session id and the duration.`,
+		Example: "  summit inspect .summit/sessions/s-01J.jsonl --json",
+		Args:    exactlyOneFile,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := load(args[0], lenient, stderr)
+			if err != nil {
+				return err
+			}
+			m := session.ComputeMetrics(st)
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(m)
+			}
+			return m.WriteText(stdout)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the metrics as JSON")
+	c.Flags().BoolVar(&lenient, "lenient", false, "skip and count malformed lines instead of failing")
+	return c
+}
+
+func exactlyOneFile(cmd *cobra.Command, args []string) error {
+	switch len(args) {
+	case 1:
+		return nil
+	case 0:
+		return usageErr("%s needs a recording FILE\nusage: %s", cmd.Name(), cmd.UseLine())
+	}
+	return usageErr("%s takes one FILE, got %d arguments\nusage: %s", cmd.Name(), len(args), cmd.UseLine())
+}

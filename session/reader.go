@@ -1,0 +1,204 @@
+package session
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ReadOptions configures reading a recording (Reader, ReadAll, ForEach, BuildIndexWith).
+type ReadOptions struct {
+	// Lenient skips malformed lines (counting them in ReadReport.Skipped) instead of failing
+	// on the first one. A line of a newer schema version is refused even then: the rest of
+	// such a file cannot be read safely.
+	Lenient bool
+}
+
+// LineError is a line of a recording that cannot be read. Line is 1-based.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// maxWarnings bounds ReadReport.Warnings; a damaged file could otherwise produce one per line.
+const maxWarnings = 32
+
+// ReadReport is what reading a recording found besides its events.
+type ReadReport struct {
+	// Lines is the number of lines read, blank, skipped and torn ones included.
+	Lines int
+	// Skipped counts malformed lines skipped in lenient mode (not blank lines, not the torn
+	// last line).
+	Skipped int
+	// Torn is set when the last line had no newline and did not decode: a crash mid-write.
+	// It is skipped.
+	Torn bool
+	// Warnings are the first messages ("line N: …") about torn, blank, skipped and unknown-
+	// type lines; WarningsDropped counts the ones beyond maxWarnings.
+	Warnings        []string
+	WarningsDropped int
+}
+
+func (rep *ReadReport) warnf(format string, args ...any) {
+	if len(rep.Warnings) >= maxWarnings {
+		rep.WarningsDropped++
+		return
+	}
+	rep.Warnings = append(rep.Warnings, fmt.Sprintf(format, args...))
+}
+
+// Reader streams the events of a recording, one line at a time; memory is bounded by the
+// longest line, whatever the file size. Lines may be arbitrarily long.
+//
+// What it does with each kind of line:
+//   - a valid event: returned;
+//   - an event of a type this build does not know: returned with Unknown data (the fold
+//     skips it), with a warning "line N: unknown event type "Foo" (kept, skipped)";
+//   - a blank line: skipped with a warning (the recorder never writes one);
+//   - a line of a newer schema version (v > SchemaVersion): a *LineError wrapping a
+//     *VersionError, always fatal, lenient or not;
+//   - the last line without a trailing newline: returned if it decodes (its newline is all
+//     that is missing; hand-written files often end so), otherwise it is the torn line of a
+//     crash mid-write: reported (Torn, "line N: torn last line (crash mid-write?), skipped")
+//     and skipped, never an error;
+//   - any other malformed line: a *LineError naming the line; with Lenient it is skipped,
+//     counted in Skipped and reported as a warning.
+//
+// Errors are sticky: after an error (or io.EOF) Next keeps returning it.
+type Reader struct {
+	br     *bufio.Reader
+	opts   ReadOptions
+	long   []byte // a line longer than br's buffer, assembled
+	line   int
+	report ReadReport
+	err    error
+}
+
+// NewReader returns a Reader of the recording r.
+func NewReader(r io.Reader, opts ReadOptions) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 256<<10), opts: opts}
+}
+
+// Report is what the reader found so far besides the events.
+func (r *Reader) Report() ReadReport {
+	rep := r.report
+	rep.Warnings = append([]string(nil), rep.Warnings...)
+	return rep
+}
+
+// Next returns the next event, or io.EOF after the last one.
+func (r *Reader) Next() (Event, error) {
+	for r.err == nil {
+		raw, complete, err := r.readLine()
+		if err != nil {
+			r.err = err
+			break
+		}
+		r.line++
+		r.report.Lines++
+		if isBlank(raw) {
+			r.report.warnf("line %d: blank line, skipped", r.line)
+			continue
+		}
+		ev, derr := DecodeLine(raw)
+		if derr == nil {
+			if u, ok := ev.Data.(Unknown); ok {
+				r.report.warnf("line %d: unknown event type %q (kept, skipped)", r.line, string(u.Name))
+			}
+			return ev, nil
+		}
+		if ve := (*VersionError)(nil); errors.As(derr, &ve) {
+			r.err = &LineError{Line: r.line, Err: derr}
+			break
+		}
+		if !complete {
+			r.report.Torn = true
+			r.report.warnf("line %d: torn last line (crash mid-write?), skipped", r.line)
+			r.err = io.EOF
+			break
+		}
+		le := &LineError{Line: r.line, Err: derr}
+		if !r.opts.Lenient {
+			r.err = le
+			break
+		}
+		r.report.Skipped++
+		r.report.warnf("%v (skipped)", le)
+	}
+	return Event{}, r.err
+}
+
+// readLine returns the next line, newline included when complete is true. The slice is valid
+// until the next call. At the end of input it returns io.EOF.
+func (r *Reader) readLine() (line []byte, complete bool, err error) {
+	r.long = r.long[:0]
+	for {
+		frag, err := r.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			r.long = append(r.long, frag...)
+			continue
+		}
+		if len(r.long) > 0 {
+			r.long = append(r.long, frag...)
+			frag = r.long
+		}
+		switch {
+		case err == nil:
+			return frag, true, nil
+		case err == io.EOF && len(frag) > 0:
+			return frag, false, nil
+		default:
+			return nil, false, err
+		}
+	}
+}
+
+func isBlank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// ForEach calls fn with each event of the recording r, in order, and returns what the reading
+// found. It stops at the first error, from reading or from fn.
+func ForEach(r io.Reader, opts ReadOptions, fn func(Event) error) (ReadReport, error) {
+	rd := NewReader(r, opts)
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			return rd.Report(), nil
+		}
+		if err != nil {
+			return rd.Report(), err
+		}
+		if err := fn(ev); err != nil {
+			return rd.Report(), err
+		}
+	}
+}
+
+// ReadAll reads the whole recording at path. On error it returns the events read before it.
+func ReadAll(path string, opts ReadOptions) ([]Event, ReadReport, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, ReadReport{}, err
+	}
+	defer f.Close()
+	var evs []Event
+	rep, err := ForEach(f, opts, func(ev Event) error {
+		evs = append(evs, ev)
+		return nil
+	})
+	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return evs, rep, err
+}

@@ -1,0 +1,376 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultSyncInterval is the group fsync period of a Recorder.
+const DefaultSyncInterval = 100 * time.Millisecond
+
+// flushThreshold bounds the bytes buffered between Flushes: past it Append writes at once, so a
+// caller that flushes rarely cannot grow the buffer without limit.
+const flushThreshold = 1 << 20
+
+var dataKey = []byte(`,"data":`)
+
+// ErrRecorderClosed is returned by Append and Flush after Close.
+var ErrRecorderClosed = errors.New("session recorder is closed")
+
+// RecorderOptions configures a Recorder. The zero value is the production setting.
+type RecorderOptions struct {
+	// Environ is the environment whose secret-named variables (…_API_KEY, …_TOKEN, …) are
+	// redacted, as "NAME=value" entries. Nil means os.Environ(); pass an empty non-nil slice
+	// to redact only the token patterns.
+	Environ []string
+	// Redactor, when set, is used instead of one built from Environ.
+	Redactor *Redactor
+	// SyncInterval is the group fsync period; zero means DefaultSyncInterval.
+	SyncInterval time.Duration
+
+	// tick, when set, drives the sync loop instead of a time.Ticker (tests).
+	tick <-chan time.Time
+	// afterTick is called by the sync loop after each tick with whether it fsynced (tests).
+	afterTick func(synced bool)
+}
+
+// recFile is what a Recorder writes to: an *os.File, or a fault-injecting fake in tests.
+type recFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// Recorder appends events to a session recording (JSONL), redacting secrets first.
+//
+// Durability contract:
+//   - Append encodes an event completely before any byte of it is buffered, so a line on disk
+//     is never half an event except when the process dies inside the write syscall (the
+//     Reader reports and skips such a torn last line).
+//   - Flush hands every buffered line to the kernel in one write. The orchestrator calls
+//     Flush before it gives a batch of events to the UI, so every event reaches the kernel
+//     before it is shown: after kill -9 nothing that was on screen is missing.
+//   - Lifecycle events (see IsLifecycle) are written and fsynced by Append itself before it
+//     returns.
+//   - Everything else is fsynced by a background loop at most every SyncInterval (100 ms) when
+//     there were writes since the last fsync; the loop also writes out lines a caller left
+//     buffered, so none lingers longer than one interval.
+//   - A write or fsync error is returned and remembered: every later Append, Flush and Close
+//     fails with it, so a lost event is never silent.
+//
+// A Recorder is safe for concurrent use, though the orchestrator is its only writer.
+type Recorder struct {
+	path string
+	red  *Redactor
+
+	mu     sync.Mutex
+	f      recFile
+	buf    []byte // encoded lines not yet written
+	dirty  bool   // written since the last fsync
+	err    error  // first write/fsync error; sticky
+	closed bool
+
+	syncs atomic.Uint64 // fsyncs done (tests and diagnostics)
+
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// OpenRecorder creates dir (mode 0700 for every directory it creates, whatever the umask) and
+// the new recording <dir>/<sessionID>.jsonl (mode 0600). It refuses to overwrite an existing
+// file. A directory that already exists keeps its mode: it may be shared, and the recording
+// itself is 0600.
+func OpenRecorder(dir, sessionID string, opts RecorderOptions) (*Recorder, error) {
+	if sessionID == "" || sessionID == "." || sessionID == ".." || strings.ContainsAny(sessionID, "/\\\x00") {
+		return nil, fmt.Errorf("session id %q cannot be a file name", sessionID)
+	}
+	return OpenRecorderFile(filepath.Join(dir, sessionID+".jsonl"), opts)
+}
+
+// OpenRecorderFile is OpenRecorder for an explicit path (--record FILE). Missing parent
+// directories are created with mode 0700; the file must not exist yet.
+func OpenRecorderFile(path string, opts RecorderOptions) (*Recorder, error) {
+	if err := mkdirPrivate(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("create recording directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("recording %s already exists; refusing to overwrite it", path)
+		}
+		return nil, fmt.Errorf("create recording: %w", err)
+	}
+	// The umask can only clear bits of 0600, but an explicit chmod states the invariant and
+	// also restores u+w under an odd umask such as 0277.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("chmod recording: %w", err)
+	}
+	return newRecorder(f, path, opts), nil
+}
+
+// mkdirPrivate creates dir and its missing parents and chmods each one it created to 0700.
+func mkdirPrivate(dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, d := range missing {
+		if err := os.Chmod(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newRecorder(f recFile, path string, opts RecorderOptions) *Recorder {
+	red := opts.Redactor
+	if red == nil {
+		env := opts.Environ
+		if env == nil {
+			env = os.Environ()
+		}
+		red = NewRedactor(env)
+	}
+	r := &Recorder{
+		path: path,
+		red:  red,
+		f:    f,
+		buf:  make([]byte, 0, 64<<10),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	tick := opts.tick
+	var ticker *time.Ticker
+	if tick == nil {
+		interval := opts.SyncInterval
+		if interval <= 0 {
+			interval = DefaultSyncInterval
+		}
+		ticker = time.NewTicker(interval)
+		tick = ticker.C
+	}
+	go r.syncLoop(tick, ticker, opts.afterTick)
+	return r
+}
+
+// Path is the recording's file name.
+func (r *Recorder) Path() string { return r.path }
+
+// IsLifecycle reports whether events of type t are fsynced as soon as they are appended:
+// session start and end, subagent lifecycle, handoffs, convergences and conflicts — the
+// events a post-mortem must find.
+func IsLifecycle(t Type) bool {
+	switch t {
+	case TypeSessionStarted, TypeSessionEnded,
+		TypeSubagentSpawned, TypeSubagentStop, TypeSubagentError, TypeSubagentTimeout, TypeSubagentCancelled,
+		TypeHandoffInitiated, TypeHandoffComplete, TypeHandoffResolved,
+		TypeConvergenceInitiated, TypeConvergenceComplete, TypeConflictDetected, TypeConflictResolved:
+		return true
+	}
+	return false
+}
+
+// Append encodes ev, redacts secrets from the encoded line and buffers it (lifecycle events
+// are written and fsynced at once). It returns the event as recorded: when redaction changed
+// the line, the line is decoded again and that event is returned, so the caller folds exactly
+// what a replay will read. V is set to SchemaVersion when zero and TS is normalised to UTC
+// microseconds, as on disk.
+//
+// An event that cannot be encoded is refused and nothing is buffered; that error is not
+// sticky. Write and fsync errors are (see Recorder).
+func (r *Recorder) Append(ev Event) (Event, error) {
+	if ev.Data != nil {
+		if ev.Type == "" {
+			ev.Type = ev.Data.Type()
+		} else if ev.Type != ev.Data.Type() {
+			return Event{}, fmt.Errorf("record #%d: type %s does not match its %s data", ev.Seq, ev.Type, ev.Data.Type())
+		}
+	}
+	if ev.Type == "" {
+		return Event{}, fmt.Errorf("record #%d: event has no type", ev.Seq)
+	}
+	if ev.V == 0 {
+		ev.V = SchemaVersion
+	}
+	if ev.V != SchemaVersion {
+		return Event{}, fmt.Errorf("record #%d: schema version %d; this summit writes %d", ev.Seq, ev.V, SchemaVersion)
+	}
+	ev.TS = ev.TS.UTC().Truncate(time.Microsecond)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return Event{}, ErrRecorderClosed
+	}
+	if r.err != nil {
+		return Event{}, r.err
+	}
+	start := len(r.buf)
+	buf, err := AppendLine(r.buf, ev)
+	if err != nil {
+		r.buf = r.buf[:start]
+		return Event{}, fmt.Errorf("record %v: %w", ev, err)
+	}
+	line := buf[start:]
+	// AppendLine escapes every quote inside the envelope's strings, so the first `,"data":`
+	// is the data key.
+	red, changed := r.red.redact(line, max(0, bytes.Index(line, dataKey)))
+	if changed || ev.Data == nil {
+		// The caller must fold what a replay reads: decode the line as written. (Nil data is
+		// written as {} and reads back as the type's zero payload.) red is a fresh slice when
+		// changed, so rewriting buf from start cannot clobber it.
+		dec, err := DecodeLine(red)
+		if err != nil {
+			r.buf = buf[:start]
+			return Event{}, fmt.Errorf("record %v: recorded line does not decode: %w", ev, err)
+		}
+		buf = append(buf[:start], red...)
+		ev = dec
+	}
+	r.buf = buf
+	if IsLifecycle(ev.Type) {
+		if err := r.writeLocked(); err != nil {
+			return Event{}, err
+		}
+		if err := r.syncLocked(); err != nil {
+			return Event{}, err
+		}
+	} else if len(r.buf) >= flushThreshold {
+		if err := r.writeLocked(); err != nil {
+			return Event{}, err
+		}
+	}
+	return ev, nil
+}
+
+// Flush writes every buffered line to the kernel with one write call. Call it before the
+// events appended so far are shown (see Recorder for the contract).
+func (r *Recorder) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrRecorderClosed
+	}
+	return r.writeLocked()
+}
+
+// writeLocked writes r.buf out. r.mu is held.
+func (r *Recorder) writeLocked() error {
+	if r.err != nil {
+		return r.err
+	}
+	if len(r.buf) == 0 {
+		return nil
+	}
+	n, err := r.f.Write(r.buf)
+	if err == nil && n < len(r.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		r.err = fmt.Errorf("write recording %s: %w", r.path, err)
+		return r.err
+	}
+	r.buf = r.buf[:0]
+	r.dirty = true
+	return nil
+}
+
+// syncLocked fsyncs the file. r.mu is held.
+func (r *Recorder) syncLocked() error {
+	if r.err != nil {
+		return r.err
+	}
+	if err := r.f.Sync(); err != nil {
+		r.err = fmt.Errorf("fsync recording %s: %w", r.path, err)
+		return r.err
+	}
+	r.dirty = false
+	r.syncs.Add(1)
+	return nil
+}
+
+// syncLoop is the group fsync: on each tick it writes out what is buffered and fsyncs if
+// anything was written since the last fsync. The fsync runs without r.mu so Append is not
+// held up by the disk; Close stops the loop before it closes the file, so the file is open
+// for the whole of every Sync here.
+func (r *Recorder) syncLoop(tick <-chan time.Time, ticker *time.Ticker, afterTick func(bool)) {
+	defer close(r.done)
+	if ticker != nil {
+		defer ticker.Stop()
+	}
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick:
+		}
+		r.mu.Lock()
+		_ = r.writeLocked() // an error is sticky and surfaces in the next call
+		need := r.dirty && r.err == nil
+		r.dirty = false // writes from here on are covered by the next tick
+		r.mu.Unlock()
+		if need {
+			if err := r.f.Sync(); err != nil {
+				r.mu.Lock()
+				if r.err == nil {
+					r.err = fmt.Errorf("fsync recording %s: %w", r.path, err)
+				}
+				r.mu.Unlock()
+				need = false
+			} else {
+				r.syncs.Add(1)
+			}
+		}
+		if afterTick != nil {
+			afterTick(need)
+		}
+	}
+}
+
+// Close writes what is buffered, fsyncs, stops the sync loop and closes the file. It returns
+// the first error the recorder met, if any. It does not write SessionEnded: the orchestrator
+// appends that itself. Close is idempotent; later calls return the same result.
+func (r *Recorder) Close() error {
+	r.closeOnce.Do(func() {
+		close(r.stop)
+		<-r.done
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		err := r.writeLocked()
+		if err == nil && r.dirty {
+			err = r.syncLocked()
+		}
+		if cerr := r.f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close recording %s: %w", r.path, cerr)
+		}
+		r.closed = true
+		r.closeErr = err
+	})
+	return r.closeErr
+}
