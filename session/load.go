@@ -15,14 +15,17 @@ func LoadFile(path string, opts ReadOptions) (*State, ReadReport, error) {
 	}
 	defer f.Close()
 	st := &State{}
-	line := 0
+	var gaps []string
 	rep, err := ForEach(f, opts, func(e Event) error {
-		line++
-		if err := Apply(st, e); err != nil {
-			return fmt.Errorf("event %d: %w", line, err)
+		// A lenient read skips malformed lines, and their seqs with them: accept that gap
+		// (and only that one) instead of refusing the rest of the file.
+		if opts.Lenient && st.Started && e.Seq > st.LastSeq+1 {
+			gaps = append(gaps, fmt.Sprintf("seq %d-%d missing (skipped lines)", st.LastSeq+1, e.Seq-1))
+			st.skipTo(e.Seq)
 		}
-		return nil
+		return Apply(st, e)
 	})
+	rep.Warnings = append(rep.Warnings, gaps...)
 	if err != nil {
 		return nil, rep, err
 	}

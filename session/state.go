@@ -226,6 +226,7 @@ type PlaybookEntry struct {
 type Counters struct {
 	Events                    map[Type]int
 	Unknown                   int
+	Gaps                      int // seqs lost to lines a lenient read skipped
 	Commands                  int
 	Rejected                  int
 	Notes                     int

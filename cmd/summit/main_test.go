@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/summit-dev/summit/session"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func summit(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+const rec = "../../testdata/recordings/"
+
+func TestReplayPrintGolden(t *testing.T) {
+	code, out, errOut := summit(t, "replay", rec+"valid.jsonl", "--print")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden := "testdata/valid.print.golden"
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(golden, []byte(out), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd/summit -update)", err)
+	}
+	if string(want) != out {
+		t.Errorf("replay --print differs from %s:\n%s", golden, out)
+	}
+	// Deterministic: a second run prints the same bytes.
+	if _, again, _ := summit(t, "replay", rec+"valid.jsonl", "--print"); again != out {
+		t.Error("replay --print is not deterministic")
+	}
+	for _, want := range []string{"== tree ==", "cf-1", "resolved by", "== permissions ==", "handoff"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+func TestInspectJSON(t *testing.T) {
+	code, out, errOut := summit(t, "inspect", rec+"valid.jsonl", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var m session.Metrics
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.SessionID == "" || m.Spawns != 3 || m.Events != 53 || m.Convergences != 1 || m.ConflictRate != 1 || m.Handoffs != 1 ||
+		m.EventsByType["SubagentSpawned"] != 3 || len(m.ByAgentType) == 0 || m.DurationMS <= 0 {
+		t.Errorf("metrics %+v", m)
+	}
+}
+
+func TestExitCodesAndMessages(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"version", []string{"version"}, 0, ""},
+		{"torn last line", []string{"inspect", rec + "torn.jsonl"}, 0, "torn last line"},
+		{"unknown type", []string{"replay", rec + "unknown-type.jsonl", "--print"}, 0, `unknown event type "SubagentHeartbeat"`},
+		{"malformed", []string{"inspect", rec + "malformed.jsonl"}, 1, "line 4:"},
+		{"malformed lenient", []string{"inspect", rec + "malformed.jsonl", "--lenient"}, 0, "line 4"},
+		{"future version", []string{"replay", rec + "future-version.jsonl", "--print"}, 1, "schema version 2 is newer"},
+		{"missing file", []string{"inspect", filepath.Join(dir, "nope.jsonl")}, 1, "no such file"},
+		{"no file", []string{"inspect"}, 2, "needs a recording FILE"},
+		{"two files", []string{"inspect", "a", "b"}, 2, "takes one FILE"},
+		{"unknown flag", []string{"inspect", rec + "valid.jsonl", "--jsn"}, 2, "unknown flag: --jsn"},
+		{"unknown command", []string{"inspct"}, 2, "unknown command"},
+		{"replay without print", []string{"replay", rec + "valid.jsonl"}, 2, "use --print"},
+		{"bad speed", []string{"replay", rec + "valid.jsonl", "--speed", "0", "--print"}, 2, "--speed must be greater than 0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := summit(t, c.args...)
+			if code != c.code || !strings.Contains(errOut, c.stderr) {
+				t.Errorf("exit %d stderr %q; want exit %d containing %q", code, errOut, c.code, c.stderr)
+			}
+		})
+	}
+}
+
+// TestFiveMegabyteLine: a recording whose one transcript line is 5 MB replays.
+func TestFiveMegabyteLine(t *testing.T) {
+	ts := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	evs := []session.Event{
+		session.New("", session.SessionStarted{Schema: 1, PermissionMode: "plan"}),
+		session.New("sa-1", session.SubagentSpawned{AgentType: "explore", TaskDescription: "big"}),
+		session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: strings.Repeat("word ", 1<<20)}),
+		session.New("", session.SessionEnded{Reason: "quit"}),
+	}
+	var buf []byte
+	for i, e := range evs {
+		e.Seq, e.TS, e.SessionID = uint64(i+1), ts, "s-big"
+		var err error
+		if buf, err = session.AppendLine(buf, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	if err := os.WriteFile(path, buf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := summit(t, "replay", path, "--print")
+	if code != 0 || len(out) < 5<<20 {
+		t.Fatalf("exit %d, %d bytes out: %s", code, len(out), errOut)
+	}
+}
