@@ -69,7 +69,7 @@ the results of several, and replay the whole session from its JSONL recording.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newVersion(stdout), newDemo(), newReplay(stdout, stderr), newInspect(stdout, stderr))
+	root.AddCommand(newVersion(stdout), newDemo(), newReplay(stdout, stderr), newInspect(stdout, stderr), newAgents(stdout, stderr))
 	return root
 }
 

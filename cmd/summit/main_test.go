@@ -125,3 +125,38 @@ func TestFiveMegabyteLine(t *testing.T) {
 		t.Fatalf("exit %d, %d bytes out: %s", code, len(out), errOut)
 	}
 }
+
+func TestAgentsCommands(t *testing.T) {
+	code, out, errOut := summit(t, "agents", "list", "--json", "--workspace", t.TempDir())
+	var defs []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &defs) != nil || len(defs) != 20 {
+		t.Fatalf("list --json: exit %d, %d agents, %s", code, len(defs), errOut)
+	}
+	code, out, _ = summit(t, "agents", "show", "builder", "--workspace", t.TempDir())
+	if code != 0 || !strings.Contains(out, "mode:        acceptEdits") || !strings.Contains(out, "# Tool restrictions") {
+		t.Errorf("show builder: exit %d\n%s", code, out)
+	}
+	code, _, errOut = summit(t, "agents", "show", "buildr", "--workspace", t.TempDir())
+	if code != 2 || !strings.Contains(errOut, "did you mean builder?") {
+		t.Errorf("show buildr: exit %d %s", code, errOut)
+	}
+	code, out, _ = summit(t, "agents", "validate", "../../agents/testdata/broken")
+	if code != 1 || !strings.Contains(out, ": error: ") {
+		t.Errorf("validate broken: exit %d\n%s", code, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if parts := strings.SplitN(line, ":", 4); len(parts) < 4 {
+			t.Errorf("not file:line: level: message: %q", line)
+		}
+	}
+	if code, _, errOut := summit(t, "agents", "validate", "no/such/dir"); code != 1 || !strings.Contains(errOut, "no such file") {
+		t.Errorf("validate missing: exit %d %s", code, errOut)
+	}
+	corpus := "../../../shared/corpus/agents"
+	if _, err := os.Stat(corpus); err == nil {
+		code, out, errOut := summit(t, "agents", "validate", corpus)
+		if !strings.Contains(errOut, "119 files") || code != 1 || strings.Contains(out, "panic") {
+			t.Errorf("corpus: exit %d: %s", code, errOut)
+		}
+	}
+}

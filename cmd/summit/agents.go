@@ -1,0 +1,255 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/protocols"
+)
+
+// catalogueFlags are the search-path flags shared by the agents subcommands.
+type catalogueFlags struct {
+	workspace string
+	dirs      []string
+}
+
+func (f *catalogueFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&f.workspace, "workspace", ".", "project root whose resources/agents, .claude/agents, .gemini/agents and .summit/agents are searched")
+	c.Flags().StringArrayVar(&f.dirs, "agents", nil, "extra agent directory, searched last (repeatable)")
+}
+
+func (f *catalogueFlags) load() *agents.Catalogue {
+	o := agents.Options{Workspace: f.workspace, Dirs: f.dirs, Env: os.Getenv}
+	if dir, err := os.UserConfigDir(); err == nil {
+		o.UserConfigDir = filepath.Join(dir, "summit")
+	}
+	return agents.Load(o)
+}
+
+func newAgents(stdout, stderr io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "agents",
+		Short: "List, validate and show agent definitions",
+		Long: `Agent definitions come from the embedded built-ins, the user config dir's agents/, and the
+workspace's resources/agents, .claude/agents, .gemini/agents and .summit/agents, then --agents
+directories; later wins by name.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageErr("agents needs a subcommand: list, validate or show")
+		},
+	}
+	c.AddCommand(newAgentsList(stdout, stderr), newAgentsValidate(stdout, stderr), newAgentsShow(stdout))
+	return c
+}
+
+func newAgentsList(stdout, stderr io.Writer) *cobra.Command {
+	var f catalogueFlags
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the agents in effect, with where each comes from",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cat := f.load()
+			defs := cat.List()
+			if asJSON {
+				out := make([]any, 0, len(defs))
+				for _, d := range defs {
+					var m map[string]any
+					b, err := json.Marshal(struct {
+						*agents.Definition
+						Metadata any `json:"metadata,omitempty"`
+						Unknown  any `json:"unknown,omitempty"`
+					}{d, agents.JSONSafe(d.Metadata), agents.JSONSafe(d.Unknown)})
+					if err != nil {
+						return badFile(fmt.Errorf("%s: %w", d.Source.Path, err))
+					}
+					if err := json.Unmarshal(b, &m); err != nil {
+						return err
+					}
+					out = append(out, m)
+				}
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			for _, d := range defs {
+				tools := "(type defaults)"
+				if d.Tools != nil {
+					tools = strings.Join(d.Tools, ",")
+				}
+				fmt.Fprintf(stdout, "%-22s %-10s %-14s %s\n    %s\n", d.Name, d.Source.Layer, orDash(d.Model.String()), tools, firstLine(d.Description, 100))
+			}
+			for _, s := range cat.Shadows() {
+				fmt.Fprintf(stderr, "summit: %s: %s shadows %s\n", s.Name, s.Winner, s.Loser)
+			}
+			if n := len(cat.Problems()); n > 0 {
+				fmt.Fprintf(stderr, "summit: %d problems while loading; run 'summit agents validate'\n", n)
+			}
+			return nil
+		},
+	}
+	f.add(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "print the definitions as JSON")
+	return c
+}
+
+func newAgentsValidate(stdout, stderr io.Writer) *cobra.Command {
+	var f catalogueFlags
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "validate [PATH...]",
+		Short: "Check agent files; exit 0 without errors, 1 with any",
+		Long: `Validate checks agent definitions: the name is kebab-case and matches the file name,
+required fields are present, tool names are known, the tool tier fits the declared role, and
+task is never granted. With PATHs (files or directories) only those are read; without, the
+whole search path. One line per problem: file:line: level: message.`,
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			var cat *agents.Catalogue
+			if len(paths) > 0 {
+				for _, p := range paths {
+					if _, err := os.Stat(p); err != nil {
+						return badFile(fmt.Errorf("%s: no such file or directory", p))
+					}
+				}
+				cat = agents.LoadPaths(os.Getenv, paths...)
+			} else {
+				cat = f.load()
+			}
+			problems := cat.Validate()
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				if problems == nil {
+					problems = []agents.Problem{}
+				}
+				if err := enc.Encode(problems); err != nil {
+					return err
+				}
+			} else {
+				for _, p := range problems {
+					fmt.Fprintln(stdout, p.String())
+				}
+			}
+			errs := 0
+			for _, p := range problems {
+				if p.Level == agents.LevelError {
+					errs++
+				}
+			}
+			fmt.Fprintf(stderr, "summit: %d files, %d agents, %d errors, %d warnings\n", cat.Files(), len(cat.List()), errs, len(problems)-errs)
+			if errs > 0 {
+				return &exitError{exitBad, fmt.Errorf("%d errors", errs)}
+			}
+			return nil
+		},
+	}
+	f.add(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON")
+	return c
+}
+
+func newAgentsShow(stdout io.Writer) *cobra.Command {
+	var f catalogueFlags
+	var task, ceiling string
+	c := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Print an agent's effective definition and the delegation prompt it would receive",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr("show needs one agent NAME\nusage: %s", cmd.UseLine())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat := f.load()
+			d, ok := cat.Get(args[0])
+			if !ok {
+				names := []string{}
+				for _, x := range cat.List() {
+					names = append(names, x.Name)
+				}
+				return usageErr("no agent named %q%s", args[0], nearest(args[0], names))
+			}
+			mode, err := agents.ParseMode(ceiling)
+			if err != nil {
+				return usageErr("--ceiling: %v", err)
+			}
+			pol, err := agents.Resolve(d, agents.Request{SessionTools: agents.CanonicalTools(), Ceiling: mode})
+			if err != nil {
+				return badFile(err)
+			}
+			fmt.Fprintf(stdout, "name:        %s\nsource:      %s (%s, %s)\ndescription: %s\nmodel:       %s\n",
+				d.Name, d.Source.Path, d.Source.Dialect, d.Source.Layer, firstLine(d.Description, 200), orDash(d.Model.String()))
+			if d.Temperature != nil {
+				fmt.Fprintf(stdout, "temperature: %g\n", *d.Temperature)
+			}
+			if d.MaxTurns > 0 {
+				fmt.Fprintf(stdout, "max turns:   %d\n", d.MaxTurns)
+			}
+			if d.TimeoutMins > 0 {
+				fmt.Fprintf(stdout, "timeout:     %d min\n", d.TimeoutMins)
+			}
+			fmt.Fprintf(stdout, "mode:        %s (session ceiling %s)\ntools:       %s\n", pol.Mode, mode, orDash(strings.Join(pol.Tools, ", ")))
+			for _, n := range pol.Notes {
+				fmt.Fprintf(stdout, "policy:      %s\n", n)
+			}
+			for _, o := range d.Overrides {
+				fmt.Fprintf(stdout, "override:    %s\n", o)
+			}
+			prompt := protocols.BuildPrompt(protocols.PromptInput{
+				AgentName: d.Name, AgentBody: d.Body, PermissionMode: string(pol.Mode), Workspace: f.workspace,
+				Tools: pol.Tools, Denied: d.DisallowedTools, InheritContext: true, Task: task,
+			})
+			fmt.Fprintf(stdout, "\n---- delegation prompt for the sample task ----\n%s", prompt)
+			return nil
+		},
+	}
+	f.add(c)
+	c.Flags().StringVar(&task, "task", "Summarise how this repository is organised.", "the sample task for the prompt")
+	c.Flags().StringVar(&ceiling, "ceiling", "acceptEdits", "the session permission ceiling: plan, acceptEdits or bypassPermissions")
+	return c
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "…"
+	}
+	return s
+}
+
+// nearest suggests the closest name by common prefix, for "no agent named" errors.
+func nearest(name string, names []string) string {
+	best, bestLen := "", 0
+	for _, n := range names {
+		l := 0
+		for l < len(n) && l < len(name) && n[l] == name[l] {
+			l++
+		}
+		if l > bestLen {
+			best, bestLen = n, l
+		}
+	}
+	if bestLen >= 2 {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	return "; run 'summit agents list'"
+}
