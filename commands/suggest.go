@@ -88,3 +88,8 @@ func distance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Nearest returns the candidate closest to input (exact, unique prefix, then edit distance
+// within a limit that grows with the word), or "" when none is close. It is the one suggestion
+// rule, shared by the command grammar and the CLI's "did you mean" messages.
+func Nearest(input string, candidates []string) string { return nearest(input, candidates) }

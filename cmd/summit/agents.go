@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/protocols"
 )
 
@@ -236,19 +237,9 @@ func firstLine(s string, n int) string {
 	return s
 }
 
-// nearest suggests the closest name by common prefix, for "no agent named" errors.
+// nearest formats the grammar's suggestion rule for "no agent named" errors.
 func nearest(name string, names []string) string {
-	best, bestLen := "", 0
-	for _, n := range names {
-		l := 0
-		for l < len(n) && l < len(name) && n[l] == name[l] {
-			l++
-		}
-		if l > bestLen {
-			best, bestLen = n, l
-		}
-	}
-	if bestLen >= 2 {
+	if best := commands.Nearest(name, names); best != "" {
 		return fmt.Sprintf(" (did you mean %s?)", best)
 	}
 	return "; run 'summit agents list'"
