@@ -235,7 +235,6 @@ func Apply(s *State, e Event) error {
 		s.permissions[p.ID] = p
 		sa.PendingRequest = p.ID
 		s.Counters.PermissionRequests++
-		s.Counters.Escalations++
 		s.log(e, "permission", fmt.Sprintf("%s asks for %s", sa.ID, d.Tool), p.ID)
 
 	case PermissionGranted:

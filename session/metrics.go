@@ -102,7 +102,7 @@ func ComputeMetrics(s *State) Metrics {
 	if m.DurationMS > 0 {
 		m.SpawnsPerMinute = float64(m.Spawns) / (float64(m.DurationMS) / float64(time.Minute/time.Millisecond))
 	}
-	m.EscalationsPerSpawn = ratio(c.Escalations, c.Spawns)
+	m.EscalationsPerSpawn = ratio(c.PermissionRequests, c.Spawns)
 	m.ConflictRate = ratio(c.ConvergencesWithConflicts, c.Convergences)
 	m.ConflictsUnresolved = c.Conflicts - c.Resolutions
 	types := make([]string, 0, len(c.ByAgentType))

@@ -236,8 +236,7 @@ type Counters struct {
 	Retries                   int
 	Timeouts                  int
 	Cancellations             int
-	PermissionRequests        int
-	Escalations               int // requests to go beyond the subagent's mode (bypassPermissions, shell)
+	PermissionRequests        int // every request is an escalation past the subagent's mode
 	Granted                   int
 	Denied                    int
 	PolicyDenials             int

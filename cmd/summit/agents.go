@@ -61,21 +61,15 @@ func newAgentsList(stdout, stderr io.Writer) *cobra.Command {
 			cat := f.load()
 			defs := cat.List()
 			if asJSON {
-				out := make([]any, 0, len(defs))
+				// JSONSafe turns the YAML maps kept in Metadata and Unknown into JSON objects.
+				type jsonDef struct {
+					*agents.Definition
+					Metadata any `json:"metadata,omitempty"`
+					Unknown  any `json:"unknown,omitempty"`
+				}
+				out := make([]jsonDef, 0, len(defs))
 				for _, d := range defs {
-					var m map[string]any
-					b, err := json.Marshal(struct {
-						*agents.Definition
-						Metadata any `json:"metadata,omitempty"`
-						Unknown  any `json:"unknown,omitempty"`
-					}{d, agents.JSONSafe(d.Metadata), agents.JSONSafe(d.Unknown)})
-					if err != nil {
-						return badFile(fmt.Errorf("%s: %w", d.Source.Path, err))
-					}
-					if err := json.Unmarshal(b, &m); err != nil {
-						return err
-					}
-					out = append(out, m)
+					out = append(out, jsonDef{d, agents.JSONSafe(d.Metadata), agents.JSONSafe(d.Unknown)})
 				}
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
