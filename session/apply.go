@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -244,6 +245,9 @@ func Apply(s *State, e Event) error {
 		}
 		p.Decision, p.Scope, p.By = DecisionGranted, d.Scope, d.By
 		s.Counters.Granted++
+		if sa := s.subagents[p.SubagentID]; sa != nil && p.Tool == ToolBypassPermissions {
+			sa.PermissionMode = ToolBypassPermissions // approved at delegation (DESIGN §5)
+		}
 		s.settleRequest(p)
 
 	case PermissionDenied:
@@ -546,31 +550,41 @@ func applyPlaybook(book []PlaybookEntry, ops []PlaybookOp, source string) ([]Pla
 		return slices.IndexFunc(out, func(p PlaybookEntry) bool { return p.ID == id })
 	}
 	for i, op := range ops {
-		if op.ID == "" {
-			return nil, fmt.Errorf("playbook op %d has no id", i+1)
+		if op.BulletID == "" {
+			return nil, fmt.Errorf("playbook op %d has no bullet_id", i+1)
 		}
-		at := find(op.ID)
-		switch op.Op {
-		case "add":
+		at := find(op.BulletID)
+		if op.Type != OpAdd && at < 0 && (op.Type == OpUpdate || op.Type == OpTag || op.Type == OpRemove) {
+			return nil, fmt.Errorf("playbook op %d (%s) names unknown entry %q", i+1, op.Type, op.BulletID)
+		}
+		switch op.Type {
+		case OpAdd:
 			if at >= 0 {
-				return nil, fmt.Errorf("playbook op %d adds %q, which exists", i+1, op.ID)
+				return nil, fmt.Errorf("playbook op %d adds %q, which exists", i+1, op.BulletID)
 			}
-			out = append(out, PlaybookEntry{ID: op.ID, Section: op.Section, Content: op.Content, Source: source})
-		case "update":
-			if at < 0 {
-				return nil, fmt.Errorf("playbook op %d updates unknown entry %q", i+1, op.ID)
-			}
+			out = append(out, PlaybookEntry{ID: op.BulletID, Section: op.Section, Content: op.Content, Source: source})
+		case OpUpdate:
 			if op.Section != "" {
 				out[at].Section = op.Section
 			}
 			out[at].Content, out[at].Source = op.Content, source
-		case "remove":
-			if at < 0 {
-				return nil, fmt.Errorf("playbook op %d removes unknown entry %q", i+1, op.ID)
+		case OpTag:
+			tags := maps.Clone(out[at].Tags)
+			if tags == nil {
+				tags = map[string]int{}
 			}
+			for k, v := range op.Metadata {
+				if n, ok := v.(float64); ok {
+					tags[k] += int(n)
+				} else if n, ok := v.(int); ok {
+					tags[k] += n
+				}
+			}
+			out[at].Tags = tags
+		case OpRemove:
 			out = slices.Delete(out, at, at+1)
 		default:
-			return nil, fmt.Errorf("playbook op %d: %q is not add, update or remove", i+1, op.Op)
+			return nil, fmt.Errorf("playbook op %d: type %q is not ADD, UPDATE, TAG or REMOVE", i+1, op.Type)
 		}
 	}
 	return out, nil

@@ -145,7 +145,7 @@ func TestFoldResult(t *testing.T) {
 	if cv.Status != ConvergenceDone || !cv.Applied || cv.Batch == nil || cv.Result == "" {
 		t.Errorf("convergence %+v", cv)
 	}
-	if len(s.Playbook) != 1 || s.Playbook[0] != (PlaybookEntry{ID: "pb-1", Section: "style", Content: "prefer helpers", Source: "cv-1"}) {
+	if len(s.Playbook) != 1 || !reflect.DeepEqual(s.Playbook[0], PlaybookEntry{ID: "pb-1", Section: "style", Content: "prefer helpers", Source: "cv-1"}) {
 		t.Errorf("playbook %+v", s.Playbook)
 	}
 	if p := s.Permission("pr-1"); p.Decision != DecisionGranted || p.Scope != "once" {
@@ -219,9 +219,9 @@ func TestRejectsInvalidSequences(t *testing.T) {
 			return b.add("", DeltaBatchApplied{ConvergenceID: "cv-1"})
 		}, "applied twice"},
 		{"bad playbook op", func(b *builder) Event {
-			b.add("", DeltaBatch{ConvergenceID: "cv-1", Operations: []PlaybookOp{{Op: "add", ID: "a"}, {Op: "remove", ID: "zz"}}})
+			b.add("", DeltaBatch{ConvergenceID: "cv-1", Operations: []PlaybookOp{{Type: OpAdd, BulletID: "a"}, {Type: OpRemove, BulletID: "zz"}}})
 			return b.add("", DeltaBatchApplied{ConvergenceID: "cv-1"})
-		}, `removes unknown entry "zz"`},
+		}, `(REMOVE) names unknown entry "zz"`},
 		{"event after SessionEnded", func(b *builder) Event {
 			b.add("", SessionEnded{Reason: "quit"})
 			return b.add("", UserNote{Text: "late"})

@@ -260,6 +260,10 @@ type PermissionRequested struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// ToolBypassPermissions is the "tool" of the request a delegation in bypassPermissions makes
+// before it runs; granting it raises the subagent's mode to bypassPermissions.
+const ToolBypassPermissions = "bypassPermissions"
+
 type PermissionGranted struct {
 	RequestID string `json:"request_id"`
 	Scope     string `json:"scope"` // once | subagent
@@ -295,6 +299,8 @@ type HandoffResolved struct {
 	Outcome   string   `json:"outcome"`
 	Artifacts []string `json:"artifacts"`
 	Action    string   `json:"action"` // none | retry | abort | escalate
+	// RetrySubagentID names the subagent that re-runs the task when Action is retry.
+	RetrySubagentID string `json:"retry_subagent_id,omitempty"`
 }
 
 // Convergence events. The convergence id travels in data; the envelope's subagent_id is empty.
@@ -366,14 +372,24 @@ type DeltaBatch struct {
 	Patches       []Patch      `json:"patches"`
 }
 
-// PlaybookOp is one playbook delta. Op is add, update or remove; ID names the entry (a new one
-// for add).
+// PlaybookOp is one playbook delta, in the shape of ACE's DeltaBatch operations: Type is ADD,
+// UPDATE, TAG or REMOVE; BulletID names the entry (a new one for ADD). TAG adds Metadata's
+// numeric counters (e.g. {"helpful": 1}) to the entry's tags.
 type PlaybookOp struct {
-	Op      string `json:"op"`
-	ID      string `json:"id"`
-	Section string `json:"section,omitempty"`
-	Content string `json:"content,omitempty"`
+	Type     string         `json:"type"`
+	Section  string         `json:"section,omitempty"`
+	Content  string         `json:"content,omitempty"`
+	BulletID string         `json:"bullet_id"`
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
+
+// Playbook operation types.
+const (
+	OpAdd    = "ADD"
+	OpUpdate = "UPDATE"
+	OpTag    = "TAG"
+	OpRemove = "REMOVE"
+)
 
 // Patch is a unified diff for one file.
 type Patch struct {

@@ -81,7 +81,7 @@ func fullSession() []Event {
 	b.add("", ManualReviewRequired{ConvergenceID: "cv-1", ConflictIDs: []string{"cf-1"}})
 	b.add("", ConflictResolved{ConvergenceID: "cv-1", ConflictID: "cf-1", Method: "manual", Choice: "sa-2", Note: "keeps the helper", Overridden: []string{"sa-3"}})
 	b.add("", ConvergedResult{ConvergenceID: "cv-1", Format: "delta_batch", Output: `{"patches":1}`})
-	b.add("", DeltaBatch{ConvergenceID: "cv-1", Reasoning: "one patch", Operations: []PlaybookOp{{Op: "add", ID: "pb-1", Section: "style", Content: "prefer helpers"}},
+	b.add("", DeltaBatch{ConvergenceID: "cv-1", Reasoning: "one patch", Operations: []PlaybookOp{{Type: OpAdd, BulletID: "pb-1", Section: "style", Content: "prefer helpers"}},
 		Patches: []Patch{{Path: "a.go", Diff: "--- a/a.go\n+++ b/a.go\n"}}})
 	b.add("", ConvergenceComplete{ConvergenceID: "cv-1", Outcome: "merged", ConflictCount: 1, ResolutionCount: 1, OutputSize: 13})
 	b.add("", DeltaBatchApplied{ConvergenceID: "cv-1", Files: []string{"a.go"}})

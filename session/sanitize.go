@@ -1,44 +1,44 @@
 package session
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
 
-// Sanitize removes every terminal control sequence and control character from text that came
-// from a model or a tool, keeping newlines and tabs, so nothing they print can move the cursor,
-// retitle the window, write the clipboard (OSC 52) or hide text. Invalid UTF-8 becomes U+FFFD.
+// Sanitize makes text that came from a model or a tool safe for a terminal while keeping it
+// legible: every control character except newline and tab is shown as a visible escape, so
+// "\x1b[2J" reads as the six characters `\x1b[2J` instead of clearing the screen.
 //
-// It handles 7-bit (ESC-prefixed) and 8-bit (C1) introducers: CSI sequences run to their final
-// byte; OSC, DCS, SOS, PM and APC strings run to BEL or ST, or to the end of the text when
-// unterminated (an unterminated string must not leak its payload onto the screen).
+// Invariants: the result contains no C0 control but '\n' and '\t', no DEL and no C1 control
+// (U+0080–U+009F, which 8-bit terminals read as CSI, OSC, ...), and is valid UTF-8. Because
+// the introducer of every escape sequence (ESC, or a C1 code) is escaped, the rest of the
+// sequence is plain printable text: nothing can move the cursor, retitle the window, write
+// the clipboard (OSC 52) or hide text. Sanitize is idempotent (backslashes are kept as they
+// are, so an escape it wrote reads the same the second time).
+//
+// Escapes: C0 and DEL as \xNN (\r is \x0d), C1 as \u0080–\u009f, an invalid UTF-8 byte as \xNN.
 func Sanitize(s string) string {
 	if clean(s) {
 		return s
 	}
 	var b strings.Builder
-	b.Grow(len(s))
+	b.Grow(len(s) + 16)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			b.WriteRune(utf8.RuneError)
-			i++
-		case r == 0x1b: // ESC
-			i = skipEscape(s, i+1)
-		case r == 0x9b: // C1 CSI
-			i = skipCSI(s, i+size)
-		case r == 0x9d || r == 0x90 || r == 0x98 || r == 0x9e || r == 0x9f: // C1 OSC DCS SOS PM APC
-			i = skipString(s, i+size)
+			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
-			i += size
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			i += size // other C0/C1 controls, including \r and backspace, are dropped
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
-			i += size
 		}
+		i += size
 	}
 	return b.String()
 }
@@ -58,63 +58,12 @@ func clean(s string) bool {
 }
 
 func cleanUTF8(s string) bool {
-	for _, r := range s {
-		if r == utf8.RuneError || r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 {
 			return false
 		}
+		i += size
 	}
 	return true
-}
-
-// skipEscape skips the sequence after an ESC at s[i-1] and returns the index after it.
-func skipEscape(s string, i int) int {
-	if i >= len(s) {
-		return i
-	}
-	switch s[i] {
-	case '[':
-		return skipCSI(s, i+1)
-	case ']', 'P', 'X', '^', '_':
-		return skipString(s, i+1)
-	}
-	// Two-byte escapes (ESC 7, ESC c, ...) and intermediates (ESC ( B): skip intermediates
-	// 0x20-0x2F, then one final byte.
-	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
-		i++
-	}
-	if i < len(s) {
-		i++
-	}
-	return i
-}
-
-// skipCSI skips parameter and intermediate bytes and the final byte of a CSI sequence.
-func skipCSI(s string, i int) int {
-	for i < len(s) {
-		c := s[i]
-		i++
-		if c >= 0x40 && c <= 0x7e {
-			return i
-		}
-		if c < 0x20 || c > 0x3f && c < 0x40 || c >= 0x80 {
-			return i // malformed: stop at the odd byte (dropped with the sequence)
-		}
-	}
-	return i
-}
-
-// skipString skips a control string up to and including BEL, ESC \ or C1 ST.
-func skipString(s string, i int) int {
-	for i < len(s) {
-		switch {
-		case s[i] == 0x07:
-			return i + 1
-		case s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\':
-			return i + 2
-		case s[i] == 0xc2 && i+1 < len(s) && s[i+1] == 0x9c: // U+009C ST
-			return i + 2
-		}
-		i++
-	}
-	return i
 }

@@ -9,20 +9,17 @@ func TestSanitize(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{"plain text\nline two\tTab", "plain text\nline two\tTab"},
 		{"héllo wörld ✓", "héllo wörld ✓"},
-		{"red \x1b[31mRED\x1b[0m done", "red RED done"},
-		{"title \x1b]0;pwned\x07 after", "title  after"},
-		{"clip \x1b]52;c;ZXZpbA==\x1b\\ after", "clip  after"},
-		{"unterminated \x1b]0;never ends", "unterminated "},
-		{"dcs \x1bPq#0;2;0;0;0\x1b\\ x", "dcs  x"},
-		{"c1 csi \u009b31m x", "c1 csi  x"},
-		{"c1 osc \u009d0;t\u009c x", "c1 osc  x"},
-		{"cr\roverwrite", "croverwrite"},
-		{"bell\x07 back\bspace del\x7f", "bell backspace del"},
-		{"charset \x1b(B x", "charset  x"},
-		{"save \x1b7 restore \x1b8", "save  restore "},
-		{"bad utf8 \xff\xfe end", "bad utf8 \ufffd\ufffd end"},
-		{"trailing esc \x1b", "trailing esc "},
-		{"cursor \x1b[10;20H home \x1b[?1049h alt", "cursor  home  alt"},
+		{"red \x1b[31mRED\x1b[0m done", `red \x1b[31mRED\x1b[0m done`},
+		{"clear \x1b[2J", `clear \x1b[2J`},
+		{"title \x1b]0;pwned\x07 after", `title \x1b]0;pwned\x07 after`},
+		{"clip \x1b]52;c;ZXZpbA==\x1b\\ after", `clip \x1b]52;c;ZXZpbA==\x1b\ after`},
+		{"c1 csi \u009b31m x", `c1 csi \u009b31m x`},
+		{"c1 osc \u009d0;t\u009c x", `c1 osc \u009d0;t\u009c x`},
+		{"cr\roverwrite", `cr\x0doverwrite`},
+		{"bell\x07 back\bspace del\x7f", `bell\x07 back\x08space del\x7f`},
+		{"bad utf8 \xff\xfe end", `bad utf8 \xff\xfe end`},
+		{"trailing esc \x1b", `trailing esc \x1b`},
+		{`already \x1b escaped`, `already \x1b escaped`},
 	}
 	for _, c := range cases {
 		if got := Sanitize(c.in); got != c.want {
@@ -46,7 +43,7 @@ func FuzzSanitize(f *testing.F) {
 		if Sanitize(out) != out {
 			t.Fatalf("not idempotent on %q", s)
 		}
-		if !strings.Contains(s, "\x1b") && !strings.ContainsAny(s, "\u009b\u009d\u0090\u0098\u009e\u009f") && len(out) > len(s)*3 {
+		if !strings.Contains(s, "\x1b") && !strings.ContainsAny(s, "\u009b\u009d\u0090\u0098\u009e\u009f") && len(out) > len(s)*6 {
 			t.Fatalf("output grew unexpectedly")
 		}
 	})

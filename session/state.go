@@ -220,6 +220,7 @@ type PlaybookEntry struct {
 	Section string
 	Content string
 	Source  string
+	Tags    map[string]int // TAG counters, e.g. helpful / harmful
 }
 
 // Counters are the raw counts behind the metrics (see Metrics).

@@ -35,6 +35,9 @@ func usageErr(format string, args ...any) error {
 
 func badFile(err error) error { return &exitError{exitBad, err} }
 
+// silent is the error of an exit code whose reason was already printed.
+var silent = errors.New("")
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -49,7 +52,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		fmt.Fprintf(stderr, "summit: %v\n", ee.err)
+		if ee.err != silent {
+			fmt.Fprintf(stderr, "summit: %v\n", ee.err)
+		}
 		return ee.code
 	}
 	// Anything cobra itself rejects (unknown command or flag, wrong arg count) is usage.
@@ -69,7 +74,7 @@ the results of several, and replay the whole session from its JSONL recording.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newVersion(stdout), newDemo(), newReplay(stdout, stderr), newInspect(stdout, stderr), newAgents(stdout, stderr))
+	root.AddCommand(newVersion(stdout), newDemo(), newReplay(stdout, stderr), newInspect(stdout, stderr), newAgents(stdout, stderr), newRun(stdout, stderr))
 	return root
 }
 

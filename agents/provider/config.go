@@ -1,0 +1,300 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Configuration: .summit/config.yaml in the workspace and config.yaml in the user config dir
+// (~/.config/summit); the workspace file wins key by key.
+//
+//	providers:
+//	  openai: {kind: openai, base_url: https://api.openai.com/v1, key_env: OPENAI_API_KEY}
+//	  ollama: {kind: openai, base_url: http://localhost:11434/v1}
+//	  claude: {kind: anthropic, key_env: ANTHROPIC_API_KEY}
+//	models:                     # routing: alias or concrete name -> provider + model
+//	  fast:    {provider: claude, model: claude-haiku-4-5}
+//	  default: {provider: claude, model: claude-sonnet-4-5}
+//	  deep:    {provider: claude, model: claude-opus-4-1}
+//	default_provider: claude    # for concrete model names not listed under models
+//
+// Keys are never written in configuration: key_env names the environment variable that holds
+// one, read when a request is made.
+
+// Config is the merged configuration.
+type Config struct {
+	Providers       map[string]ProviderConfig `yaml:"providers"`
+	Models          map[string]Route          `yaml:"models"`
+	DefaultProvider string                    `yaml:"default_provider"`
+}
+
+// ProviderConfig is one configured backend.
+type ProviderConfig struct {
+	Kind    string `yaml:"kind"` // openai | anthropic | script
+	BaseURL string `yaml:"base_url"`
+	KeyEnv  string `yaml:"key_env"`
+	Model   string `yaml:"model"`
+}
+
+// Route maps a model name to a provider and a concrete model.
+type Route struct {
+	Provider string `yaml:"provider"`
+	Model    string `yaml:"model"`
+}
+
+// Kinds are the provider kinds a configuration may name.
+var Kinds = []string{"openai", "anthropic", "script"}
+
+// LoadConfig reads and merges the two files; missing files are fine. Errors name file:line.
+func LoadConfig(workspace, userConfigDir string) (Config, error) {
+	var merged Config
+	var files []string
+	if userConfigDir != "" {
+		files = append(files, filepath.Join(userConfigDir, "config.yaml"))
+	}
+	if workspace != "" {
+		files = append(files, filepath.Join(workspace, ".summit", "config.yaml"))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return Config{}, err
+		}
+		var c Config
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&c); err != nil && !errors.Is(err, errEOF(err)) {
+			return Config{}, fmt.Errorf("%s: %v", f, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		for name, p := range c.Providers {
+			if !contains(Kinds, p.Kind) {
+				return Config{}, fmt.Errorf("%s:%d: provider %s: kind %q is not one of %s", f, keyLine(data, name), name, p.Kind, strings.Join(Kinds, ", "))
+			}
+			if merged.Providers == nil {
+				merged.Providers = map[string]ProviderConfig{}
+			}
+			merged.Providers[name] = p
+		}
+		for name, r := range c.Models {
+			if merged.Models == nil {
+				merged.Models = map[string]Route{}
+			}
+			merged.Models[name] = r
+		}
+		if c.DefaultProvider != "" {
+			merged.DefaultProvider = c.DefaultProvider
+		}
+	}
+	for name, r := range merged.Models {
+		if _, ok := merged.Providers[r.Provider]; !ok && r.Provider != "script" {
+			return Config{}, fmt.Errorf("models.%s routes to provider %q, which is not configured (configured: %s)", name, r.Provider, strings.Join(sortedKeys(merged.Providers), ", "))
+		}
+	}
+	if d := merged.DefaultProvider; d != "" && d != "script" {
+		if _, ok := merged.Providers[d]; !ok {
+			return Config{}, fmt.Errorf("default_provider %q is not configured", d)
+		}
+	}
+	return merged, nil
+}
+
+// errEOF lets an empty file pass: yaml.v3 reports io.EOF for it.
+func errEOF(err error) error {
+	if err != nil && err.Error() == "EOF" {
+		return err
+	}
+	return errors.New("not EOF")
+}
+
+func keyLine(data []byte, key string) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), key+":") {
+			return i + 1
+		}
+	}
+	return 1
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Empty reports whether nothing is configured.
+func (c Config) Empty() bool {
+	return len(c.Providers) == 0 && len(c.Models) == 0 && c.DefaultProvider == ""
+}
+
+// Router resolves model names to providers.
+type Router struct {
+	c      Config
+	script Provider
+	getenv func(string) string
+	forced string
+	built  map[string]Provider
+}
+
+// NewRouter routes with c; script is the script provider.
+func NewRouter(c Config, script Provider, getenv func(string) string) *Router {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return &Router{c: c, script: script, getenv: getenv, built: map[string]Provider{}}
+}
+
+// builtins are the providers --provider may name without configuration.
+var builtins = map[string]ProviderConfig{
+	"openai":    {Kind: "openai", BaseURL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY"},
+	"anthropic": {Kind: "anthropic", KeyEnv: "ANTHROPIC_API_KEY"},
+	"ollama":    {Kind: "openai", BaseURL: "http://localhost:11434/v1"},
+}
+
+// Force sends every request to one provider (--provider).
+func (r *Router) Force(name string) error {
+	if name == "script" {
+		r.forced = name
+		return nil
+	}
+	if _, ok := r.c.Providers[name]; !ok {
+		if _, ok := builtins[name]; !ok {
+			known := append([]string{"script"}, sortedKeys(builtins)...)
+			known = append(known, sortedKeys(r.c.Providers)...)
+			return fmt.Errorf("unknown provider %q (known: %s)", name, strings.Join(known, ", "))
+		}
+	}
+	if _, err := r.provider(name); err != nil {
+		return err
+	}
+	r.forced = name
+	return nil
+}
+
+// Describe names the routing for SessionStarted.provider.
+func (r *Router) Describe() string {
+	switch {
+	case r.forced != "":
+		return r.forced
+	case r.c.Empty():
+		return "script"
+	case r.c.DefaultProvider != "":
+		return r.c.DefaultProvider
+	}
+	return strings.Join(sortedKeys(r.c.Providers), ",")
+}
+
+// Resolve maps a definition's model ("" and "inherit" mean default; fast/default/deep; a
+// concrete name; provider/model) to a provider and a concrete model.
+func (r *Router) Resolve(model string) (Provider, string, error) {
+	if model == "" || model == "inherit" {
+		model = "default"
+	}
+	if r.forced == "script" || r.forced == "" && r.c.Empty() {
+		return r.script, model, nil
+	}
+	if r.forced != "" {
+		if route, ok := r.c.Models[model]; ok && route.Provider == r.forced {
+			model = route.Model
+		} else if isAlias(model) {
+			model = ""
+		}
+		p, err := r.provider(r.forced)
+		return p, model, err
+	}
+	if route, ok := r.c.Models[model]; ok {
+		p, err := r.provider(route.Provider)
+		return p, route.Model, err
+	}
+	if prov, m, ok := strings.Cut(model, "/"); ok {
+		if _, known := r.c.Providers[prov]; known {
+			p, err := r.provider(prov)
+			return p, m, err
+		}
+	}
+	if isAlias(model) && model != "default" {
+		return r.Resolve("default")
+	}
+	if r.c.DefaultProvider == "" {
+		return nil, "", fmt.Errorf("model %q has no route: add it under models: in .summit/config.yaml or set default_provider (configured routes: %s)", model, strings.Join(sortedKeys(r.c.Models), ", "))
+	}
+	name := isAliasOr(model)
+	p, err := r.provider(r.c.DefaultProvider)
+	return p, name, err
+}
+
+func isAlias(m string) bool { return m == "fast" || m == "default" || m == "deep" }
+
+func isAliasOr(m string) string {
+	if isAlias(m) {
+		return ""
+	}
+	return m
+}
+
+// factories build providers by kind; openai.go and anthropic.go register theirs.
+var factories = map[string]func(name string, c ProviderConfig, getenv func(string) string) (Provider, error){}
+
+func (r *Router) provider(name string) (Provider, error) {
+	if name == "script" {
+		return r.script, nil
+	}
+	if p, ok := r.built[name]; ok {
+		return p, nil
+	}
+	c, ok := r.c.Providers[name]
+	if !ok {
+		c = builtins[name]
+	}
+	if c.Kind == "script" {
+		return r.script, nil
+	}
+	f, ok := factories[c.Kind]
+	if !ok {
+		return nil, fmt.Errorf("provider %s: kind %q is not available in this build", name, c.Kind)
+	}
+	p, err := f(name, c, r.getenv)
+	if err != nil {
+		return nil, err
+	}
+	r.built[name] = p
+	return p, nil
+}
+
+// DetectOllama reports whether an Ollama server answers GET baseURL/api/tags before ctx ends
+// (the caller gives it 300 ms).
+func DetectOllama(ctx context.Context, baseURL string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(baseURL, "/")+"/api/tags", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}

@@ -1,0 +1,508 @@
+package provider
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Script tapes (DESIGN §8). A tape stands in for a model:
+//
+//	tapes:
+//	  - name: find-todos
+//	    match: {agent: analyzer, task: "(?i)todo"}  # agent = type or agent name; task = RE2; first match wins
+//	    rate: 200                                   # streamed words per second; 0 = all at once
+//	    steps:
+//	      - say: "Scanning for TODO markers."       # streamed assistant text
+//	      - think: "optional thinking text"
+//	      - tool: search_file_content               # a tool call; the runtime runs it for real
+//	        args: {pattern: "TODO", path: "."}
+//	      - tool: replace
+//	        raw_args: '{"path": '                  # the exact argument text, malformed on purpose
+//	      - sleep: 2s
+//	      - fail: "upstream overloaded"             # a provider error
+//	        transient: true                         # retried like a 429/5xx
+//	        times: 1                                # fail only the first N attempts (0 = always)
+//	      - ask: "Which package?"                   # say, then wait for the user's reply
+//	      - text: "a final message that is not a capsule"
+//	      - capsule: {summary: "...", confidence: 0.8, findings: [...]}
+//
+// Turns: a run of consecutive tool steps ends a model turn (stop reason tool_use); the runtime
+// runs the calls and asks for the next turn, which continues after them. An ask step ends a
+// turn with StopAwaitUser. The last turn ends with end_turn. A capsule step streams the capsule
+// as a fenced JSON block, the way a model writes it.
+
+// StopAwaitUser ends a turn that waits for a user message (script tapes' ask step).
+const StopAwaitUser = "await_user"
+
+// Tape is one scripted model.
+type Tape struct {
+	Name   string
+	Agent  string // agent type or name; "" matches any
+	Task   *regexp.Regexp
+	Rate   float64
+	Steps  []Step
+	Source string // file:line of the tape, for messages
+	turns  [][]Step
+}
+
+// Step is one tape step; exactly one of the action fields is set.
+type Step struct {
+	Say, Think, Ask, Text string
+	Tool                  string
+	Args                  string // JSON object text of the call's arguments
+	Sleep                 time.Duration
+	Fail                  string
+	Transient             bool
+	Times                 int
+	Capsule               string // the capsule as indented JSON
+	Line                  int
+}
+
+//go:embed tapes/*.yaml
+var demoTapes embed.FS
+
+// DemoTapes returns the embedded demo tapes.
+func DemoTapes() ([]*Tape, error) {
+	sub, _ := fs.Sub(demoTapes, "tapes")
+	return LoadTapesFS(sub, "embedded tapes")
+}
+
+// LoadTapes reads every *.yaml and *.yml under dir, in lexical path order.
+func LoadTapes(dir string) ([]*Tape, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("tapes: %w", err)
+	}
+	if !st.IsDir() {
+		data, err := os.ReadFile(dir)
+		if err != nil {
+			return nil, err
+		}
+		return ParseTapes(data, dir)
+	}
+	return LoadTapesFS(os.DirFS(dir), dir)
+}
+
+// LoadTapesFS reads every *.yaml and *.yml of fsys; root names it in messages.
+func LoadTapesFS(fsys fs.FS, root string) ([]*Tape, error) {
+	var all []*Tape
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || (path.Ext(p) != ".yaml" && path.Ext(p) != ".yml") {
+			return nil
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		tapes, err := ParseTapes(data, filepath.Join(root, filepath.FromSlash(p)))
+		if err != nil {
+			return err
+		}
+		all = append(all, tapes...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("%s: no tapes (*.yaml files with a tapes: list)", root)
+	}
+	return all, nil
+}
+
+// ParseTapes parses one tape file; errors name file:line.
+func ParseTapes(data []byte, file string) ([]*Tape, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, fmt.Errorf("%s:1: empty tape file", file)
+	}
+	root := doc.Content[0]
+	errAt := func(n *yaml.Node, format string, args ...any) error {
+		return fmt.Errorf("%s:%d: %s", file, n.Line, fmt.Sprintf(format, args...))
+	}
+	list := mapValue(root, "tapes")
+	if root.Kind != yaml.MappingNode || list == nil || list.Kind != yaml.SequenceNode {
+		return nil, errAt(root, "a tape file is a mapping with a tapes: list")
+	}
+	if err := onlyKeys(root, errAt, "tapes"); err != nil {
+		return nil, err
+	}
+	var out []*Tape
+	for _, n := range list.Content {
+		if n.Kind != yaml.MappingNode {
+			return nil, errAt(n, "a tape is a mapping (name, match, rate, steps)")
+		}
+		if err := onlyKeys(n, errAt, "name", "match", "rate", "steps"); err != nil {
+			return nil, err
+		}
+		t := &Tape{Source: fmt.Sprintf("%s:%d", file, n.Line)}
+		if v := mapValue(n, "name"); v != nil {
+			t.Name = v.Value
+		}
+		if t.Name == "" {
+			return nil, errAt(n, "tape has no name")
+		}
+		if m := mapValue(n, "match"); m != nil {
+			if err := onlyKeys(m, errAt, "agent", "task"); err != nil {
+				return nil, err
+			}
+			if v := mapValue(m, "agent"); v != nil {
+				t.Agent = v.Value
+			}
+			if v := mapValue(m, "task"); v != nil {
+				re, err := regexp.Compile(v.Value)
+				if err != nil {
+					return nil, errAt(v, "match.task: %v", err)
+				}
+				t.Task = re
+			}
+		}
+		if v := mapValue(n, "rate"); v != nil {
+			if err := v.Decode(&t.Rate); err != nil || t.Rate < 0 {
+				return nil, errAt(v, "rate is words per second, a number ≥ 0")
+			}
+		}
+		steps := mapValue(n, "steps")
+		if steps == nil || steps.Kind != yaml.SequenceNode || len(steps.Content) == 0 {
+			return nil, errAt(n, "tape %s has no steps", t.Name)
+		}
+		for _, sn := range steps.Content {
+			s, err := parseStep(sn, errAt)
+			if err != nil {
+				return nil, err
+			}
+			t.Steps = append(t.Steps, s)
+		}
+		t.turns = splitTurns(t.Steps)
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+var stepActions = []string{"say", "think", "ask", "text", "tool", "sleep", "fail", "capsule"}
+
+func parseStep(n *yaml.Node, errAt func(*yaml.Node, string, ...any) error) (Step, error) {
+	s := Step{Line: n.Line}
+	if n.Kind != yaml.MappingNode {
+		return s, errAt(n, "a step is a mapping with one of %s", strings.Join(stepActions, ", "))
+	}
+	if err := onlyKeys(n, errAt, append(slices.Clone(stepActions), "args", "raw_args", "transient", "times")...); err != nil {
+		return s, err
+	}
+	var actions []string
+	for i := 0; i < len(n.Content); i += 2 {
+		if slices.Contains(stepActions, n.Content[i].Value) {
+			actions = append(actions, n.Content[i].Value)
+		}
+	}
+	if len(actions) != 1 {
+		return s, errAt(n, "a step has exactly one of %s (found %d)", strings.Join(stepActions, ", "), len(actions))
+	}
+	v := mapValue(n, actions[0])
+	str := func() (string, error) {
+		if v.Kind != yaml.ScalarNode {
+			return "", errAt(v, "%s takes a string", actions[0])
+		}
+		return v.Value, nil
+	}
+	var err error
+	switch actions[0] {
+	case "say":
+		s.Say, err = str()
+	case "think":
+		s.Think, err = str()
+	case "ask":
+		s.Ask, err = str()
+	case "text":
+		s.Text, err = str()
+	case "fail":
+		s.Fail, err = str()
+		if b := mapValue(n, "transient"); b != nil {
+			if b.Decode(&s.Transient) != nil {
+				return s, errAt(b, "transient is true or false")
+			}
+		}
+		if c := mapValue(n, "times"); c != nil {
+			if c.Decode(&s.Times) != nil || s.Times < 0 {
+				return s, errAt(c, "times is a count ≥ 0")
+			}
+		}
+	case "sleep":
+		var d string
+		if d, err = str(); err == nil {
+			if s.Sleep, err = time.ParseDuration(d); err != nil || s.Sleep < 0 {
+				return s, errAt(v, "sleep %q is not a duration like 500ms or 2s", d)
+			}
+		}
+	case "tool":
+		if s.Tool, err = str(); err != nil {
+			return s, err
+		}
+		if s.Tool == "" {
+			return s, errAt(v, "tool names a tool")
+		}
+		a, raw := mapValue(n, "args"), mapValue(n, "raw_args")
+		switch {
+		case a != nil && raw != nil:
+			return s, errAt(a, "give args or raw_args, not both")
+		case raw != nil:
+			s.Args = raw.Value
+		case a != nil:
+			var m map[string]any
+			if a.Decode(&m) != nil {
+				return s, errAt(a, "args is a mapping")
+			}
+			b, jerr := json.Marshal(m)
+			if jerr != nil {
+				return s, errAt(a, "args: %v", jerr)
+			}
+			s.Args = string(b)
+		default:
+			s.Args = "{}"
+		}
+	case "capsule":
+		var m map[string]any
+		if v.Decode(&m) != nil || m == nil {
+			return s, errAt(v, "capsule is a mapping (summary, findings, patch_suggestions, ...)")
+		}
+		b, jerr := json.MarshalIndent(m, "", "  ")
+		if jerr != nil {
+			return s, errAt(v, "capsule: %v", jerr)
+		}
+		s.Capsule = string(b)
+	}
+	for _, k := range []string{"args", "raw_args"} {
+		if mapValue(n, k) != nil && s.Tool == "" {
+			return s, errAt(n, "%s belongs to a tool step", k)
+		}
+	}
+	for _, k := range []string{"transient", "times"} {
+		if mapValue(n, k) != nil && s.Fail == "" {
+			return s, errAt(n, "%s belongs to a fail step", k)
+		}
+	}
+	return s, err
+}
+
+// splitTurns cuts steps after each run of tool steps and after each ask.
+func splitTurns(steps []Step) [][]Step {
+	var turns [][]Step
+	start := 0
+	for i, s := range steps {
+		next := i + 1
+		end := s.Ask != "" || s.Tool != "" && (next == len(steps) || steps[next].Tool == "")
+		if end {
+			turns = append(turns, steps[start:next])
+			start = next
+		}
+	}
+	if start < len(steps) {
+		turns = append(turns, steps[start:])
+	}
+	return turns
+}
+
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func onlyKeys(m *yaml.Node, errAt func(*yaml.Node, string, ...any) error, keys ...string) error {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if !slices.Contains(keys, k.Value) {
+			return errAt(k, "unknown key %q (known: %s)", k.Value, strings.Join(keys, ", "))
+		}
+	}
+	return nil
+}
+
+// ScriptConfig configures the script provider.
+type ScriptConfig struct {
+	Tapes []*Tape
+	// Sleep waits d or until ctx ends; default a real timer. The headless runner passes its
+	// simulated clock, so tapes with sleeps and streaming rates run instantly and in the same
+	// order every time.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+type script struct{ c ScriptConfig }
+
+// NewScript returns the script provider over tapes.
+func NewScript(c ScriptConfig) Provider {
+	if c.Sleep == nil {
+		c.Sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return &script{c}
+}
+
+func (*script) Name() string { return "script" }
+
+// Match returns the first tape matching the agent (type or name) and task, or nil.
+func (p *script) Match(agent, agentType, task string) *Tape {
+	for _, t := range p.c.Tapes {
+		if t.Agent != "" && t.Agent != agent && t.Agent != agentType {
+			continue
+		}
+		if t.Task != nil && !t.Task.MatchString(task) {
+			continue
+		}
+		return t
+	}
+	return nil
+}
+
+func (p *script) Stream(ctx context.Context, req Request) (Stream, error) {
+	t := p.Match(req.Agent, req.AgentType, req.Task)
+	if t == nil {
+		return nil, &Error{Provider: "script", Msg: fmt.Sprintf(
+			"no tape matches agent %q (type %q) and task %q; add a tape (summit run --tapes DIR) or configure a model provider in .summit/config.yaml (or --provider openai|anthropic|ollama)",
+			req.Agent, req.AgentType, req.Task)}
+	}
+	if req.Turn >= len(t.turns) {
+		return nil, &Error{Provider: "script", Msg: fmt.Sprintf("tape %s (%s) has %d turns; the agent asked for turn %d", t.Name, t.Source, len(t.turns), req.Turn+1)}
+	}
+	return &scriptStream{ctx: ctx, p: p, tape: t, req: req, steps: t.turns[req.Turn]}, nil
+}
+
+// scriptStream plays one turn. It expands steps into deltas lazily, sleeping between words at
+// the tape's rate.
+type scriptStream struct {
+	ctx     context.Context
+	p       *script
+	tape    *Tape
+	req     Request
+	steps   []Step
+	pending []Delta
+	wait    time.Duration // before each pending text delta
+	calls   int
+	out     int64
+	done    bool
+}
+
+func (s *scriptStream) Close() error { return nil }
+
+func (s *scriptStream) Next() (Delta, error) {
+	for {
+		if err := s.ctx.Err(); err != nil {
+			return Delta{}, err
+		}
+		if len(s.pending) > 0 {
+			d := s.pending[0]
+			s.pending = s.pending[1:]
+			if s.wait > 0 && (d.Kind == DeltaText || d.Kind == DeltaThinking) {
+				if err := s.p.c.Sleep(s.ctx, s.wait); err != nil {
+					return Delta{}, err
+				}
+			}
+			if d.Kind == DeltaText {
+				s.out += int64(len(strings.Fields(d.Text)))
+			}
+			return d, nil
+		}
+		if s.done {
+			return Delta{}, io.EOF
+		}
+		if len(s.steps) == 0 {
+			s.done = true
+			stop := StopEnd
+			if s.calls > 0 {
+				stop = StopToolUse
+			}
+			s.pending = []Delta{{Kind: DeltaUsage, Usage: Usage{Input: int64(len(s.req.System)+len(s.req.Task)) / 4, Output: s.out}}, {Kind: DeltaStop, StopReason: stop}}
+			continue
+		}
+		st := s.steps[0]
+		s.steps = s.steps[1:]
+		s.wait = 0
+		if s.tape.Rate > 0 {
+			s.wait = time.Duration(float64(time.Second) / s.tape.Rate)
+		}
+		switch {
+		case st.Say != "":
+			s.pending = words(DeltaText, st.Say, s.tape.Rate)
+		case st.Think != "":
+			s.pending = words(DeltaThinking, st.Think, s.tape.Rate)
+		case st.Ask != "":
+			s.pending = append(words(DeltaText, st.Ask, s.tape.Rate),
+				Delta{Kind: DeltaUsage, Usage: Usage{Output: s.out}}, Delta{Kind: DeltaStop, StopReason: StopAwaitUser})
+			s.done = true
+		case st.Text != "":
+			s.pending = []Delta{{Kind: DeltaText, Text: st.Text}}
+		case st.Capsule != "":
+			s.pending = []Delta{{Kind: DeltaText, Text: "\n```json\n" + st.Capsule + "\n```\n"}}
+		case st.Tool != "":
+			s.calls++
+			s.pending = []Delta{{Kind: DeltaToolCall, ToolCall: ToolCall{
+				ID: fmt.Sprintf("call-%d-%d", s.req.Turn+1, s.calls), Name: st.Tool, Args: st.Args}}}
+		case st.Sleep > 0:
+			if err := s.p.c.Sleep(s.ctx, st.Sleep); err != nil {
+				return Delta{}, err
+			}
+		case st.Fail != "":
+			if st.Times == 0 || s.req.Attempt <= st.Times {
+				s.done = true
+				return Delta{}, &Error{Provider: "script", Transient: st.Transient, Msg: st.Fail}
+			}
+		}
+	}
+}
+
+// words splits text into word deltas (each word keeps the spaces before it), or one delta when
+// rate is 0.
+func words(kind DeltaKind, text string, rate float64) []Delta {
+	if rate <= 0 {
+		return []Delta{{Kind: kind, Text: text}}
+	}
+	var out []Delta
+	start := 0
+	inWord := false
+	for i, r := range text {
+		sp := unicode.IsSpace(r)
+		if sp && inWord {
+			out = append(out, Delta{Kind: kind, Text: text[start:i]})
+			start = i
+		}
+		inWord = !sp
+	}
+	if start < len(text) {
+		out = append(out, Delta{Kind: kind, Text: text[start:]})
+	}
+	return out
+}

@@ -1,0 +1,454 @@
+// Package runtime is the agent loop (DESIGN §1, §5, §6): the delegation prompt goes to a
+// provider, the streamed turn becomes transcript events, each tool call is checked against the
+// subagent's policy (deny, ask the user, or allow), run in the workspace sandbox, and its result
+// goes back to the model; this repeats until the model ends with a final message or max_turns
+// is reached. The final message is parsed into a result capsule.
+//
+// The runtime emits only events about its own subagent, through Config.Emit, in the order they
+// happen: TranscriptEvent (token, thinking, tool_call, policy_denied, tool_result, message,
+// error), PermissionRequested/Granted/Denied (via Config.Approve, which the orchestrator owns),
+// and SubagentError. The orchestrator emits the lifecycle events around it (spawn, active,
+// timeout, cancel, stop).
+//
+// Token and thinking deltas are coalesced: one event per Coalesce interval (30 ms) of clock
+// time, flushed early before any other event, so recordings stay small and still stream.
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/agents/tools"
+	"github.com/summit-dev/summit/protocols"
+	"github.com/summit-dev/summit/session"
+)
+
+// Clock is the part of the session clock the loop needs (live.Clock satisfies it).
+type Clock interface {
+	Now() time.Time
+	Sleep(ctx context.Context, d time.Duration) error
+	Simulated() bool
+}
+
+// Approver asks for a decision on a tool call that needs approval; it records the
+// PermissionRequested and the decision. It returns whether the call may run and, if not, why.
+type Approver func(ctx context.Context, tool string, args map[string]any, reason string) (bool, string, error)
+
+// Config is one subagent run.
+type Config struct {
+	Agent     *agents.Definition
+	AgentType string // as the user typed it (--agent-type)
+	Policy    agents.Policy
+	Provider  provider.Provider
+	Model     string
+	Sandbox   *tools.Sandbox
+	System    string // the delegation prompt (protocols.BuildPrompt)
+	Task      string
+	MaxTurns  int       // default 25
+	Deadline  time.Time // clock time by which the run must end; tools get what is left
+	Clock     Clock
+	Emit      func(session.Data) error
+	Approve   Approver
+	// Inbox waits for the next user message to this subagent (a transfer-control handoff);
+	// Pending drains the ones already queued. Either may be nil.
+	Inbox    func(ctx context.Context) (string, error)
+	Pending  func() []string
+	Retries  int                             // transient provider failures retried per turn; default 2
+	Backoff  func(attempt int) time.Duration // default 500ms·2^(attempt-1)
+	Coalesce time.Duration                   // default 30ms
+}
+
+// Result is what a run produced. On failure, timeout or cancellation it still carries what the
+// subagent had: a capsule from the text so far, tool counts and artifacts.
+type Result struct {
+	Outcome   string // session.Outcome*; the orchestrator maps ctx errors to timeout/cancelled
+	Capsule   *protocols.Capsule
+	ToolCalls int
+	Artifacts []string
+	Tokens    session.Tokens
+	Err       error
+}
+
+// DefaultMaxTurns bounds a run whose definition sets no max_turns.
+const DefaultMaxTurns = 25
+
+type loop struct {
+	c       Config
+	ctx     context.Context
+	msgs    []provider.Message
+	notes   []string
+	res     Result
+	text    strings.Builder // the current turn's assistant text
+	last    string          // the last finished assistant text
+	pend    strings.Builder // coalesced token text not yet emitted
+	pendK   string          // its event type (token or thinking)
+	pendAt  time.Time
+	written map[string]bool
+}
+
+// Run runs the loop until a final message, an error, or ctx ends.
+func Run(ctx context.Context, c Config) Result {
+	if c.MaxTurns <= 0 {
+		c.MaxTurns = DefaultMaxTurns
+	}
+	if c.Retries == 0 {
+		c.Retries = 2
+	}
+	if c.Backoff == nil {
+		c.Backoff = func(a int) time.Duration { return 500 * time.Millisecond << (a - 1) }
+	}
+	if c.Coalesce == 0 {
+		c.Coalesce = 30 * time.Millisecond
+	}
+	l := &loop{c: c, ctx: ctx, written: map[string]bool{}}
+	l.msgs = []provider.Message{{Role: provider.RoleUser, Text: c.Task}}
+	err := l.run()
+	l.flush()
+	l.finish(err)
+	return l.res
+}
+
+// emit records one event; buffered tokens go first so the record keeps stream order.
+func (l *loop) emit(d session.Data) error {
+	if err := l.flushErr(); err != nil {
+		return err
+	}
+	return l.c.Emit(d)
+}
+
+func (l *loop) run() error {
+	for turn := 0; ; turn++ {
+		if turn >= l.c.MaxTurns {
+			return fmt.Errorf("reached max_turns (%d) without a final message", l.c.MaxTurns)
+		}
+		if l.c.Pending != nil && turn > 0 && len(l.msgs) > 0 && l.msgs[len(l.msgs)-1].Role == provider.RoleTool {
+			// Messages the user sent during tool calls join the conversation with the results.
+			for _, m := range l.c.Pending() {
+				l.msgs = append(l.msgs, provider.Message{Role: provider.RoleUser, Text: m})
+			}
+		}
+		msg, stop, err := l.turnWithRetry(turn)
+		if err != nil {
+			return err
+		}
+		l.msgs = append(l.msgs, msg)
+		if len(msg.ToolCalls) > 0 {
+			for _, call := range msg.ToolCalls {
+				if err := l.toolCall(call); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		l.last = msg.Text
+		if stop == provider.StopAwaitUser {
+			if err := l.emit(session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "waiting for a user message"}); err != nil {
+				return err
+			}
+			if l.c.Inbox == nil {
+				return errors.New("the agent asked for user input, and nobody can answer here")
+			}
+			m, err := l.c.Inbox(l.ctx)
+			if err != nil {
+				return err
+			}
+			l.msgs = append(l.msgs, provider.Message{Role: provider.RoleUser, Text: m})
+			continue
+		}
+		return nil
+	}
+}
+
+// turnWithRetry streams one turn, retrying transient failures with backoff. Each failed
+// attempt is recorded as a SubagentError (will_retry says whether another attempt follows).
+func (l *loop) turnWithRetry(turn int) (provider.Message, string, error) {
+	for attempt := 1; ; attempt++ {
+		msg, stop, err := l.turn(turn, attempt)
+		if err == nil {
+			return msg, stop, nil
+		}
+		if l.ctx.Err() != nil {
+			return msg, stop, l.ctx.Err()
+		}
+		transient := provider.IsTransient(err)
+		retry := transient && attempt <= l.c.Retries
+		text := err.Error()
+		if retry {
+			wait := l.c.Backoff(attempt)
+			text = fmt.Sprintf("%s (attempt %d; retrying in %s)", text, attempt, wait)
+		}
+		if eerr := l.emit(session.TranscriptEvent{EventType: session.TranscriptError, Text: text}); eerr != nil {
+			return msg, stop, eerr
+		}
+		will := retry
+		if eerr := l.emit(session.SubagentError{Error: err.Error(), Retryable: transient, Attempt: attempt, WillRetry: &will,
+			Context: fmt.Sprintf("provider %s, turn %d", l.c.Provider.Name(), turn+1)}); eerr != nil {
+			return msg, stop, eerr
+		}
+		if !retry {
+			return msg, stop, &reported{err}
+		}
+		if serr := l.c.Clock.Sleep(l.ctx, l.c.Backoff(attempt)); serr != nil {
+			return msg, stop, serr
+		}
+	}
+}
+
+// reported marks an error already recorded as a SubagentError.
+type reported struct{ error }
+
+func (r *reported) Unwrap() error { return r.error }
+
+// turn streams one model turn and returns the assistant message it built.
+func (l *loop) turn(turn, attempt int) (provider.Message, string, error) {
+	req := provider.Request{
+		Model: l.c.Model, System: l.c.System, Messages: l.msgs, Tools: toolSpecs(l.c.Policy.Tools),
+		Temperature: l.c.Agent.Temperature, Agent: l.c.Agent.Name, AgentType: l.c.AgentType,
+		Task: l.c.Task, Turn: turn, Attempt: attempt,
+	}
+	msg := provider.Message{Role: provider.RoleAssistant}
+	st, err := l.c.Provider.Stream(l.ctx, req)
+	if err != nil {
+		return msg, "", err
+	}
+	defer st.Close()
+	src := newSource(l.ctx, st, l.c.Clock.Simulated())
+	defer src.stop()
+	l.text.Reset()
+	var thinking strings.Builder
+	var usage provider.Usage
+	stop := ""
+	for {
+		d, err := src.next(l.flushDue())
+		if err == errFlush {
+			l.flush()
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			l.res.Tokens.Input += usage.Input
+			l.res.Tokens.Output += usage.Output
+			return msg, "", err
+		}
+		switch d.Kind {
+		case provider.DeltaText:
+			l.text.WriteString(d.Text)
+			if err := l.token(session.TranscriptToken, d.Text); err != nil {
+				return msg, "", err
+			}
+		case provider.DeltaThinking:
+			thinking.WriteString(d.Text)
+			if d.Signature != "" {
+				msg.Thinking = append(msg.Thinking, provider.Thinking{Text: thinking.String(), Signature: d.Signature})
+				thinking.Reset()
+			}
+			if d.Text != "" {
+				if err := l.token(session.TranscriptThinking, d.Text); err != nil {
+					return msg, "", err
+				}
+			}
+		case provider.DeltaToolCall:
+			msg.ToolCalls = append(msg.ToolCalls, d.ToolCall)
+		case provider.DeltaUsage:
+			usage = d.Usage
+		case provider.DeltaStop:
+			stop = d.StopReason
+		}
+	}
+	if thinking.Len() > 0 {
+		msg.Thinking = append(msg.Thinking, provider.Thinking{Text: thinking.String()})
+	}
+	l.flush()
+	l.res.Tokens.Input += usage.Input
+	l.res.Tokens.Output += usage.Output
+	msg.Text = l.text.String()
+	if stop == "" {
+		return msg, "", &provider.Error{Provider: l.c.Provider.Name(), Transient: true, Msg: "stream ended without a stop reason"}
+	}
+	return msg, stop, nil
+}
+
+// token adds a delta to the coalescing buffer; a change of kind flushes first.
+func (l *loop) token(kind, text string) error {
+	if l.pend.Len() > 0 && l.pendK != kind {
+		l.flush()
+	}
+	if l.pend.Len() == 0 {
+		l.pendK, l.pendAt = kind, l.c.Clock.Now()
+	}
+	l.pend.WriteString(text)
+	if !l.flushDue().IsZero() && !l.c.Clock.Now().Before(l.flushDue()) {
+		return l.flushErr()
+	}
+	return nil
+}
+
+// flushDue is when the buffered tokens must be emitted (zero when none are buffered).
+func (l *loop) flushDue() time.Time {
+	if l.pend.Len() == 0 {
+		return time.Time{}
+	}
+	return l.pendAt.Add(l.c.Coalesce)
+}
+
+func (l *loop) flush() { _ = l.flushErr() }
+
+func (l *loop) flushErr() error {
+	if l.pend.Len() == 0 {
+		return nil
+	}
+	text := l.pend.String()
+	l.pend.Reset()
+	return l.c.Emit(session.TranscriptEvent{EventType: l.pendK, Text: text})
+}
+
+// toolCall records, checks and runs one call, and appends its result to the conversation.
+func (l *loop) toolCall(call provider.ToolCall) error {
+	name := call.Name
+	if canon, ok := agents.CanonicalTool(name); ok {
+		name = canon
+	}
+	args, argErr := decodeArgs(call.Args)
+	l.res.ToolCalls++
+	if err := l.emit(session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: call.ID, Tool: name, Args: args}); err != nil {
+		return err
+	}
+	result := func(out string, isErr bool) error {
+		l.msgs = append(l.msgs, provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: out, IsError: isErr})
+		return l.emit(session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: call.ID, Tool: name, Result: out, IsError: isErr})
+	}
+	deny := func(reason string) error {
+		l.notes = append(l.notes, fmt.Sprintf("%s refused: %s", name, reason))
+		if err := l.emit(session.TranscriptEvent{EventType: session.TranscriptPolicyDenied, Tool: name, Reason: reason}); err != nil {
+			return err
+		}
+		return result("denied: "+reason, true)
+	}
+	if argErr != nil {
+		return result(argErr.Error(), true)
+	}
+	dec := l.c.Policy.Decide(name)
+	switch dec.Verdict {
+	case agents.Deny:
+		return deny(dec.Reason)
+	case agents.Ask:
+		if l.c.Approve == nil {
+			return deny(dec.Reason + "; nobody can approve here")
+		}
+		ok, why, err := l.c.Approve(l.ctx, name, args, dec.Reason)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return deny(why)
+		}
+	}
+	if !tools.Known(name) {
+		return deny(fmt.Sprintf("%s is not a tool summit can run", name))
+	}
+	tctx, cancel := l.toolContext()
+	r := l.c.Sandbox.Call(tctx, name, call.Args)
+	cancel()
+	if err := l.ctx.Err(); err != nil {
+		return err
+	}
+	if tctx.Err() == context.DeadlineExceeded && l.c.Clock.Simulated() {
+		// The simulated clock did not move while the tool ran on the wall clock; let it reach
+		// the deadline so the timeout fires where the wall clock says it did.
+		if err := l.c.Clock.Sleep(l.ctx, l.c.Deadline.Sub(l.c.Clock.Now())); err != nil {
+			return err
+		}
+	}
+	for _, p := range r.Written {
+		if !l.written[p] {
+			l.written[p] = true
+			l.res.Artifacts = append(l.res.Artifacts, p)
+		}
+	}
+	return result(r.Output, r.IsError)
+}
+
+// toolContext bounds a tool by the run's remaining time. Under a simulated clock a tool runs
+// on the wall clock, so it gets the simulated time left as a wall-clock budget.
+func (l *loop) toolContext() (context.Context, context.CancelFunc) {
+	if l.c.Deadline.IsZero() || !l.c.Clock.Simulated() {
+		return context.WithCancel(l.ctx)
+	}
+	return context.WithTimeout(l.ctx, l.c.Deadline.Sub(l.c.Clock.Now()))
+}
+
+// decodeArgs decodes a call's argument text for the record. Malformed text becomes an error
+// the model sees as the tool's result, and the record keeps the raw text under "_raw".
+func decodeArgs(text string) (map[string]any, error) {
+	if strings.TrimSpace(text) == "" {
+		return map[string]any{}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(text), &m); err != nil || m == nil {
+		return map[string]any{"_raw": text}, fmt.Errorf("tool arguments are not a JSON object: %s", firstLine(errString(err, "null")))
+	}
+	return m, nil
+}
+
+func errString(err error, def string) string {
+	if err == nil {
+		return def
+	}
+	return err.Error()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func toolSpecs(names []string) []provider.ToolSpec {
+	var out []provider.ToolSpec
+	for _, s := range tools.Specs(names) {
+		out = append(out, provider.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+	}
+	return out
+}
+
+// finish sets the outcome and builds the capsule from the last message (or, when the run
+// ended early, from whatever text it had).
+func (l *loop) finish(err error) {
+	text := l.last
+	if err != nil && l.text.Len() > 0 {
+		text = l.text.String()
+	}
+	var c protocols.Capsule
+	if strings.TrimSpace(text) != "" || err == nil {
+		c = protocols.ParseCapsule(text, l.c.Agent.Name)
+	} else {
+		c = protocols.Capsule{AgentName: l.c.Agent.Name, Summary: "(no output)"}
+	}
+	c.PolicyNotes = append(c.PolicyNotes, l.notes...)
+	l.res.Capsule = &c
+	l.res.Err = err
+	switch {
+	case err == nil && c.Status == "failure":
+		l.res.Outcome = session.OutcomeFailure
+	case err == nil:
+		l.res.Outcome = session.OutcomeSuccess
+	default:
+		l.res.Outcome = session.OutcomeFailure
+		var rep *reported
+		if !errors.As(err, &rep) && l.ctx.Err() == nil {
+			// Not yet recorded (max_turns, a recording failure, an unanswerable ask).
+			_ = l.emit(session.TranscriptEvent{EventType: session.TranscriptError, Text: err.Error()})
+			_ = l.emit(session.SubagentError{Error: err.Error(), Attempt: 1, Context: "agent loop"})
+		}
+	}
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/live"
+)
+
+// sessionFlags are the options every live session takes (summit, summit run).
+type sessionFlags struct {
+	workspace  string
+	mode       string
+	provider   string
+	agentDirs  []string
+	record     string
+	noRecord   bool
+	tapes      string
+	approve    string
+	parallel   int
+	maxScriptB int64
+}
+
+func (f *sessionFlags) register(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVar(&f.workspace, "workspace", ".", "the workspace directory the subagents work in")
+	fl.StringVar(&f.mode, "permission-mode", "acceptEdits", "the session's permission ceiling: plan, acceptEdits or bypassPermissions")
+	fl.StringVar(&f.provider, "provider", "", "force one provider: script, openai, anthropic, ollama or a name from .summit/config.yaml")
+	fl.StringArrayVar(&f.agentDirs, "agents", nil, "an extra directory of agent definitions (repeatable; searched last)")
+	fl.StringVar(&f.record, "record", "", "write the recording to FILE (default .summit/sessions/<session_id>.jsonl)")
+	fl.BoolVar(&f.noRecord, "no-record", false, "do not record the session")
+	fl.StringVar(&f.tapes, "tapes", "", "script tapes: a directory of *.yaml (or one file) instead of the embedded demo tapes")
+	fl.IntVar(&f.parallel, "max-parallel", 8, "subagents running at once; the rest wait as queued")
+}
+
+// wired is a session ready to run, and what to release after it.
+type wired struct {
+	x         *live.Orchestrator
+	clock     live.Clock
+	recording string
+}
+
+// wire builds the catalogue, the providers, the clock and the recorder, and starts the session.
+// seed, when the provider is the script provider, makes the session id reproducible.
+func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.Event)) (*wired, error) {
+	if f.record != "" && f.noRecord {
+		return nil, usageErr("--record and --no-record exclude each other")
+	}
+	mode, err := agents.ParseMode(f.mode)
+	if err != nil {
+		return nil, usageErr("--permission-mode: %v", err)
+	}
+	if f.parallel < 1 {
+		return nil, usageErr("--max-parallel must be at least 1, got %d", f.parallel)
+	}
+	switch f.approve {
+	case live.ApproveNone, live.ApproveShell, live.ApproveAll:
+	default:
+		return nil, usageErr("--approve %q: want none, shell or all", f.approve)
+	}
+	ws, err := filepath.Abs(f.workspace)
+	if err != nil {
+		return nil, usageErr("--workspace: %v", err)
+	}
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return nil, usageErr("--workspace %s is not a directory", f.workspace)
+	}
+	userDir := ""
+	if dir, err := os.UserConfigDir(); err == nil {
+		userDir = filepath.Join(dir, "summit")
+	}
+	cat := agents.Load(agents.Options{UserConfigDir: userDir, Workspace: ws, Dirs: f.agentDirs, Env: os.Getenv})
+	for _, p := range cat.Problems() {
+		if p.Level == agents.LevelError {
+			fmt.Fprintf(stderr, "summit: agents: %s\n", p)
+		}
+	}
+	cfg, err := provider.LoadConfig(ws, userDir)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	var tapes []*provider.Tape
+	if f.tapes != "" {
+		tapes, err = provider.LoadTapes(f.tapes)
+	} else {
+		tapes, err = provider.DemoTapes()
+	}
+	if err != nil {
+		return nil, usageErr("--tapes: %v", err)
+	}
+
+	// The clock must exist before the script provider (its sleeps run on it), and whether it
+	// is simulated depends on the routing: decide the routing first with a probe.
+	var clock live.Clock = live.RealClock{}
+	sleep := func(ctx context.Context, d time.Duration) error { return clock.Sleep(ctx, d) }
+	script := provider.NewScript(provider.ScriptConfig{Tapes: tapes, Sleep: sleep})
+	router := provider.NewRouter(cfg, script, os.Getenv)
+	switch {
+	case f.provider != "":
+		if err := router.Force(f.provider); err != nil {
+			return nil, usageErr("--provider: %v", err)
+		}
+	case cfg.Empty() && f.tapes == "":
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		if provider.DetectOllama(ctx, "http://localhost:11434") {
+			_ = router.Force("ollama")
+			fmt.Fprintln(stderr, "summit: using Ollama on localhost:11434 (nothing else is configured)")
+		}
+		cancel()
+	}
+	describe := router.Describe()
+	id := ""
+	if describe == "script" {
+		sim := live.NewSimClock(time.Now())
+		clock = sim
+		id = live.DeterministicSessionID(seed)
+	}
+	if id == "" {
+		id = live.NewSessionID(time.Now())
+	}
+
+	w := &wired{clock: clock}
+	var rec *session.Recorder
+	if !f.noRecord {
+		opts := session.RecorderOptions{Environ: os.Environ()}
+		if f.record != "" {
+			rec, err = session.OpenRecorderFile(f.record, opts)
+		} else {
+			rec, err = openDefaultRecording(filepath.Join(ws, ".summit", "sessions"), id, opts)
+		}
+		if err != nil {
+			return nil, badFile(err)
+		}
+		w.recording = rec.Path()
+	}
+	x, err := live.Start(live.Options{
+		Workspace: ws, SessionID: id, ProgramVersion: version, Ceiling: mode, Catalogue: cat,
+		Route: func(def *agents.Definition) (provider.Provider, string, error) {
+			return router.Resolve(def.Model.Name)
+		},
+		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel,
+		Approve: f.approve, OnEvent: onEvent,
+		Config: map[string]any{"approve": f.approve, "max_parallel": f.parallel, "tapes": f.tapes != ""},
+	})
+	if err != nil {
+		if rec != nil {
+			rec.Close()
+		}
+		return nil, badFile(err)
+	}
+	w.x = x
+	return w, nil
+}
+
+// openDefaultRecording opens <dir>/<id>.jsonl, or <id>.2.jsonl, ... when a reproducible run
+// already left one there.
+func openDefaultRecording(dir, id string, opts session.RecorderOptions) (*session.Recorder, error) {
+	path := filepath.Join(dir, id+".jsonl")
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(path); os.IsNotExist(err) || i > 1000 {
+			return session.OpenRecorderFile(path, opts)
+		}
+		path = filepath.Join(dir, fmt.Sprintf("%s.%d.jsonl", id, i))
+	}
+}
+
+func newRun(stdout, stderr io.Writer) *cobra.Command {
+	f := &sessionFlags{}
+	var scriptPath string
+	c := &cobra.Command{
+		Use:   "run --script FILE|-",
+		Short: "Run a script of commands headless: the same commands, one per line",
+		Long: `Run executes a script without a terminal UI: every line is what a user would type (a slash
+command or a note); blank lines and lines starting with # are skipped. Subagents run as they
+would live, and the session is recorded. Progress goes to stderr; at the end the final state is
+printed to stdout, exactly as 'summit replay FILE --print' prints the recording.
+
+Nobody can answer a permission request here: --approve decides (none, shell or all), and each
+decision is recorded. On the script provider (the default without a configured model) time is
+simulated: tape sleeps and streaming rates cost nothing, and the same script gives the same
+events every time, apart from their ts.
+
+Exit codes: 0 every command accepted, every subagent succeeded and no conflict left unresolved;
+1 a command was rejected or a subagent did not succeed; 2 usage; 3 conflicts left unresolved.`,
+		Example: "  summit run --script demo.summit --tapes testdata/tapes --approve shell\n  echo '/delegate \"map the repo\" --agent-type explore' | summit run --script -",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if scriptPath == "" {
+				return usageErr("run needs --script FILE (or - for stdin)\nusage: %s", cmd.UseLine())
+			}
+			var src io.Reader = os.Stdin
+			if scriptPath != "-" {
+				file, err := os.Open(scriptPath)
+				if err != nil {
+					return usageErr("--script: %v", err)
+				}
+				defer file.Close()
+				src = file
+			}
+			data, err := io.ReadAll(io.LimitReader(src, 64<<20))
+			if err != nil {
+				return usageErr("--script: %v", err)
+			}
+			seed := strings.Join([]string{string(data), f.workspace, f.tapes, f.mode, f.approve}, "\x00")
+			w, err := f.wire(seed, stderr, func(ev session.Event) {
+				if line := live.Progress(ev); line != "" {
+					fmt.Fprintln(stderr, line)
+				}
+			})
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			code, runErr := live.RunScript(ctx, w.x, strings.NewReader(string(data)), stderr)
+			if w.recording != "" {
+				fmt.Fprintf(stderr, "summit: recorded %s\n", w.recording)
+			}
+			if err := session.Print(stdout, w.x.Snapshot()); err != nil {
+				return err
+			}
+			if runErr != nil {
+				return &exitError{code, runErr}
+			}
+			if code != 0 {
+				return &exitError{code, silent}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&scriptPath, "script", "", "the script FILE, or - for stdin")
+	c.Flags().StringVar(&f.approve, "approve", "none", "decide permission requests: none, shell or all")
+	f.register(c)
+	return c
+}

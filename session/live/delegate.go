@@ -1,0 +1,400 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/runtime"
+	"github.com/summit-dev/summit/commands"
+	"github.com/summit-dev/summit/protocols"
+	"github.com/summit-dev/summit/session"
+)
+
+// sub is a subagent the orchestrator runs.
+type sub struct {
+	id      string
+	n       int
+	cmd     commands.Delegate
+	def     *agents.Definition
+	policy  agents.Policy
+	bypass  bool // bypassPermissions was asked for and needs approval before the run
+	ctx     context.Context
+	stopCtx context.CancelFunc
+	slot    *Event // fired when the subagent may run (the parallel cap)
+	stopped *Event // fired after its SubagentStop
+	// inbox: user messages during a transfer-control handoff.
+	mu       sync.Mutex
+	inbox    []string
+	arrived  *Event
+	why      string // cancellation reason, "" when not cancelled
+	timedOut bool
+	outcome  string
+	clock    Clock
+}
+
+func (s *sub) cancel(reason string) {
+	s.mu.Lock()
+	if s.why == "" && !s.timedOut {
+		s.why = reason
+	}
+	s.mu.Unlock()
+	s.stopCtx()
+}
+
+func (s *sub) deliver(text string) {
+	s.mu.Lock()
+	s.inbox = append(s.inbox, text)
+	ev := s.arrived
+	s.mu.Unlock()
+	ev.Fire()
+}
+
+// pending drains queued messages without waiting.
+func (s *sub) pending() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.inbox
+	s.inbox = nil
+	if len(out) > 0 {
+		s.arrived = s.clock.NewEvent()
+	}
+	return out
+}
+
+// next waits for the next message.
+func (s *sub) next(ctx context.Context) (string, error) {
+	for {
+		if m := s.pending(); len(m) > 0 {
+			if len(m) > 1 {
+				s.mu.Lock()
+				s.inbox = append(m[1:], s.inbox...)
+				s.arrived.Fire()
+				s.mu.Unlock()
+			}
+			return m[0], nil
+		}
+		s.mu.Lock()
+		ev := s.arrived
+		s.mu.Unlock()
+		if err := ev.Wait(ctx); err != nil {
+			return "", err
+		}
+	}
+}
+
+// delegate checks a /delegate against the session, then spawns the subagent. It returns at
+// once: the run goes on as a clock participant.
+func (x *Orchestrator) delegate(line string, c commands.Delegate) (Reply, error) {
+	def, ok := x.o.Catalogue.Get(c.AgentType)
+	if !ok {
+		var names []string
+		for _, d := range x.o.Catalogue.List() {
+			names = append(names, d.Name)
+		}
+		return x.rejectf(line, c, "unknown agent type %q%s", c.AgentType, didYouMean(c.AgentType, names))
+	}
+	pol, err := agents.Resolve(def, agents.Request{SessionTools: x.o.AllowedTools, Ceiling: x.o.Ceiling,
+		Tools: c.Tools, Mode: agents.PermissionMode(c.PermissionMode), BypassApproved: true})
+	if err != nil {
+		return x.rejectf(line, c, "%v", err)
+	}
+	if len(pol.Tools) == 0 {
+		return x.rejectf(line, c, "agent %s would have no tools left (%s)", def.Name, strings.Join(pol.Notes, "; "))
+	}
+	if err := x.issue(line, c); err != nil {
+		return Reply{}, err
+	}
+	s, err := x.spawn(c)
+	if err != nil {
+		return Reply{}, err
+	}
+	out := "delegated to " + s.id
+	if !s.slot.Fired() {
+		out += fmt.Sprintf(" (queued: %d running, cap %d)", x.o.MaxParallel, x.o.MaxParallel)
+	}
+	return Reply{Output: out}, nil
+}
+
+// spawn creates a subagent for a checked /delegate (or a handoff's retry of one) and starts
+// its participant: SubagentSpawned, TranscriptEvent{subagent_start}, then, once a slot is free,
+// SubagentActive and the run.
+func (x *Orchestrator) spawn(c commands.Delegate) (*sub, error) {
+	def, _ := x.o.Catalogue.Get(c.AgentType)
+	pol, err := agents.Resolve(def, agents.Request{SessionTools: x.o.AllowedTools, Ceiling: x.o.Ceiling,
+		Tools: c.Tools, Mode: agents.PermissionMode(c.PermissionMode), BypassApproved: true})
+	if err != nil {
+		return nil, err
+	}
+	bypass := pol.Mode == agents.ModeBypass
+	if bypass {
+		// It runs in acceptEdits until the user approves bypassPermissions (asked once, at the
+		// start of the run).
+		pol.Mode = agents.ModeAcceptEdits
+	}
+	x.mu.Lock()
+	n := len(x.state.Subagents) + 1
+	id := fmt.Sprintf("sa-%d", n)
+	ctx, cancel := context.WithCancel(x.ctx)
+	s := &sub{id: id, n: n, cmd: c, def: def, policy: pol, bypass: bypass, ctx: ctx, stopCtx: cancel,
+		slot: x.clock.NewEvent(), stopped: x.clock.NewEvent(), arrived: x.clock.NewEvent(), clock: x.clock}
+	x.subs[id] = s
+	queued := x.running >= x.o.MaxParallel
+	if queued {
+		x.queue = append(x.queue, s)
+	} else {
+		x.running++
+		s.slot.Fire()
+	}
+	x.mu.Unlock()
+
+	spawned := session.SubagentSpawned{
+		AgentType: c.AgentType, AgentName: def.Name, ParentSessionID: x.o.SessionID,
+		ParentSessionRef: x.o.SessionID, PermissionMode: string(pol.Mode), Tools: pol.Tools,
+		TaskDescription: c.Task, TimeoutS: c.Timeout, InheritContext: c.InheritContext,
+		SubagentSessionID: x.o.SessionID + "/" + id, Queued: queued,
+	}
+	if _, err := x.emit(id, spawned); err != nil {
+		return nil, err
+	}
+	if _, err := x.emit(id, session.TranscriptEvent{EventType: session.TranscriptStart, Text: c.Task}); err != nil {
+		return nil, err
+	}
+	x.clock.Go(func() { x.runSub(s) })
+	return s, nil
+}
+
+// runSub is one subagent's life after spawn: wait for a slot, run, record the end.
+func (x *Orchestrator) runSub(s *sub) {
+	defer s.stopped.Fire()
+	start := x.clock.Now()
+	res := runtime.Result{Outcome: session.OutcomeCancelled}
+	if s.slot.Wait(s.ctx) == nil {
+		res = x.execute(s)
+	}
+	x.finish(s, res, start)
+}
+
+func (x *Orchestrator) execute(s *sub) runtime.Result {
+	if _, err := x.emit(s.id, session.SubagentActive{InitialState: "running"}); err != nil {
+		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}
+	}
+	start := x.clock.Now()
+	deadline := start.Add(time.Duration(s.cmd.Timeout) * time.Second)
+	AfterFunc(x.clock, s.ctx, time.Duration(s.cmd.Timeout)*time.Second, func() {
+		s.mu.Lock()
+		if s.why == "" {
+			s.timedOut = true
+		}
+		s.mu.Unlock()
+		s.stopCtx()
+	})
+	if s.bypass {
+		ok, _, err := x.approve(s, "bypassPermissions", map[string]any{"task": s.cmd.Task},
+			"bypassPermissions needs explicit approval at delegation")
+		if err != nil {
+			return runtime.Result{Outcome: session.OutcomeCancelled, Err: err}
+		}
+		if ok {
+			s.policy.Mode = agents.ModeBypass
+		}
+	}
+	prov, model, err := x.o.Route(s.def)
+	if err != nil {
+		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: err.Error()})
+		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: "provider routing"})
+		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}
+	}
+	return runtime.Run(s.ctx, runtime.Config{
+		Agent: s.def, AgentType: s.cmd.AgentType, Policy: s.policy, Provider: prov, Model: model,
+		Sandbox: x.sandbox, System: x.prompt(s), Task: s.cmd.Task, MaxTurns: s.def.MaxTurns,
+		Deadline: deadline, Clock: x.clock,
+		Emit: func(d session.Data) error { _, err := x.emit(s.id, d); return err },
+		Approve: func(_ context.Context, tool string, args map[string]any, reason string) (bool, string, error) {
+			return x.approve(s, tool, args, reason)
+		},
+		Inbox: s.next, Pending: s.pending, Backoff: x.o.Backoff,
+	})
+}
+
+// prompt assembles the delegation prompt; with --inherit-context the playbook and the
+// Downstream Context of every finished subagent form the context chain (DESIGN §6).
+func (x *Orchestrator) prompt(s *sub) string {
+	in := protocols.PromptInput{
+		AgentName: s.def.Name, AgentBody: s.def.Body, PermissionMode: string(s.policy.Mode),
+		Workspace: x.sandbox.Root(), Tools: s.policy.Tools, InheritContext: s.cmd.InheritContext,
+		Task: s.cmd.Task,
+	}
+	for _, t := range agents.CanonicalTools() {
+		if !slices.Contains(s.policy.Tools, t) {
+			in.Denied = append(in.Denied, t)
+		}
+	}
+	if s.cmd.InheritContext {
+		x.mu.Lock()
+		for _, p := range x.state.Playbook {
+			in.Playbook = append(in.Playbook, protocols.PlaybookItem{ID: p.ID, Section: p.Section, Content: p.Content})
+		}
+		for _, sa := range x.state.Subagents {
+			if sa.ID == s.id || !sa.Stopped || sa.Outcome != session.OutcomeSuccess {
+				continue
+			}
+			link := protocols.ChainLink{SubagentID: sa.ID, AgentName: sa.AgentName}
+			if sa.Capsule != nil {
+				link.DownstreamContext = sa.Capsule.DownstreamContext
+			}
+			in.Chain = append(in.Chain, link)
+		}
+		x.mu.Unlock()
+	}
+	return protocols.BuildPrompt(in)
+}
+
+// finish records the end: the cause (timeout or cancellation) and then SubagentStop with what
+// the subagent had; then it frees the slot for the next queued subagent.
+func (x *Orchestrator) finish(s *sub, res runtime.Result, start time.Time) {
+	s.mu.Lock()
+	why, timedOut := s.why, s.timedOut
+	s.mu.Unlock()
+	outcome := res.Outcome
+	switch {
+	case timedOut:
+		outcome = session.OutcomeTimeout
+		_, _ = x.emit(s.id, session.SubagentTimeout{TimeoutS: s.cmd.Timeout})
+	case why != "":
+		outcome = session.OutcomeCancelled
+		_, _ = x.emit(s.id, session.SubagentCancelled{Reason: why})
+	}
+	s.stopCtx()
+	if res.Capsule != nil && (timedOut || why != "") {
+		res.Capsule.ParseWarnings = append(res.Capsule.ParseWarnings, "partial result: the run was stopped by "+map[bool]string{true: "its timeout", false: "a cancellation"}[timedOut])
+	}
+	artifacts := res.Artifacts
+	if artifacts == nil {
+		artifacts = []string{}
+	}
+	_, _ = x.emit(s.id, session.SubagentStop{
+		Outcome: outcome, Capsule: res.Capsule, ToolInvocationCount: res.ToolCalls,
+		ArtifactPaths: artifacts, DurationMS: x.clock.Now().Sub(start).Milliseconds(),
+		Tokens: res.Tokens,
+	})
+	s.mu.Lock()
+	s.outcome = outcome
+	s.mu.Unlock()
+	x.mu.Lock()
+	delete(x.grants, s.id)
+	wasRunning := slices.Index(x.queue, s) < 0
+	if !wasRunning {
+		x.queue = slices.DeleteFunc(x.queue, func(q *sub) bool { return q == s })
+	} else {
+		x.running--
+	}
+	for x.running < x.o.MaxParallel && len(x.queue) > 0 {
+		next := x.queue[0]
+		x.queue = x.queue[1:]
+		x.running++
+		next.slot.Fire()
+	}
+	x.mu.Unlock()
+}
+
+// cancelCmd is /cancel: the subagent's context ends, which kills a running tool's process
+// group; SubagentCancelled and SubagentStop follow from its participant.
+func (x *Orchestrator) cancelCmd(line string, c commands.Cancel) (Reply, error) {
+	x.mu.Lock()
+	s := x.subs[c.SubagentID]
+	sa := x.state.Subagent(c.SubagentID)
+	ids := x.subIDs()
+	x.mu.Unlock()
+	switch {
+	case s == nil || sa == nil:
+		return x.rejectf(line, c, "unknown subagent %s%s", c.SubagentID, didYouMean(c.SubagentID, ids))
+	case sa.Terminal():
+		return x.rejectf(line, c, "%s has already stopped (%s)", sa.ID, sa.Status)
+	}
+	if err := x.issue(line, c); err != nil {
+		return Reply{}, err
+	}
+	s.cancel("cancelled by the user")
+	return Reply{Output: "cancelling " + s.id}, nil
+}
+
+func (x *Orchestrator) subIDs() []string {
+	var ids []string
+	for _, sa := range x.state.Subagents {
+		ids = append(ids, sa.ID)
+	}
+	return ids
+}
+
+// wait is /wait: until each subagent has stopped and each convergence is complete or waits
+// for review.
+func (x *Orchestrator) wait(ctx context.Context, line string, c commands.Wait) (Reply, error) {
+	x.mu.Lock()
+	var evs []*Event
+	var bad string
+	for _, id := range c.IDs {
+		if s := x.subs[id]; s != nil {
+			evs = append(evs, s.stopped)
+		} else if cv := x.convs[id]; cv != nil {
+			evs = append(evs, cv.settled)
+		} else if bad == "" {
+			bad = id
+		}
+	}
+	ids := x.knownIDs()
+	x.mu.Unlock()
+	if bad != "" {
+		return x.rejectf(line, c, "unknown id %s%s", bad, didYouMean(bad, ids))
+	}
+	if err := x.issue(line, c); err != nil {
+		return Reply{}, err
+	}
+	for _, ev := range evs {
+		if err := ev.Wait(ctx); err != nil {
+			return Reply{Output: "wait interrupted"}, nil
+		}
+	}
+	return Reply{}, nil
+}
+
+// WaitAll waits until every subagent has stopped and every convergence has settled.
+func (x *Orchestrator) WaitAll(ctx context.Context) error {
+	for {
+		x.mu.Lock()
+		var ev *Event
+		for _, sa := range x.state.Subagents {
+			if s := x.subs[sa.ID]; s != nil && !s.stopped.Fired() {
+				ev = s.stopped
+				break
+			}
+		}
+		if ev == nil {
+			for _, sa := range x.state.Subagents {
+				if h := x.handoffs[sa.ID]; h != nil && !h.settled.Fired() {
+					ev = h.settled
+					break
+				}
+			}
+		}
+		if ev == nil {
+			for _, cv := range x.convs {
+				if !cv.settled.Fired() {
+					ev = cv.settled
+					break
+				}
+			}
+		}
+		x.mu.Unlock()
+		if ev == nil {
+			return nil
+		}
+		if err := ev.Wait(ctx); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/session"
+)
+
+// harness runs scripts on the test tapes in a fresh workspace.
+type harness struct {
+	t       *testing.T
+	ws      string
+	rec     string
+	approve string
+	cap     int
+	real    bool
+}
+
+func newHarness(t *testing.T) *harness {
+	ws := t.TempDir()
+	write(t, ws, "main.go", "package main\n\nfunc main() {\n\tprintln(\"hello\") // TODO: say more\n}\n")
+	write(t, ws, "main_test.go", "package main\n")
+	// A file outside the workspace that no tool may read.
+	write(t, filepath.Dir(ws), "outside.txt", "secret outside")
+	return &harness{t: t, ws: ws, rec: filepath.Join(t.TempDir(), "rec.jsonl"), approve: ApproveNone}
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type outcome struct {
+	exit     int
+	events   []session.Event
+	state    *session.State
+	progress string
+	x        *Orchestrator
+}
+
+func (h *harness) start(clock Clock) *Orchestrator {
+	h.t.Helper()
+	tapes, err := provider.LoadTapes("testdata/tapes")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	script := provider.NewScript(provider.ScriptConfig{Tapes: tapes, Sleep: clock.Sleep})
+	rec, err := session.OpenRecorderFile(h.rec, session.RecorderOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	x, err := Start(Options{
+		Workspace: h.ws, SessionID: "s-test", ProgramVersion: "test", Clock: clock, Recorder: rec,
+		Catalogue:    agents.Load(agents.Options{Workspace: h.ws}),
+		Route:        func(*agents.Definition) (provider.Provider, string, error) { return script, "", nil },
+		ProviderName: "script", Approve: h.approve, MaxParallel: h.cap,
+		Backoff: func(int) time.Duration { return time.Millisecond },
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return x
+}
+
+// run runs a script under a simulated clock and reads the recording back.
+func (h *harness) run(script string) outcome {
+	h.t.Helper()
+	os.Remove(h.rec)
+	x := h.start(NewSimClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)))
+	var progress bytes.Buffer
+	code, err := RunScript(context.Background(), x, strings.NewReader(script), &progress)
+	if err != nil {
+		h.t.Fatalf("RunScript: %v\n%s", err, progress.String())
+	}
+	return h.read(code, x, progress.String())
+}
+
+func (h *harness) read(code int, x *Orchestrator, progress string) outcome {
+	h.t.Helper()
+	evs, _, err := session.ReadAll(h.rec, session.ReadOptions{})
+	if err != nil {
+		h.t.Fatalf("read recording: %v", err)
+	}
+	st, _, err := session.LoadFile(h.rec, session.ReadOptions{})
+	if err != nil {
+		h.t.Fatalf("fold recording: %v", err)
+	}
+	return outcome{exit: code, events: evs, state: st, progress: progress, x: x}
+}
+
+// find returns the events of type t (about subagent id, when not "").
+func (o outcome) find(t session.Type, id string) []session.Event {
+	var out []session.Event
+	for _, e := range o.events {
+		if e.Type == t && (id == "" || e.SubagentID == id) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (o outcome) transcript(id, kind string) []session.TranscriptEvent {
+	var out []session.TranscriptEvent
+	for _, e := range o.find(session.TypeTranscriptEvent, id) {
+		if d := e.Data.(session.TranscriptEvent); kind == "" || d.EventType == kind {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (o outcome) stop(t *testing.T, id string) session.SubagentStop {
+	t.Helper()
+	s := o.find(session.TypeSubagentStop, id)
+	if len(s) != 1 {
+		t.Fatalf("%s has %d SubagentStop events", id, len(s))
+	}
+	return s[0].Data.(session.SubagentStop)
+}
+
+func checkSeq(t *testing.T, evs []session.Event) {
+	t.Helper()
+	for i, e := range evs {
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("event %d has seq %d", i+1, e.Seq)
+		}
+	}
+	if evs[0].Type != session.TypeSessionStarted || evs[len(evs)-1].Type != session.TypeSessionEnded {
+		t.Fatalf("recording runs %s … %s", evs[0].Type, evs[len(evs)-1].Type)
+	}
+}
+
+// noLeaks waits for the goroutine count to settle back to base.
+func noLeaks(t *testing.T, base int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("%d goroutines left (base %d):\n%s", runtime.NumGoroutine(), base, buf[:n])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

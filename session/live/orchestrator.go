@@ -1,0 +1,545 @@
+// Package live is the orchestrator of a live session (DESIGN §1): it runs parsed commands, owns
+// subagent lifecycles, approvals, handoffs and timeouts, and is the only place that creates
+// events.
+//
+// Every event goes through one serialising path (Orchestrator.emit): it takes the next seq,
+// stamps the clock's time, is written by the recorder (which redacts secrets), and only then
+// is folded into the state with session.Apply: the state never shows anything that is not on
+// disk, and seq has no gaps.
+//
+// Concurrency: each subagent runs as a participant of the session Clock (see Clock); the
+// orchestrator's state is guarded by one mutex that is never held while waiting.
+package live
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/agents/tools"
+	"github.com/summit-dev/summit/commands"
+	"github.com/summit-dev/summit/session"
+)
+
+// Approval policies of headless runs (--approve).
+const (
+	ApproveNone  = "none"  // every request is denied
+	ApproveShell = "shell" // run_shell_command is allowed once per call; the rest denied
+	ApproveAll   = "all"   // everything is allowed once per call, bypassPermissions included
+)
+
+// Options configure a session.
+type Options struct {
+	Workspace string
+	// SessionID; "" = a new time-ordered random id.
+	SessionID      string
+	ProgramVersion string
+	Ceiling        agents.PermissionMode // default acceptEdits
+	AllowedTools   []string              // the session's tools; nil = every canonical tool but task
+	Catalogue      *agents.Catalogue
+	// Route picks a subagent's provider and concrete model from its definition.
+	Route        func(def *agents.Definition) (provider.Provider, string, error)
+	ProviderName string // recorded in SessionStarted
+	Config       map[string]any
+	Clock        Clock // default RealClock
+	Recorder     *session.Recorder
+	MaxParallel  int // running subagents at once; default 8
+	// Approve decides permission requests without asking ("none", "shell", "all"); "" waits
+	// for /approve or /deny.
+	Approve string
+	Tools   tools.Options
+	// OnEvent is called after each event is folded, outside the lock, in seq order.
+	OnEvent func(session.Event)
+	// Backoff between retries of a transient provider failure (default 500ms·2^(n-1)).
+	Backoff func(attempt int) time.Duration
+}
+
+// Orchestrator runs one session.
+type Orchestrator struct {
+	o       Options
+	clock   Clock
+	sandbox *tools.Sandbox
+	ctx     context.Context
+	stop    context.CancelFunc
+
+	emitMu sync.Mutex // the serialising path: held from seq assignment to the OnEvent call
+	mu     sync.Mutex // guards everything below and state
+	state  *session.State
+	err    error // first recording or fold failure; the session cannot go on after it
+
+	subs      map[string]*sub
+	convs     map[string]*conv
+	queue     []*sub
+	running   int
+	handoffs  map[string]*handoff
+	requests  map[string]*request
+	grants    map[string]map[string]bool // subagent → tools approved for the whole subagent
+	nextPR    int
+	rejected  int
+	startedAt time.Time
+	ended     bool
+}
+
+// Start opens a session: it emits SessionStarted.
+func Start(o Options) (*Orchestrator, error) {
+	if o.Clock == nil {
+		o.Clock = RealClock{}
+	}
+	if o.Ceiling == "" {
+		o.Ceiling = agents.ModeAcceptEdits
+	}
+	if !o.Ceiling.Valid() {
+		return nil, fmt.Errorf("unknown permission mode %q (plan, acceptEdits, bypassPermissions)", o.Ceiling)
+	}
+	if o.MaxParallel <= 0 {
+		o.MaxParallel = 8
+	}
+	if o.AllowedTools == nil {
+		for _, t := range agents.CanonicalTools() {
+			if agents.ClassOf(t) != agents.ClassTask {
+				o.AllowedTools = append(o.AllowedTools, t)
+			}
+		}
+	}
+	if o.Catalogue == nil {
+		return nil, errors.New("no agent catalogue")
+	}
+	if o.Route == nil {
+		return nil, errors.New("no provider routing")
+	}
+	switch o.Approve {
+	case "", ApproveNone, ApproveShell, ApproveAll:
+	default:
+		return nil, fmt.Errorf("--approve %q: want none, shell or all", o.Approve)
+	}
+	sb, err := tools.New(o.Workspace, o.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if o.SessionID == "" {
+		o.SessionID = NewSessionID(o.Clock.Now())
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	x := &Orchestrator{o: o, clock: o.Clock, sandbox: sb, ctx: ctx, stop: stop,
+		state: &session.State{}, subs: map[string]*sub{}, convs: map[string]*conv{}, handoffs: map[string]*handoff{},
+		requests: map[string]*request{}, grants: map[string]map[string]bool{}}
+	x.startedAt = x.clock.Now()
+	_, err = x.emit("", session.SessionStarted{
+		Schema: session.SchemaVersion, ProgramVersion: o.ProgramVersion, Workspace: sb.Root(),
+		PermissionMode: string(o.Ceiling), AllowedTools: o.AllowedTools, Provider: o.ProviderName,
+		AgentsDigest: catalogueDigest(o.Catalogue), Config: o.Config,
+	})
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return x, nil
+}
+
+// NewSessionID returns "s-" + a 26-character time-ordered id (48-bit milliseconds, 80 random
+// bits, Crockford base32, like a ULID).
+func NewSessionID(t time.Time) string {
+	var b [16]byte
+	ms := uint64(t.UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
+	_, _ = rand.Read(b[6:])
+	return "s-" + crockford(b[:])
+}
+
+// DeterministicSessionID derives an id from seed text, for reproducible headless runs.
+func DeterministicSessionID(seed string) string {
+	h := sha256.Sum256([]byte(seed))
+	return "s-" + crockford(h[:16])
+}
+
+func crockford(b []byte) string {
+	const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	var out []byte
+	var acc uint32
+	bits := 0
+	for _, c := range b {
+		acc = acc<<8 | uint32(c)
+		bits += 8
+		for bits >= 5 {
+			bits -= 5
+			out = append(out, alphabet[(acc>>bits)&31])
+		}
+	}
+	if bits > 0 {
+		out = append(out, alphabet[(acc<<(5-bits))&31])
+	}
+	return string(out)
+}
+
+func catalogueDigest(c *agents.Catalogue) string {
+	h := sha256.New()
+	for _, d := range c.List() {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00%s\x00", d.Name, d.Source.Path, d.PermissionMode, d.Tools, d.Body)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// SessionID returns the session's id.
+func (x *Orchestrator) SessionID() string { return x.o.SessionID }
+
+// Clock returns the session clock.
+func (x *Orchestrator) Clock() Clock { return x.clock }
+
+// View calls fn with the state under the lock; fn must not keep it or call the orchestrator.
+func (x *Orchestrator) View(fn func(*session.State)) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	fn(x.state)
+}
+
+// Snapshot returns a deep copy of the state.
+func (x *Orchestrator) Snapshot() *session.State {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.state.Clone()
+}
+
+// Err returns the first recording or fold failure, or nil.
+func (x *Orchestrator) Err() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
+}
+
+// emit is the one serialising path: seq, ts, record, fold, notify.
+func (x *Orchestrator) emit(subagentID string, d session.Data) (session.Event, error) {
+	x.emitMu.Lock()
+	defer x.emitMu.Unlock()
+	x.mu.Lock()
+	ev, err := x.emitLocked(subagentID, d)
+	x.mu.Unlock()
+	if err == nil && x.o.OnEvent != nil {
+		x.o.OnEvent(ev)
+	}
+	return ev, err
+}
+
+func (x *Orchestrator) emitLocked(subagentID string, d session.Data) (session.Event, error) {
+	if x.err != nil {
+		return session.Event{}, x.err
+	}
+	if x.ended {
+		return session.Event{}, errors.New("the session has ended")
+	}
+	ev := session.New(subagentID, d)
+	ev.Seq = x.state.LastSeq + 1
+	ev.TS = x.clock.Now().UTC().Truncate(time.Microsecond)
+	ev.SessionID = x.o.SessionID
+	if x.o.Recorder != nil {
+		rec, err := x.o.Recorder.Append(ev)
+		if err != nil {
+			x.err = fmt.Errorf("recording %s: %w", ev, err)
+			return ev, x.err
+		}
+		ev = rec
+	}
+	if err := session.Apply(x.state, ev); err != nil {
+		x.err = fmt.Errorf("internal error: the fold rejected an event the orchestrator made: %w", err)
+		return ev, x.err
+	}
+	if _, ok := d.(session.SessionEnded); ok {
+		x.ended = true
+	}
+	return ev, nil
+}
+
+// Reply is what a submitted line produced for the person who typed it.
+type Reply struct {
+	// Rejected is set when the line was refused whole (a CommandRejected was recorded);
+	// Error then says why, with the usage line.
+	Rejected bool
+	Error    string
+	// Output is text to show (status, help, agents); "" for most commands.
+	Output string
+	// Quit is set by /quit.
+	Quit bool
+}
+
+// Submit runs one line as typed: a slash command, or plain text (a UserNote, or a message to
+// the subagent holding control). A line that cannot run is rejected whole with a
+// CommandRejected event and nothing else changes. /wait blocks until its ids settle or ctx
+// ends. The error is a recording failure, after which the session cannot go on.
+func (x *Orchestrator) Submit(ctx context.Context, line string) (Reply, error) {
+	line = strings.TrimRight(line, "\r\n")
+	if !commands.IsCommand(line) {
+		return x.note(line)
+	}
+	cmd, err := commands.Parse(line)
+	if err != nil {
+		var pe *commands.ParseError
+		usage := ""
+		if errors.As(err, &pe) {
+			usage = pe.Usage
+		}
+		return x.reject(line, err.Error(), usage)
+	}
+	return x.Run(ctx, line, cmd)
+}
+
+func (x *Orchestrator) reject(line, msg, usage string) (Reply, error) {
+	x.mu.Lock()
+	x.rejected++
+	x.mu.Unlock()
+	_, err := x.emit("", session.CommandRejected{Line: line, Error: msg, Usage: usage})
+	return Reply{Rejected: true, Error: msg}, err
+}
+
+// rejectf rejects a parsed command for a reason found while checking it against the session.
+func (x *Orchestrator) rejectf(line string, cmd commands.Command, format string, args ...any) (Reply, error) {
+	u := commands.Usage(cmd.Name())
+	return x.reject(line, "/"+cmd.Name()+": "+fmt.Sprintf(format, args...)+"\nusage: "+u, u)
+}
+
+func (x *Orchestrator) issue(line string, cmd commands.Command) error {
+	_, err := x.emit("", session.CommandIssued{Line: line, Command: cmd.Name(), Args: cmd.Args()})
+	return err
+}
+
+// Run executes a parsed command (the UI parses as you type; Submit parses for you).
+func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Command) (Reply, error) {
+	switch c := cmd.(type) {
+	case commands.Delegate:
+		return x.delegate(line, c)
+	case commands.Handoff:
+		return x.handoff(line, c)
+	case commands.Cancel:
+		return x.cancelCmd(line, c)
+	case commands.Approve:
+		return x.decide(line, c, c.RequestID, true, c.Scope, "")
+	case commands.Deny:
+		return x.decide(line, c, c.RequestID, false, "", c.Reason)
+	case commands.Wait:
+		return x.wait(ctx, line, c)
+	case commands.Status:
+		return x.status(line, c)
+	case commands.Agents:
+		if err := x.issue(line, c); err != nil {
+			return Reply{}, err
+		}
+		return Reply{Output: x.agentsText()}, nil
+	case commands.Help:
+		text, ok := commands.HelpText(c.Topic)
+		if c.Topic == "" || !ok {
+			text = commands.Overview()
+		}
+		if err := x.issue(line, c); err != nil {
+			return Reply{}, err
+		}
+		return Reply{Output: text}, nil
+	case commands.Quit:
+		if err := x.issue(line, c); err != nil {
+			return Reply{}, err
+		}
+		return Reply{Quit: true}, nil
+	case commands.Converge, commands.Resolve, commands.Apply:
+		return x.convergeCmd(ctx, line, cmd)
+	}
+	return x.rejectf(line, cmd, "not supported")
+}
+
+// note records plain text: a message to the subagent holding control, else a session note.
+func (x *Orchestrator) note(text string) (Reply, error) {
+	if strings.TrimSpace(text) == "" {
+		return Reply{}, nil
+	}
+	x.mu.Lock()
+	to := x.state.Control
+	s := x.subs[to]
+	x.mu.Unlock()
+	if to != "" && s != nil {
+		if _, err := x.emit(to, session.UserNote{Text: text}); err != nil {
+			return Reply{}, err
+		}
+		s.deliver(text)
+		return Reply{}, nil
+	}
+	_, err := x.emit("", session.UserNote{Text: text})
+	return Reply{}, err
+}
+
+func (x *Orchestrator) agentsText() string {
+	var b strings.Builder
+	for _, d := range x.o.Catalogue.List() {
+		mode := string(d.PermissionMode)
+		if mode == "" {
+			mode = "-"
+		}
+		fmt.Fprintf(&b, "%-22s %-17s %s\n", d.Name, mode, session.Sanitize(oneLine(d.Description, 80)))
+	}
+	return b.String()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// status renders one subagent or convergence, or the whole session.
+func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
+	x.mu.Lock()
+	known := c.ID == "" || x.state.Subagent(c.ID) != nil || x.state.Convergence(c.ID) != nil
+	ids := x.knownIDs()
+	x.mu.Unlock()
+	if !known {
+		return x.rejectf(line, c, "unknown id %s%s", c.ID, didYouMean(c.ID, ids))
+	}
+	if err := x.issue(line, c); err != nil {
+		return Reply{}, err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var b strings.Builder
+	now := x.clock.Now()
+	row := func(sa *session.Subagent) {
+		extra := ""
+		switch {
+		case sa.PendingRequest != "":
+			extra = " · waiting for approval " + sa.PendingRequest
+		case sa.Status == session.StatusQueued:
+			extra = " · queued"
+		case sa.CurrentTool != "":
+			extra = " · " + sa.CurrentTool
+		}
+		fmt.Fprintf(&b, "%s %s %-10s %-9s %s%s\n", session.StatusGlyph(sa), sa.ID, sa.AgentType, sa.Status,
+			sa.Elapsed(now).Round(time.Second), extra)
+	}
+	switch {
+	case c.ID == "":
+		fmt.Fprintf(&b, "session %s · %s · %d running\n", x.state.SessionID, x.state.Info.PermissionMode, x.state.Running())
+		for _, sa := range x.state.Subagents {
+			row(sa)
+		}
+		for _, cv := range x.state.Convergences {
+			fmt.Fprintf(&b, "  %s %s %v %s\n", cv.ID, cv.Strategy, cv.Members, cv.Status)
+		}
+	case x.state.Subagent(c.ID) != nil:
+		sa := x.state.Subagent(c.ID)
+		row(sa)
+		fmt.Fprintf(&b, "  task: %s\n", session.Sanitize(oneLine(sa.Task, 200)))
+		if sa.Capsule != nil {
+			fmt.Fprintf(&b, "  capsule: %s\n", session.Sanitize(oneLine(sa.Capsule.Summary, 200)))
+		}
+		if sa.LastError != "" {
+			fmt.Fprintf(&b, "  last error: %s\n", session.Sanitize(oneLine(sa.LastError, 200)))
+		}
+	default:
+		cv := x.state.Convergence(c.ID)
+		fmt.Fprintf(&b, "%s %s %v %s · %d conflicts\n", cv.ID, cv.Strategy, cv.Members, cv.Status, len(cv.Conflicts))
+	}
+	return Reply{Output: b.String()}, nil
+}
+
+// knownIDs lists the session's ids for suggestions; call with mu held.
+func (x *Orchestrator) knownIDs() []string {
+	var ids []string
+	for _, sa := range x.state.Subagents {
+		ids = append(ids, sa.ID)
+	}
+	for _, cv := range x.state.Convergences {
+		ids = append(ids, cv.ID)
+		for _, cf := range cv.Conflicts {
+			ids = append(ids, cf.ID)
+		}
+	}
+	for _, p := range x.state.Permissions {
+		ids = append(ids, p.ID)
+	}
+	return ids
+}
+
+func didYouMean(s string, candidates []string) string {
+	if n := commands.Nearest(s, candidates); n != "" {
+		return " (did you mean " + n + "?)"
+	}
+	if len(candidates) == 0 {
+		return " (the session has none yet)"
+	}
+	return ""
+}
+
+// Close ends the session: running subagents are cancelled and waited for, and SessionEnded is
+// recorded. reason is quit, script_end or error.
+func (x *Orchestrator) Close(reason string) error {
+	x.mu.Lock()
+	if x.ended {
+		x.mu.Unlock()
+		return x.err
+	}
+	var live []*sub
+	for _, s := range x.subs {
+		if !s.stopped.Fired() {
+			live = append(live, s)
+		}
+	}
+	x.mu.Unlock()
+	sort.Slice(live, func(i, j int) bool { return live[i].n < live[j].n })
+	for _, s := range live {
+		s.cancel("the session ended")
+	}
+	for _, s := range live {
+		_ = s.stopped.Wait(context.Background())
+	}
+	x.mu.Lock()
+	d := x.clock.Now().Sub(x.startedAt)
+	x.mu.Unlock()
+	_, err := x.emit("", session.SessionEnded{Reason: reason, DurationMS: d.Milliseconds()})
+	x.stop()
+	if x.o.Recorder != nil {
+		if cerr := x.o.Recorder.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Summary counts what decides a headless run's exit code.
+type Summary struct {
+	Rejected   int
+	Failed     []string // subagents whose outcome was not success
+	Unresolved []string // conflicts without a resolution
+}
+
+// Summary reports rejections, failed subagents and unresolved conflicts so far.
+func (x *Orchestrator) Summary() Summary {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := Summary{Rejected: x.rejected}
+	for _, sa := range x.state.Subagents {
+		if sa.Terminal() && sa.Outcome != session.OutcomeSuccess || !sa.Terminal() {
+			s.Failed = append(s.Failed, sa.ID)
+		}
+	}
+	for _, cv := range x.state.Convergences {
+		for _, cf := range cv.Conflicts {
+			if cf.Resolution == nil {
+				s.Unresolved = append(s.Unresolved, cf.ID)
+			}
+		}
+	}
+	return s
+}
+
+var _ = io.EOF
+var _ = slices.Contains[[]string]

@@ -1,0 +1,136 @@
+package live
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/summit-dev/summit/session"
+)
+
+// Exit codes of a headless run (DESIGN §10).
+const (
+	ExitOK         = 0 // every command accepted, every subagent succeeded, no conflict left
+	ExitFailed     = 1 // a command was rejected or a subagent did not succeed
+	ExitUsage      = 2 // bad flags or an unreadable script (decided by the caller)
+	ExitUnresolved = 3 // conflicts are left unresolved (and nothing else failed)
+)
+
+// MaxScriptLine bounds one script line (a pasted task may be long; a binary file is not).
+const MaxScriptLine = 1 << 20
+
+// RunScript runs a headless script: blank lines and lines starting with # are skipped, every
+// other line is submitted as typed. At the end it waits for every subagent and convergence to
+// settle, then closes the session (reason script_end, or quit after /quit). Progress goes to
+// progress. It returns the exit code; the error is a failure to read the script or to record.
+//
+// Under a SimClock the caller is the clock's first participant; RunScript ends its
+// participation before returning, so the clock drains.
+func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress io.Writer) (int, error) {
+	if sc, ok := x.clock.(*SimClock); ok {
+		defer func() { sc.Done(); <-sc.Idle() }()
+	}
+	sc := bufio.NewScanner(script)
+	sc.Buffer(make([]byte, 64*1024), MaxScriptLine)
+	reason := "script_end"
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fmt.Fprintf(progress, "» %s\n", session.Sanitize(line))
+		r, err := x.Submit(ctx, line)
+		if err != nil {
+			_ = x.Close("error")
+			return ExitFailed, fmt.Errorf("line %d: %w", n, err)
+		}
+		switch {
+		case r.Rejected:
+			fmt.Fprintf(progress, "  line %d rejected: %s\n", n, indent(session.Sanitize(r.Error)))
+		case r.Output != "":
+			fmt.Fprintf(progress, "  %s\n", indent(strings.TrimRight(session.Sanitize(r.Output), "\n")))
+		}
+		if r.Quit {
+			reason = "quit"
+			break
+		}
+	}
+	if err := sc.Err(); err != nil {
+		_ = x.Close("error")
+		return ExitUsage, fmt.Errorf("script line %d: %w", n+1, err)
+	}
+	if reason == "script_end" {
+		if err := x.WaitAll(ctx); err != nil {
+			_ = x.Close("error")
+			return ExitFailed, err
+		}
+	}
+	if err := x.Close(reason); err != nil {
+		return ExitFailed, err
+	}
+	s := x.Summary()
+	switch {
+	case s.Rejected > 0 || len(s.Failed) > 0:
+		if s.Rejected > 0 {
+			fmt.Fprintf(progress, "summit: %d command(s) rejected\n", s.Rejected)
+		}
+		if len(s.Failed) > 0 {
+			fmt.Fprintf(progress, "summit: did not succeed: %s\n", strings.Join(s.Failed, ", "))
+		}
+		return ExitFailed, nil
+	case len(s.Unresolved) > 0:
+		fmt.Fprintf(progress, "summit: unresolved conflicts: %s\n", strings.Join(s.Unresolved, ", "))
+		return ExitUnresolved, nil
+	}
+	return ExitOK, nil
+}
+
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
+
+// Progress renders the lifecycle events worth a line on stderr while a run goes ("" for the
+// rest: tokens and tool results would drown it).
+func Progress(ev session.Event) string {
+	id := ev.SubagentID
+	switch d := ev.Data.(type) {
+	case session.SubagentSpawned:
+		q := ""
+		if d.Queued {
+			q = " (queued)"
+		}
+		return fmt.Sprintf("  %s spawned: %s%s", id, d.AgentType, q)
+	case session.TranscriptEvent:
+		switch d.EventType {
+		case session.TranscriptToolCall:
+			return fmt.Sprintf("  %s → %s", id, d.Tool)
+		case session.TranscriptPolicyDenied:
+			return fmt.Sprintf("  %s ✗ %s denied: %s", id, d.Tool, session.Sanitize(d.Reason))
+		}
+	case session.SubagentError:
+		retry := ""
+		if d.Retrying() {
+			retry = " (retrying)"
+		}
+		return fmt.Sprintf("  %s error: %s%s", id, session.Sanitize(d.Error), retry)
+	case session.SubagentTimeout:
+		return fmt.Sprintf("  %s timed out after %ds", id, d.TimeoutS)
+	case session.SubagentCancelled:
+		return fmt.Sprintf("  %s cancelled: %s", id, session.Sanitize(d.Reason))
+	case session.SubagentStop:
+		return fmt.Sprintf("  %s stopped: %s", id, d.Outcome)
+	case session.PermissionRequested:
+		return fmt.Sprintf("  %s asks for %s (%s)", id, d.Tool, d.RequestID)
+	case session.PermissionGranted:
+		return fmt.Sprintf("  %s granted %s", d.RequestID, d.By)
+	case session.PermissionDenied:
+		return fmt.Sprintf("  %s denied: %s", d.RequestID, session.Sanitize(d.Reason))
+	case session.HandoffComplete:
+		return fmt.Sprintf("  handoff to %s complete: %s", id, d.Outcome)
+	case session.HandoffResolved:
+		return fmt.Sprintf("  handoff to %s resolved: %s (%s)", id, d.Outcome, d.Action)
+	}
+	return ""
+}
