@@ -1,0 +1,99 @@
+package provider
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeConfig(t *testing.T, dir, text string) {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfigAndRouting(t *testing.T) {
+	ws, user := t.TempDir(), t.TempDir()
+	writeConfig(t, user, "providers:\n  ollama: {kind: openai, base_url: http://localhost:11434/v1}\nmodels:\n  fast: {provider: ollama, model: qwen-small}\n  default: {provider: ollama, model: qwen}\ndefault_provider: ollama\n")
+	writeConfig(t, filepath.Join(ws, ".summit"), "providers:\n  oai: {kind: openai, base_url: https://api.openai.com/v1, key_env: OPENAI_API_KEY}\nmodels:\n  deep: {provider: oai, model: gpt-5}\n")
+	c, err := LoadConfig(ws, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := NewScript(ScriptConfig{})
+	r := NewRouter(c, script, func(string) string { return "k" })
+	for _, tc := range []struct{ model, provider, concrete string }{
+		{"", "ollama", "qwen"}, {"inherit", "ollama", "qwen"}, {"fast", "ollama", "qwen-small"},
+		{"deep", "oai", "gpt-5"}, {"oai/gpt-4o", "oai", "gpt-4o"}, {"llama3", "ollama", "llama3"},
+	} {
+		p, m, err := r.Resolve(tc.model)
+		if err != nil || p.Name() != tc.provider || m != tc.concrete {
+			t.Errorf("Resolve(%q) = %v %q %v, want %s %s", tc.model, p, m, err, tc.provider, tc.concrete)
+		}
+	}
+	if err := r.Force("script"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _, _ := r.Resolve("deep"); p != script || r.Describe() != "script" {
+		t.Errorf("forced script")
+	}
+	if err := r.Force("nosuch"); err == nil || !strings.Contains(err.Error(), "known: script") {
+		t.Errorf("Force(nosuch) = %v", err)
+	}
+	// Nothing configured: everything goes to the script provider.
+	empty := NewRouter(Config{}, script, nil)
+	if p, _, _ := empty.Resolve("deep"); p != script || empty.Describe() != "script" {
+		t.Errorf("empty config does not route to script")
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"providers:\n  x: {kind: openai, base_url: u, kee_env: K}\n", "field kee_env not found"},
+		{"providers:\n  x: {kind: gemini}\n", "config.yaml:2: provider x: kind \"gemini\" is not one of"},
+		{"models:\n  fast: {provider: nowhere, model: m}\n", `routes to provider "nowhere"`},
+		{"providers: [\n", "config.yaml"},
+	} {
+		ws := t.TempDir()
+		writeConfig(t, filepath.Join(ws, ".summit"), c.text)
+		if _, err := LoadConfig(ws, ""); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.text, err, c.want)
+		}
+	}
+	if c, err := LoadConfig(t.TempDir(), t.TempDir()); err != nil || !c.Empty() {
+		t.Errorf("no files: %+v %v", c, err)
+	}
+}
+
+func TestDetectOllama(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/tags" {
+			w.Write([]byte(`{"models":[]}`))
+		}
+	}))
+	defer up.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(time.Second) }))
+	defer slow.Close()
+	detect := func(url string) (bool, time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		return DetectOllama(ctx, url), time.Since(start)
+	}
+	if ok, _ := detect(up.URL); !ok {
+		t.Errorf("running server not detected")
+	}
+	if ok, d := detect(slow.URL); ok || d > 800*time.Millisecond {
+		t.Errorf("slow server: %v after %v", ok, d)
+	}
+	if ok, _ := detect("http://127.0.0.1:1"); ok {
+		t.Errorf("closed port detected")
+	}
+}
