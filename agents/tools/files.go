@@ -1,181 +1,313 @@
 package tools
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"math/rand/v2"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
-func readFile(_ context.Context, s *Sandbox, a args) Result {
-	p, err := s.resolve(a.str("path"))
-	if err != nil {
-		return errResult("read_file: %v", err)
-	}
-	st, err := os.Stat(p)
-	if err != nil {
-		return errResult("read_file: %s: no such file", a.str("path"))
-	}
-	if st.IsDir() {
-		return errResult("read_file: %s is a directory; use glob to list it", a.str("path"))
-	}
-	offset, hasOff := a.num("offset")
-	limit, hasLim := a.num("limit")
-	if offset < 0 || hasLim && limit <= 0 {
-		return errResult("read_file: offset must be ≥ 0 and limit > 0")
-	}
-	ranged := hasOff || hasLim
-	if !ranged && st.Size() > s.o.MaxRead {
-		return errResult("read_file: %s is %d bytes, over the %d-byte cap; read a range with offset and limit", a.str("path"), st.Size(), s.o.MaxRead)
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return errResult("read_file: %v", err)
-	}
-	if binary(data) {
-		return errResult("read_file: %s is a binary file (%d bytes)", a.str("path"), len(data))
-	}
-	if !ranged {
-		return Result{Output: string(data)}
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if offset >= len(lines) && len(lines) > 0 {
-		return errResult("read_file: offset %d is past the end (%d lines)", offset, len(lines))
-	}
-	end := len(lines)
-	if hasLim && offset+limit < end {
-		end = offset + limit
-	}
-	return Result{Output: fmt.Sprintf("[%s lines %d-%d of %d]\n%s", a.str("path"), offset+1, end, len(lines),
-		strings.Join(lines[offset:end], ""))}
-}
+// sniffLen is how much of a file decides whether it is binary.
+const sniffLen = 8 << 10
 
-// binary: a NUL byte in the first 8 KiB, or text that is not valid UTF-8 there.
-func binary(data []byte) bool {
-	head := data[:min(len(data), 8192)]
+// looksBinary reports whether head, the start of a file, is not text: it holds a NUL byte, or
+// more than a tenth of it is invalid UTF-8 (a few stray Latin-1 bytes still pass as text and
+// reach the model as U+FFFD). A rune cut at the end of head does not count.
+func looksBinary(head []byte) bool {
 	if bytes.IndexByte(head, 0) >= 0 {
 		return true
 	}
-	// Allow a rune cut at the 8 KiB boundary.
-	for i := 0; i < 4 && len(head) > 0 && !utf8.Valid(head); i++ {
-		head = head[:len(head)-1]
+	bad := 0
+	for i := 0; i < len(head); {
+		r, n := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && n == 1 {
+			if !utf8.FullRune(head[i:]) {
+				break
+			}
+			bad++
+		}
+		i += n
 	}
-	return !utf8.Valid(head)
+	return bad*10 > len(head)
 }
 
-// writeAtomic writes content through a temporary file in the same directory and a rename,
-// keeping an existing file's mode.
-func writeAtomic(p string, content []byte) error {
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(p); err == nil {
-		if st.IsDir() {
-			return fmt.Errorf("%s is a directory", p)
-		}
-		mode = st.Mode().Perm()
+// statFile checks that rel (resolved) is a regular file and returns its info; arg is the
+// name the model used, for messages.
+func statFile(root *os.Root, rel, arg string) (fs.FileInfo, error) {
+	st, err := root.Stat(rel)
+	switch {
+	case err != nil:
+		return nil, fileErr(arg, err)
+	case st.IsDir():
+		return nil, fmt.Errorf("%s is a directory; use glob to list its files", arg)
+	case !st.Mode().IsRegular():
+		// A FIFO or device would block or never end.
+		return nil, fmt.Errorf("%s is not a regular file (%s)", arg, st.Mode().Type())
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	return st, nil
+}
+
+func readFile(ctx context.Context, s *Sandbox, a args) Result {
+	arg := a.str("path")
+	offset, hasOff := a.int("offset")
+	limit, hasLim := a.int("limit")
+	switch {
+	case offset < 0:
+		return errResult("read_file: offset must be 0 or more, got %d", offset)
+	case hasLim && limit < 1:
+		return errResult("read_file: limit must be 1 or more, got %d", limit)
+	}
+	rel, err := s.resolve(arg)
+	if err != nil {
+		return errResult("read_file: %v", err)
+	}
+	root, err := s.openRoot()
+	if err != nil {
+		return errResult("read_file: %v", err)
+	}
+	defer root.Close()
+	st, err := statFile(root, rel, arg)
+	if err != nil {
+		return errResult("read_file: %v", err)
+	}
+	ranged := hasOff || hasLim
+	if !ranged && st.Size() > s.o.MaxRead {
+		return errResult("read_file: %s is %d bytes, over the read limit of %d bytes; read it in ranges with offset and limit",
+			arg, st.Size(), s.o.MaxRead)
+	}
+	f, err := root.Open(rel)
+	if err != nil {
+		return errResult("read_file: %v", fileErr(arg, err))
+	}
+	defer f.Close()
+	// Everything streams through one buffer: memory stays bounded whatever the file's size
+	// or line lengths, and only the first MaxResult bytes of the text shown are kept.
+	br := bufio.NewReaderSize(f, 64<<10)
+	head, err := br.Peek(sniffLen)
+	if err != nil && err != io.EOF {
+		return errResult("read_file: %v", fileErr(arg, err))
+	}
+	if looksBinary(head) {
+		return errResult("read_file: %s is a binary file (%d bytes)", arg, st.Size())
+	}
+	out := capBuf{max: s.o.MaxResult + utf8.UTFMax}
+	if !ranged {
+		if _, err := io.Copy(&out, br); err != nil {
+			return errResult("read_file: %v", fileErr(arg, err))
+		}
+		return Result{Output: clip(string(out.buf), out.n, s.o.MaxResult)}
+	}
+	end := math.MaxInt
+	if hasLim {
+		end = offset + limit // both ≤ 2^53: no overflow
+	}
+	line, partial := 0, false
+	for i := 0; ; i++ {
+		if i%4096 == 0 && ctx.Err() != nil { // counting the lines of a huge file takes a while
+			return errResult("read_file: %v", ctx.Err())
+		}
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			if line >= offset && line < end {
+				out.Write(chunk)
+			}
+			if partial = chunk[len(chunk)-1] != '\n'; !partial {
+				line++
+			}
+		}
+		if err == bufio.ErrBufferFull { // a line longer than the buffer: keep going
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return errResult("read_file: %v", fileErr(arg, err))
+		}
+	}
+	if partial { // the last line has no newline
+		line++
+	}
+	switch {
+	case line == 0 && offset == 0:
+		return Result{Output: fmt.Sprintf("[%s: empty file]", rel)}
+	case offset >= line:
+		return errResult("read_file: offset %d is past the end of %s (%d lines)", offset, arg, line)
+	}
+	header := fmt.Sprintf("[%s: lines %d-%d of %d]\n", rel, offset+1, min(end, line), line)
+	return Result{Output: header + clip(string(out.buf), out.n, s.o.MaxResult)}
+}
+
+// writeAtomic replaces rel with data through a temporary file in the same directory and a
+// rename, so a reader sees the old content or the new, never a mix, and a failed write leaves
+// the old file alone. An existing file keeps its permission bits; a new one gets 0644 and
+// missing parent directories 0755. Every step goes through root, so nothing lands outside.
+// There is no fsync: the aim is atomicity towards other readers, not crash durability.
+func writeAtomic(root *os.Root, rel string, data []byte) error {
+	mode := fs.FileMode(0o644)
+	switch st, err := root.Stat(rel); {
+	case err == nil && st.IsDir():
+		return errors.New("is a directory")
+	case err == nil && !st.Mode().IsRegular():
+		return fmt.Errorf("is not a regular file (%s)", st.Mode().Type())
+	case err == nil:
+		mode = st.Mode().Perm()
+	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".summit-write-*")
+	dir := path.Dir(rel)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// A random name and O_EXCL: never an existing file, nor one another call is writing.
+	tmp := path.Join(dir, fmt.Sprintf(".summit-%016x.tmp", rand.Uint64()))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		return err
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode) // fchmod on the open file: not subject to umask, no race
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err == nil {
+		err = root.Rename(tmp, rel)
 	}
-	return os.Rename(tmp.Name(), p)
+	if err != nil {
+		root.Remove(tmp)
+	}
+	return err
 }
 
 func writeFile(_ context.Context, s *Sandbox, a args) Result {
-	p, err := s.resolve(a.str("path"))
+	arg, content := a.str("path"), a.str("content")
+	rel, err := s.resolve(arg)
 	if err != nil {
 		return errResult("write_file: %v", err)
 	}
-	content := a.str("content")
-	if err := writeAtomic(p, []byte(content)); err != nil {
+	if rel == "." {
+		return errResult("write_file: %s is the workspace root, not a file", arg)
+	}
+	root, err := s.openRoot()
+	if err != nil {
 		return errResult("write_file: %v", err)
 	}
-	rel := s.rel(p)
-	return Result{Output: fmt.Sprintf("wrote %s (%d bytes)", rel, len(content)), Written: []string{rel}}
+	defer root.Close()
+	verb := "created"
+	if _, err := root.Lstat(rel); err == nil {
+		verb = "overwrote"
+	}
+	if err := writeAtomic(root, rel, []byte(content)); err != nil {
+		return errResult("write_file: %v", fileErr(arg, err))
+	}
+	return Result{Output: fmt.Sprintf("%s %s (%d bytes)", verb, rel, len(content)), Written: []string{rel}}
 }
 
 func replaceTool(_ context.Context, s *Sandbox, a args) Result {
-	p, err := s.resolve(a.str("path"))
-	if err != nil {
-		return errResult("replace: %v", err)
-	}
-	old, repl := a.str("old_string"), a.str("new_string")
+	arg, old, repl := a.str("path"), a.str("old_string"), a.str("new_string")
 	want := 1
-	if n, ok := a.num("expected_replacements"); ok {
+	if n, ok := a.int("expected_replacements"); ok {
 		want = n
 	}
-	if old == "" {
-		return errResult("replace: old_string is empty; use write_file to create a file")
-	}
-	if want < 1 {
-		return errResult("replace: expected_replacements must be at least 1")
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return errResult("replace: %s: no such file", a.str("path"))
-	}
-	text := string(data)
-	found := strings.Count(text, old)
 	switch {
-	case found == 0:
-		msg := fmt.Sprintf("replace: old_string not found in %s", a.str("path"))
-		if line := fuzzyLine(text, old); line > 0 {
-			msg += fmt.Sprintf("; it matches at line %d if whitespace is ignored: copy the exact text", line)
-		}
-		return errResult("%s", msg)
-	case found != want:
-		return errResult("replace: old_string occurs %d times in %s, expected %d; add context to make it unique or set expected_replacements", found, a.str("path"), want)
+	case old == "":
+		return errResult("replace: old_string is empty; use write_file to create or overwrite a whole file")
+	case want < 1:
+		return errResult("replace: expected_replacements must be 1 or more, got %d", want)
+	case old == repl:
+		return errResult("replace: old_string and new_string are the same; nothing would change")
 	}
-	if err := writeAtomic(p, []byte(strings.ReplaceAll(text, old, repl))); err != nil {
+	rel, err := s.resolve(arg)
+	if err != nil {
 		return errResult("replace: %v", err)
 	}
-	rel := s.rel(p)
-	return Result{Output: fmt.Sprintf("replaced %d occurrence(s) in %s", found, rel), Written: []string{rel}}
+	root, err := s.openRoot()
+	if err != nil {
+		return errResult("replace: %v", err)
+	}
+	defer root.Close()
+	st, err := statFile(root, rel, arg)
+	if err != nil {
+		return errResult("replace: %v", err)
+	}
+	if st.Size() > s.o.MaxRead {
+		return errResult("replace: %s is %d bytes, over the limit of %d bytes for editing", arg, st.Size(), s.o.MaxRead)
+	}
+	data, err := root.ReadFile(rel)
+	if err != nil {
+		return errResult("replace: %v", fileErr(arg, err))
+	}
+	if looksBinary(data[:min(len(data), sniffLen)]) {
+		return errResult("replace: %s is a binary file (%d bytes)", arg, len(data))
+	}
+	text := string(data)
+	switch found := strings.Count(text, old); {
+	case found == 0:
+		msg := "replace: old_string not found in " + arg
+		if line := looseLine(text, old); line > 0 {
+			msg += fmt.Sprintf("; it matches at line %d if whitespace is normalised: copy the exact text, "+
+				"indentation and line breaks included", line)
+		}
+		return Result{Output: msg, IsError: true}
+	case found != want:
+		return errResult("replace: found %d occurrences of old_string in %s, expected %d; add surrounding "+
+			"lines to old_string to pick one, or set expected_replacements to %d to replace them all", found, arg, want, found)
+	}
+	if err := writeAtomic(root, rel, []byte(strings.ReplaceAll(text, old, repl))); err != nil {
+		return errResult("replace: %v", fileErr(arg, err))
+	}
+	return Result{Output: fmt.Sprintf("replaced %d occurrence(s) in %s", want, rel), Written: []string{rel}}
 }
 
-// fuzzyLine finds old in text with all whitespace ignored and returns its 1-based line, or 0.
-func fuzzyLine(text, old string) int {
-	squash := func(s string) (string, []int) {
-		var b strings.Builder
-		var at []int
-		for i, r := range s {
-			if r != ' ' && r != '\t' && r != '\n' && r != '\r' {
-				b.WriteRune(r)
-				at = append(at, i)
-			}
-		}
-		return b.String(), at
-	}
-	st, at := squash(text)
-	so, _ := squash(old)
-	if so == "" {
+// looseLine looks for old in text with every run of whitespace taken as one space and old's
+// outer whitespace dropped, and returns the 1-based line of text where the match starts, or 0.
+func looseLine(text, old string) int {
+	needle, _ := squeeze(strings.TrimSpace(old), -1)
+	if needle == "" {
 		return 0
 	}
-	i := strings.Index(st, so)
+	hay, _ := squeeze(text, -1)
+	i := strings.Index(hay, needle)
 	if i < 0 {
 		return 0
 	}
-	// i is a byte index in st; count runes to map back.
-	n := utf8.RuneCountInString(st[:i])
-	return strings.Count(text[:at[n]], "\n") + 1
+	_, line := squeeze(text, i)
+	return line
+}
+
+// squeeze collapses each run of whitespace in s to one space and drops leading whitespace.
+// When stop ≥ 0 it also returns the 1-based line of s that byte stop of the result comes from.
+func squeeze(s string, stop int) (string, int) {
+	var b strings.Builder
+	line, space := 1, false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			if r == '\n' {
+				line++
+			}
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		if b.Len() >= stop && stop >= 0 {
+			return "", line
+		}
+		b.WriteRune(r)
+	}
+	return b.String(), 0
 }

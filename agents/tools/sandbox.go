@@ -2,9 +2,9 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,23 +13,27 @@ import (
 	"unicode/utf8"
 )
 
+// maxShellTimeout is the ceiling of every shell timeout, configured or asked for.
+const maxShellTimeout = 600 * time.Second
+
 // Options configure a Sandbox; zero values mean the defaults shown.
 type Options struct {
-	MaxResult    int           // bytes of a result handed on; default 64 KiB
-	MaxRead      int64         // read_file refuses larger files unless a range is asked; default 4 MiB
-	MatchCap     int           // glob / search matches listed; default 200
-	ShellTimeout time.Duration // default 120 s; timeout_s may lower it, never above 600 s
-	Environ      []string      // base environment of the shell; default os.Environ()
+	MaxResult    int           // bytes of a tool result handed to the model/log; default 64 KiB
+	MaxRead      int64         // read_file (and replace) refuse larger files unless a range is asked; default 4 MiB
+	MatchCap     int           // glob / search_file_content matches listed; default 200
+	ShellTimeout time.Duration // default 120 s; timeout_s may lower it; never above 600 s
+	Environ      []string      // base environment of run_shell_command, secrets removed; default os.Environ()
 	HTTPClient   *http.Client  // web_fetch; default a client with a 30 s timeout
 }
 
-// Sandbox runs tools confined to one workspace root.
+// Sandbox runs tools confined to one workspace root. It holds no open resources, and is safe
+// for concurrent use (each call opens what it needs).
 type Sandbox struct {
-	root string
+	root string // absolute, clean, symlink-free
 	o    Options
 }
 
-// New resolves root (an existing directory) to an absolute, symlink-free path.
+// New resolves root (must exist and be a directory) to an absolute, symlink-free path.
 func New(root string, o Options) (*Sandbox, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -37,14 +41,14 @@ func New(root string, o Options) (*Sandbox, error) {
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("workspace root: %w", err)
 	}
 	st, err := os.Stat(real)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("workspace root: %w", err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory", root)
+		return nil, fmt.Errorf("workspace root %s is not a directory", root)
 	}
 	if o.MaxResult <= 0 {
 		o.MaxResult = 64 << 10
@@ -58,6 +62,7 @@ func New(root string, o Options) (*Sandbox, error) {
 	if o.ShellTimeout <= 0 {
 		o.ShellTimeout = 120 * time.Second
 	}
+	o.ShellTimeout = min(o.ShellTimeout, maxShellTimeout)
 	if o.Environ == nil {
 		o.Environ = os.Environ()
 	}
@@ -67,191 +72,175 @@ func New(root string, o Options) (*Sandbox, error) {
 	return &Sandbox{root: real, o: o}, nil
 }
 
-// Root is the resolved workspace root.
+// Root returns the resolved workspace root.
 func (s *Sandbox) Root() string { return s.root }
 
-// Result is what a call produced. Output is already capped. Written lists workspace-relative
-// slash paths the call created or changed.
+// Result is what a tool call produced. Output is already size-capped. Written lists
+// workspace-relative slash paths the call created or changed (for artifact_paths).
 type Result struct {
 	Output  string
 	IsError bool
 	Written []string
 }
 
-func errResult(format string, args ...any) Result {
-	return Result{Output: fmt.Sprintf(format, args...), IsError: true}
+func errResult(format string, a ...any) Result {
+	return Result{Output: fmt.Sprintf(format, a...), IsError: true}
 }
 
-// Call runs one tool with the model's raw argument text.
+// Call runs one tool. tool is a canonical name; args is the raw JSON object text the model
+// produced. Bad input of any kind gives an error Result naming the problem. Cancelling ctx
+// stops the call.
 func (s *Sandbox) Call(ctx context.Context, tool, args string) Result {
 	t, ok := registry[tool]
 	if !ok {
-		return errResult("unknown tool %q", tool)
+		return errResult("unknown tool %q (known: %s)", tool, strings.Join(names(), ", "))
 	}
-	a, err := decode(args, t.spec)
+	a, err := decode(args, t.params)
 	if err != nil {
 		return errResult("%s: %v", tool, err)
 	}
+	if err := ctx.Err(); err != nil {
+		return errResult("%s: not run: %v", tool, err)
+	}
 	r := t.run(ctx, s, a)
-	r.Output = s.capText(r.Output)
+	if !t.capped {
+		r.Output = clip(r.Output, int64(len(r.Output)), s.o.MaxResult)
+	}
+	// Results go to a model API and a JSON log: both need valid UTF-8.
+	r.Output = strings.ToValidUTF8(r.Output, "\uFFFD")
 	return r
 }
 
-// capText cuts a result to MaxResult bytes on a rune boundary, saying how much there was.
-// Tools that cap while reading (the shell) have already added their marker, which the slack
-// of markerRoom lets through unchanged.
-func (s *Sandbox) capText(text string) string {
-	return capText(text, len(text), s.o.MaxResult+markerRoom)
-}
-
-const markerRoom = 200
-
-// capText keeps at most max bytes of text, whose full size was total.
-func capText(text string, total, max int) string {
-	if len(text) <= max && total <= len(text) {
+// clip cuts text, the first bytes of something total bytes long, to at most max bytes on a
+// rune boundary and says how much there was. Callers that capped while reading keep at least
+// max+utf8.UTFMax bytes when there is more, so a rune cut by their buffer is dropped here.
+// total < 0 means "more than len(text)", for a source read only up to a ceiling.
+func clip(text string, total int64, max int) string {
+	if total >= 0 && total <= int64(max) && total == int64(len(text)) {
 		return text
 	}
 	cut := min(len(text), max)
-	for cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]) {
+	// Back off to the start of a rune, but never by more than one rune's worth: in invalid
+	// UTF-8 a run of continuation bytes must not eat the whole text.
+	for i := 0; i < utf8.UTFMax-1 && cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]); i++ {
 		cut--
+	}
+	if total < 0 {
+		return text[:cut] + fmt.Sprintf("\n[... truncated: more than %d bytes total, showing the first %d]", len(text), cut)
 	}
 	return text[:cut] + fmt.Sprintf("\n[... truncated: %d bytes total, showing the first %d]", total, cut)
 }
 
-// resolve maps a path argument to an absolute path inside the root, or says why not.
-func (s *Sandbox) resolve(p string) (string, error) {
-	if p == "" {
+// capBuf keeps the first max bytes written to it and counts all of them, so a flood of
+// output costs no memory. It is not safe for concurrent writes.
+type capBuf struct {
+	buf []byte
+	max int
+	n   int64
+}
+
+func (b *capBuf) Write(p []byte) (int, error) {
+	b.n += int64(len(p))
+	if room := b.max - len(b.buf); room > 0 {
+		b.buf = append(b.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// resolve maps a path argument to a workspace-relative slash path ("." for the root) whose
+// every existing component has been resolved, or says why it may not be used. Invariant: the
+// result names a location inside the root, even after following each symlink on the way,
+// including a final one and one that dangles. Calls then act on it through an os.Root, which
+// refuses to leave the root should the tree change between this check and the use.
+func (s *Sandbox) resolve(arg string) (string, error) {
+	switch {
+	case arg == "":
 		return "", errors.New("path is empty")
+	case strings.ContainsRune(arg, 0):
+		return "", fmt.Errorf("path %q contains a NUL byte", arg)
 	}
-	if strings.ContainsRune(p, 0) {
-		return "", fmt.Errorf("path %q contains a NUL byte", p)
-	}
-	full := p
+	full := arg
 	if !filepath.IsAbs(full) {
 		full = filepath.Join(s.root, full)
 	}
 	full = filepath.Clean(full)
 	if !s.inside(full) {
-		return "", fmt.Errorf("%s is outside the workspace %s", p, s.root)
+		return "", fmt.Errorf("%s is outside the workspace %s", arg, s.root)
 	}
-	// Resolve the deepest existing ancestor (the path itself when it exists): a symlink
-	// anywhere along the way must not lead out.
-	existing, rest := full, ""
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
-		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			break
-		}
-		rest = filepath.Join(filepath.Base(existing), rest)
-		existing = parent
-	}
-	real, err := filepath.EvalSymlinks(existing)
+	real, err := realpath(full)
 	if err != nil {
-		return "", fmt.Errorf("%s: %v", p, err)
+		return "", fmt.Errorf("%s: %w", arg, err)
 	}
-	real = filepath.Join(real, rest)
 	if !s.inside(real) {
-		return "", fmt.Errorf("%s leads outside the workspace (through a symlink to %s)", p, real)
+		return "", fmt.Errorf("%s is outside the workspace %s (a symlink leads to %s)", arg, s.root, real)
 	}
-	return real, nil
-}
-
-func (s *Sandbox) inside(p string) bool {
-	return p == s.root || strings.HasPrefix(p, s.root+string(filepath.Separator))
-}
-
-// rel is p relative to the root, with slashes.
-func (s *Sandbox) rel(p string) string {
-	r, err := filepath.Rel(s.root, p)
+	rel, err := filepath.Rel(s.root, real)
 	if err != nil {
-		return p
+		return "", err
 	}
-	return filepath.ToSlash(r)
+	return filepath.ToSlash(rel), nil
 }
 
-// args is a decoded argument object.
-type args map[string]any
-
-func (a args) str(k string) string { v, _ := a[k].(string); return v }
-func (a args) num(k string) (int, bool) {
-	f, ok := a[k].(float64)
-	return int(f), ok
+// inside reports whether the clean absolute path p is the root or below it; the separator
+// matters: /ws2 is not inside /ws.
+func (s *Sandbox) inside(p string) bool {
+	return p == s.root || strings.HasPrefix(p, s.root+string(filepath.Separator)) ||
+		s.root == string(filepath.Separator)
 }
 
-// decode parses the argument object and checks it against the tool's schema: required keys
-// present, no unknown keys, each value of its declared type.
-func decode(text string, spec Spec) (args, error) {
-	if strings.TrimSpace(text) == "" {
-		text = "{}"
-	}
-	var a args
-	if err := json.Unmarshal([]byte(text), &a); err != nil || a == nil {
-		return nil, fmt.Errorf("arguments are not a JSON object: %s", firstErr(err))
-	}
-	props, _ := spec.Parameters["properties"].(map[string]any)
-	for k, v := range a {
-		p, ok := props[k].(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("unknown argument %q (known: %s)", k, strings.Join(keys(props), ", "))
+// realpath resolves every symlink in the absolute, clean path p, as filepath.EvalSymlinks
+// does, but tolerates a missing tail: from the first component that does not exist on, the
+// rest is joined lexically. A dangling link is thus followed to where it points, so a link
+// to a file outside that does not exist yet is caught before write_file creates it.
+func realpath(p string) (string, error) {
+	sep := string(filepath.Separator)
+	todo := strings.Split(p, sep)
+	cur, links := sep, 0
+	for i := 0; i < len(todo); i++ {
+		c := todo[i]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
 		}
-		want, _ := p["type"].(string)
-		if !typeOK(want, v) {
-			return nil, fmt.Errorf("argument %q must be %s, got %s", k, article(want), jsonType(v))
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			return filepath.Join(append([]string{next}, todo[i+1:]...)...), nil
 		}
-	}
-	req, _ := spec.Parameters["required"].([]string)
-	for _, k := range req {
-		if _, ok := a[k]; !ok {
-			return nil, fmt.Errorf("missing required argument %q", k)
+		if err != nil {
+			return "", err
 		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > 40 {
+			return "", errors.New("too many levels of symbolic links")
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			cur = sep
+		}
+		todo, i = append(strings.Split(target, sep), todo[i+1:]...), -1
 	}
-	return a, nil
+	return cur, nil
 }
 
-func firstErr(err error) string {
-	if err == nil {
-		return "got null"
-	}
-	return err.Error()
-}
+// openRoot opens the workspace as an os.Root for one call.
+func (s *Sandbox) openRoot() (*os.Root, error) { return os.OpenRoot(s.root) }
 
-func typeOK(want string, v any) bool {
-	switch want {
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "integer":
-		f, ok := v.(float64)
-		return ok && f == float64(int64(f))
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
+// fileErr names the argument the model wrote in a file error, instead of the absolute path
+// the os error carries: "main.go: no such file or directory".
+func fileErr(arg string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", arg, pe.Err)
 	}
-	return true
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	case []any:
-		return "an array"
-	}
-	return "an object"
-}
-
-func article(t string) string {
-	if t == "integer" {
-		return "an integer"
-	}
-	return "a " + t
+	return fmt.Errorf("%s: %w", arg, err)
 }

@@ -5,128 +5,149 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
+	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/summit-dev/summit/session"
 )
 
-// capWriter keeps the first max bytes and counts the rest, so a flood of output never sits in
-// memory.
-type capWriter struct {
-	mu    sync.Mutex
-	buf   []byte
-	max   int
-	total int
-}
+// Grace periods of run_shell_command. Variables, so tests can shorten them.
+var (
+	killGrace = 2 * time.Second        // SIGTERM to SIGKILL
+	drainWait = 500 * time.Millisecond // output still open after the group is gone
+)
 
-func (w *capWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.total += len(p)
-	if room := w.max - len(w.buf); room > 0 {
-		w.buf = append(w.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
+// shellEnv is Environ without the variables whose names look secret, and with HOME (tools
+// such as git and go need it).
 func (s *Sandbox) shellEnv() []string {
-	var env []string
+	env := make([]string, 0, len(s.o.Environ)+1)
+	home := false
 	for _, kv := range s.o.Environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if !session.IsSecretEnvName(k) {
-			env = append(env, kv)
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "HOME" {
+			home = true
+		} else if session.IsSecretEnvName(name) {
+			continue
 		}
+		env = append(env, kv)
+	}
+	if h := os.Getenv("HOME"); !home && h != "" {
+		env = append(env, "HOME="+h)
 	}
 	return env
 }
 
+// shellTool runs bash -c in the root. Invariants: the command runs in its own process group,
+// and when the call returns that group has been sent SIGKILL, whether the command finished,
+// timed out or was cancelled, so no child it started outlives the call (a process that leaves
+// the group with setsid is beyond reach; its output is no longer read). Output is read
+// through a pipe into a capBuf, so memory stays bounded, and every goroutine started here has
+// ended when the call returns.
 func shellTool(ctx context.Context, s *Sandbox, a args) Result {
 	command := a.str("command")
 	if strings.TrimSpace(command) == "" {
 		return errResult("run_shell_command: command is empty")
 	}
 	timeout := s.o.ShellTimeout
-	if n, ok := a.num("timeout_s"); ok {
-		if n <= 0 {
-			return errResult("run_shell_command: timeout_s must be positive")
+	if n, ok := a.int("timeout_s"); ok {
+		if n < 1 {
+			return errResult("run_shell_command: timeout_s must be 1 or more, got %d", n)
 		}
-		timeout = min(time.Duration(n)*time.Second, timeout, 600*time.Second)
+		timeout = min(timeout, time.Duration(n)*time.Second)
 	}
+	// Our own pipe, not exec's copying goroutines: cmd.Wait then returns when bash exits,
+	// even if a background child still holds the pipe, and the read end can be closed to
+	// stop reading.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return errResult("run_shell_command: %v", err)
+	}
+	defer pr.Close()
 	cmd := exec.Command("bash", "-c", command)
 	cmd.Dir = s.root
 	cmd.Env = s.shellEnv()
+	cmd.Stdout, cmd.Stderr = pw, pw // stdin stays nil: /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &capWriter{max: s.o.MaxResult}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	pw.Close() // only the command holds the write end now
+	if err != nil {
 		return errResult("run_shell_command: %v", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	pgid := cmd.Process.Pid // Setpgid: the group is named after bash's pid
+
+	out := &capBuf{max: s.o.MaxResult + utf8.UTFMax}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		io.Copy(out, pr) // ends at EOF (every writer gone) or when pr is closed
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	var err error
-	why := ""
+	var stopped string
+	exited := false
 	select {
-	case err = <-done:
+	case err = <-waited:
+		exited = true
 	case <-ctx.Done():
-		why = "cancelled"
+		stopped = "cancelled"
 	case <-timer.C:
-		why = fmt.Sprintf("timed out after %s", timeout)
+		stopped = fmt.Sprintf("timed out after %s", timeout)
 	}
-	if why != "" {
-		// The whole process group: bash and every child it started.
-		pgid := cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case err = <-done:
-		case <-time.After(2 * time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			err = <-done
+	if stopped != "" {
+		// bash is not reaped yet, so its pid, the group's id, cannot have been reused.
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		// The group has the grace period to finish, children included (one may be cleaning
+		// up): it is done when bash has exited and the output pipe is closed, i.e. every
+		// process writing to it has exited. Zombies hold no pipe, so they do not count.
+		grace := time.NewTimer(killGrace)
+		for waitc, copyc := waited, copied; waitc != nil || copyc != nil; {
+			select {
+			case err = <-waitc:
+				exited, waitc = true, nil
+			case <-copyc:
+				copyc = nil
+			case <-grace.C:
+				waitc, copyc = nil, nil
+			}
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL) // children that ignored SIGTERM
+		grace.Stop()
 	}
-	out.mu.Lock()
-	text := capText(string(out.buf), out.total, s.o.MaxResult)
-	out.mu.Unlock()
+	// Whatever is left of the group goes now: after a stop, what outlived the grace period;
+	// after a normal exit, what bash left running in the background. (Were the group empty
+	// and bash reaped, its id could in theory name a new group by now; pids are not reused
+	// that fast.)
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	if !exited {
+		err = <-waited
+	}
+	drain := time.NewTimer(drainWait)
+	select {
+	case <-copied:
+	case <-drain.C:
+		pr.Close() // unblocks io.Copy: the pipe is pollable
+		<-copied
+	}
+	drain.Stop()
+
+	text := clip(string(out.buf), out.n, s.o.MaxResult)
+	var ee *exec.ExitError
 	switch {
-	case why != "":
-		return Result{Output: text + "\n[" + why + "; the process group was killed]", IsError: true}
-	case err != nil:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return Result{Output: text + fmt.Sprintf("\n[exit code %d]", ee.ExitCode()), IsError: true}
+	case stopped != "":
+		return Result{Output: text + "\n[" + stopped + "; the command and its process group were killed]", IsError: true}
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return Result{Output: text + fmt.Sprintf("\n[killed by signal %s]", ws.Signal()), IsError: true}
 		}
+		return Result{Output: text + fmt.Sprintf("\n[exit code %d]", ee.ExitCode()), IsError: true}
+	case err != nil:
 		return Result{Output: text + "\n[" + err.Error() + "]", IsError: true}
 	}
 	return Result{Output: text}
-}
-
-func webFetch(ctx context.Context, s *Sandbox, a args) Result {
-	u := a.str("url")
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return errResult("web_fetch: %q is not an http or https URL", u)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return errResult("web_fetch: %v", err)
-	}
-	resp, err := s.o.HTTPClient.Do(req)
-	if err != nil {
-		return errResult("web_fetch: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(s.o.MaxResult)+1))
-	if err != nil {
-		return errResult("web_fetch: %v", err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return errResult("web_fetch: %s answered %s", u, resp.Status)
-	}
-	return Result{Output: string(body)}
 }

@@ -2,49 +2,68 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
+	"slices"
 	"strings"
-	"syscall"
+	"sync"
 	"testing"
-	"time"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-func sandbox(t *testing.T, o Options) (*Sandbox, string) {
+// fixture builds parent/{ws, ws2, outside} and returns a sandbox on parent/ws. The workspace:
+//
+//	main.go            5 lines, "main" twice, a TODO
+//	pkg/util.go        a TODO
+//	pkg/gen/out.go     ignored by /pkg/gen/ in .gitignore
+//	debug.log          ignored by *.log
+//	keep.log           re-included by !keep.log
+//	sub/skip.txt       ignored by sub/.gitignore
+//	sub/seen.txt
+//	.git/config        never listed or searched
+//	bin.dat            binary (NUL byte)
+//	link-in -> main.go, dir-in -> pkg          symlinks that stay inside
+//	link-out -> ../outside/secret.txt           symlinks that lead out
+//	dir-out -> ../outside, link-passwd -> /etc/passwd, rel-up -> ../outside (relative)
+//	dangle -> ../outside/created.txt            dangling, leads out
+func fixture(t *testing.T, o Options) (*Sandbox, string) {
 	t.Helper()
 	parent := t.TempDir()
+	files := map[string]string{
+		"ws/main.go":         "package main\n\nfunc main() {\n\tprintln(\"hi\") // TODO\n}\n",
+		"ws/pkg/util.go":     "package pkg\n// TODO later\n",
+		"ws/pkg/gen/out.go":  "package gen // TODO generated\n",
+		"ws/.gitignore":      "*.log\n!keep.log\n/pkg/gen/\n",
+		"ws/debug.log":       "TODO in a log\n",
+		"ws/keep.log":        "TODO kept log\n",
+		"ws/.git/config":     "TODO git\n",
+		"ws/bin.dat":         "ab\x00cd",
+		"ws/sub/.gitignore":  "skip.txt\n",
+		"ws/sub/skip.txt":    "TODO skip\n",
+		"ws/sub/seen.txt":    "TODO seen\n",
+		"ws2/sibling.txt":    "sibling secret\n",
+		"outside/secret.txt": "outside secret\n",
+	}
+	for name, content := range files {
+		write(t, filepath.Join(parent, name), content)
+	}
 	ws := filepath.Join(parent, "ws")
-	for name, content := range map[string]string{
-		"ws/main.go":           "package main\n\nfunc main() {\n\tprintln(\"hi\") // TODO\n}\n",
-		"ws/pkg/util.go":       "package pkg\n// TODO later\n",
-		"ws/pkg/gen/out.go":    "package gen // TODO generated\n",
-		"ws/pkg/gen/keep.go":   "package gen // TODO kept\n",
-		"ws/.gitignore":        "*.log\n/pkg/gen/\n",
-		"ws/debug.log":         "TODO in a log\n",
-		"ws/.git/config":       "TODO git\n",
-		"ws/bin.dat":           "ab\x00cd",
-		"ws2/sibling.txt":      "sibling secret",
-		"outside/passwd":       "root:x:0:0",
-		"ws/sub/.gitignore":    "skip.txt\n",
-		"ws/sub/skip.txt":      "TODO skip",
-		"ws/sub/seen.txt":      "TODO seen",
-		"ws/pkg/gen/.keepme":   "",
-		"ws/pkg/gen/notes.txt": "",
+	for link, target := range map[string]string{
+		"link-in": "main.go", "dir-in": "pkg",
+		"link-out":    filepath.Join(parent, "outside", "secret.txt"),
+		"dir-out":     filepath.Join(parent, "outside"),
+		"link-passwd": "/etc/passwd",
+		"rel-up":      "../outside",
+		"dangle":      filepath.Join(parent, "outside", "created.txt"),
 	} {
-		p := filepath.Join(parent, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	os.Symlink(filepath.Join(parent, "outside", "passwd"), filepath.Join(ws, "link-out"))
-	os.Symlink(filepath.Join(parent, "outside"), filepath.Join(ws, "dir-out"))
-	os.Symlink("main.go", filepath.Join(ws, "link-in"))
 	s, err := New(ws, o)
 	if err != nil {
 		t.Fatal(err)
@@ -52,216 +71,214 @@ func sandbox(t *testing.T, o Options) (*Sandbox, string) {
 	return s, parent
 }
 
+func write(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func call(s *Sandbox, tool, args string) Result { return s.Call(context.Background(), tool, args) }
 
-func TestConfinement(t *testing.T) {
-	s, parent := sandbox(t, Options{})
-	escapes := []struct{ tool, args string }{
-		{"read_file", `{"path": "../outside/passwd"}`},
-		{"read_file", `{"path": "/etc/passwd"}`},
-		{"read_file", `{"path": "pkg/../../outside/passwd"}`},
-		{"read_file", `{"path": "../ws2/sibling.txt"}`},
-		{"read_file", `{"path": "link-out"}`},
-		{"read_file", `{"path": "dir-out/passwd"}`},
-		{"read_file", `{"path": "main.go\u0000x"}`},
-		{"write_file", `{"path": "dir-out/new.txt", "content": "x"}`},
-		{"write_file", `{"path": "link-out", "content": "pwned"}`},
-		{"write_file", `{"path": "../escape.txt", "content": "x"}`},
-		{"replace", `{"path": "link-out", "old_string": "root", "new_string": "toor"}`},
-		{"glob", `{"pattern": "*", "path": ".."}`},
-		{"search_file_content", `{"pattern": "root", "path": "dir-out"}`},
+// jsonArgs builds an argument object.
+func jsonArgs(kv ...any) string {
+	m := map[string]any{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
 	}
-	for _, e := range escapes {
-		r := call(s, e.tool, e.args)
-		if !r.IsError || !strings.Contains(r.Output, "outside the workspace") && !strings.Contains(r.Output, "NUL") {
-			t.Errorf("%s %s: %+v", e.tool, e.args, r)
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// check asserts a result: wantErr, and every want substring present.
+func check(t *testing.T, name string, r Result, wantErr bool, want ...string) {
+	t.Helper()
+	if r.IsError != wantErr {
+		t.Errorf("%s: IsError = %v, want %v; output:\n%s", name, r.IsError, wantErr, r.Output)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.Output, w) {
+			t.Errorf("%s: output lacks %q:\n%s", name, w, r.Output)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(parent, "outside", "passwd")); string(b) != "root:x:0:0" {
-		t.Errorf("outside file changed: %q", b)
-	}
-	if _, err := os.Stat(filepath.Join(parent, "outside", "new.txt")); err == nil {
-		t.Errorf("a file was written outside")
-	}
-	// Inside paths, absolute or through an inner symlink, work.
-	if r := call(s, "read_file", fmt.Sprintf(`{"path": %q}`, filepath.Join(s.Root(), "main.go"))); r.IsError {
-		t.Errorf("absolute inside: %+v", r)
-	}
-	if r := call(s, "read_file", `{"path": "link-in"}`); r.IsError || !strings.Contains(r.Output, "package main") {
-		t.Errorf("inner symlink: %+v", r)
-	}
-	// Walks do not follow symlinks out.
-	if r := call(s, "search_file_content", `{"pattern": "root"}`); strings.Contains(r.Output, "root:x") {
-		t.Errorf("search followed a symlink out: %s", r.Output)
+	if !utf8.ValidString(r.Output) {
+		t.Errorf("%s: output is not valid UTF-8", name)
 	}
 }
 
-func TestArgumentErrors(t *testing.T) {
-	s, _ := sandbox(t, Options{})
-	for _, c := range []struct{ tool, args, want string }{
-		{"read_file", `{"path": 3}`, `argument "path" must be a string, got a number`},
-		{"read_file", `{}`, `missing required argument "path"`},
-		{"read_file", `{"path": "main.go", "pth": 1}`, `unknown argument "pth"`},
-		{"read_file", `{"path": `, "arguments are not a JSON object"},
-		{"read_file", `[1,2]`, "arguments are not a JSON object"},
-		{"read_file", `{"path": "main.go", "offset": 1.5}`, "must be an integer"},
-		{"nope", `{}`, `unknown tool "nope"`},
-		{"read_file", `{"path": "pkg"}`, "is a directory; use glob"},
-		{"read_file", `{"path": "missing.go"}`, "no such file"},
-		{"read_file", `{"path": "bin.dat"}`, "binary file (5 bytes)"},
-		{"replace", `{"path": "main.go", "old_string": "absent", "new_string": "x"}`, "old_string not found in main.go"},
-		{"replace", `{"path": "main.go", "old_string": "func  main()  {", "new_string": "x"}`, "matches at line 3 if whitespace is ignored"},
-		{"replace", `{"path": "main.go", "old_string": "main", "new_string": "x"}`, "occurs 2 times in main.go, expected 1"},
-		{"search_file_content", `{"pattern": "("}`, "bad pattern"},
-		{"glob", `{"pattern": "[a"}`, "not a valid glob pattern"},
-		{"web_fetch", `{"url": "file:///etc/passwd"}`, "not an http or https URL"},
-		{"web_search", `{"query": "x"}`, "no search backend"},
-	} {
-		r := call(s, c.tool, c.args)
-		if !r.IsError || !strings.Contains(r.Output, c.want) {
-			t.Errorf("%s %s: %+v, want %q", c.tool, c.args, r, c.want)
-		}
+func TestNew(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	write(t, filepath.Join(real, "f"), "x")
+	if err := os.Symlink(real, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestFileTools(t *testing.T) {
-	s, _ := sandbox(t, Options{})
-	r := call(s, "read_file", `{"path": "main.go", "offset": 2, "limit": 2}`)
-	if r.IsError || !strings.Contains(r.Output, "lines 3-4 of 5") || !strings.Contains(r.Output, "func main") || strings.Contains(r.Output, "package") {
-		t.Errorf("range read: %q", r.Output)
-	}
-	r = call(s, "write_file", `{"path": "new/dir/f.txt", "content": "one two"}`)
-	if r.IsError || len(r.Written) != 1 || r.Written[0] != "new/dir/f.txt" {
-		t.Fatalf("write: %+v", r)
-	}
-	os.Chmod(filepath.Join(s.Root(), "new/dir/f.txt"), 0o600)
-	r = call(s, "replace", `{"path": "new/dir/f.txt", "old_string": "two", "new_string": "three"}`)
-	b, _ := os.ReadFile(filepath.Join(s.Root(), "new/dir/f.txt"))
-	st, _ := os.Stat(filepath.Join(s.Root(), "new/dir/f.txt"))
-	if r.IsError || string(b) != "one three" || st.Mode().Perm() != 0o600 {
-		t.Errorf("replace: %+v %q %v", r, b, st.Mode())
-	}
-	r = call(s, "replace", `{"path": "main.go", "old_string": "main", "new_string": "Main", "expected_replacements": 2}`)
-	if r.IsError {
-		t.Errorf("counted replace: %+v", r)
-	}
-}
-
-func TestGlobSearchIgnore(t *testing.T) {
-	s, _ := sandbox(t, Options{})
-	r := call(s, "glob", `{"pattern": "**/*"}`)
-	for _, hidden := range []string{"debug.log", "pkg/gen/out.go", ".git/config", "sub/skip.txt", "link-out", "dir-out"} {
-		if strings.Contains(r.Output, hidden) {
-			t.Errorf("glob lists ignored %s:\n%s", hidden, r.Output)
-		}
-	}
-	for _, seen := range []string{"main.go", "pkg/util.go", "sub/seen.txt"} {
-		if !strings.Contains(r.Output, seen) {
-			t.Errorf("glob misses %s:\n%s", seen, r.Output)
-		}
-	}
-	r = call(s, "search_file_content", `{"pattern": "TODO"}`)
-	if r.IsError || !strings.Contains(r.Output, "main.go:4:") || !strings.Contains(r.Output, "pkg/util.go:2:") ||
-		strings.Contains(r.Output, "log") || strings.Contains(r.Output, "generated") || strings.Contains(r.Output, "git") || strings.Contains(r.Output, "skip") {
-		t.Errorf("search:\n%s", r.Output)
-	}
-	r = call(s, "search_file_content", `{"pattern": "TODO", "include": "pkg/**"}`)
-	if strings.Contains(r.Output, "main.go") || !strings.Contains(r.Output, "pkg/util.go") {
-		t.Errorf("include filter:\n%s", r.Output)
-	}
-	small, _ := sandbox(t, Options{MatchCap: 1})
-	if r := call(small, "search_file_content", `{"pattern": "TODO"}`); !strings.Contains(r.Output, "more matches not shown") {
-		t.Errorf("match cap:\n%s", r.Output)
-	}
-}
-
-func TestTruncation(t *testing.T) {
-	s, _ := sandbox(t, Options{MaxResult: 1000})
-	big := strings.Repeat("é", 5<<20) // 10 MB of two-byte runes
-	os.WriteFile(filepath.Join(s.Root(), "big.txt"), []byte(big), 0o644)
-	r := call(s, "read_file", `{"path": "big.txt"}`)
-	if !r.IsError || !strings.Contains(r.Output, "over the") {
-		t.Errorf("size cap: %.200s", r.Output)
-	}
-	r = call(s, "read_file", `{"path": "big.txt", "offset": 0, "limit": 1}`)
-	if len(r.Output) > 1300 || !strings.Contains(r.Output, "truncated") {
-		t.Errorf("capped read is %d bytes", len(r.Output))
-	}
-	r = call(s, "run_shell_command", `{"command": "head -c 10000000 /dev/zero | tr '\\0' x"}`)
-	if len(r.Output) > 1300 || !strings.Contains(r.Output, "10000000 bytes total") {
-		t.Errorf("capped shell output: %d bytes: %.100s", len(r.Output), r.Output[max(0, len(r.Output)-100):])
-	}
-}
-
-func TestShell(t *testing.T) {
-	s, _ := sandbox(t, Options{Environ: []string{"PATH=" + os.Getenv("PATH"), "FOO_API_KEY=sekrit", "GITHUB_TOKEN=t0k", "PLAIN=visible"}})
-	r := call(s, "run_shell_command", `{"command": "env; pwd"}`)
-	if r.IsError || strings.Contains(r.Output, "sekrit") || strings.Contains(r.Output, "t0k") || !strings.Contains(r.Output, "PLAIN=visible") || !strings.Contains(r.Output, s.Root()) {
-		t.Errorf("env: %s", r.Output)
-	}
-	if r := call(s, "run_shell_command", `{"command": "echo out; exit 3"}`); !r.IsError || !strings.Contains(r.Output, "exit code 3") || !strings.Contains(r.Output, "out") {
-		t.Errorf("exit: %+v", r)
-	}
-
-	base := runtime.NumGoroutine()
-	start := time.Now()
-	r = call(s, "run_shell_command", `{"command": "sleep 30 & echo $! > child.pid; sleep 30; wait", "timeout_s": 1}`)
-	if !r.IsError || !strings.Contains(r.Output, "timed out") || time.Since(start) > 5*time.Second {
-		t.Errorf("timeout: %+v after %v", r, time.Since(start))
-	}
-	pidText, _ := os.ReadFile(filepath.Join(s.Root(), "child.pid"))
-	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	s, err := New(filepath.Join(dir, "link"), Options{})
 	if err != nil {
-		t.Fatalf("child pid %q", pidText)
+		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("child %d survived the timeout", pid)
+	want, _ := filepath.EvalSymlinks(real)
+	if s.Root() != want {
+		t.Errorf("Root() = %s, want %s", s.Root(), want)
+	}
+	if s.o.MaxResult != 64<<10 || s.o.MaxRead != 4<<20 || s.o.MatchCap != 200 || s.o.ShellTimeout.Seconds() != 120 ||
+		s.o.Environ == nil || s.o.HTTPClient == nil || s.o.HTTPClient.Timeout.Seconds() != 30 {
+		t.Errorf("defaults: %+v", s.o)
+	}
+	if s, _ := New(real, Options{ShellTimeout: 3600e9}); s.o.ShellTimeout != maxShellTimeout {
+		t.Errorf("ShellTimeout not capped: %v", s.o.ShellTimeout)
+	}
+	for _, bad := range []string{filepath.Join(dir, "missing"), filepath.Join(real, "f")} {
+		if _, err := New(bad, Options{}); err == nil {
+			t.Errorf("New(%s) succeeded", bad)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	start = time.Now()
-	r = s.Call(ctx, "run_shell_command", `{"command": "sleep 30"}`)
-	if !r.IsError || !strings.Contains(r.Output, "cancelled") || time.Since(start) > 5*time.Second {
-		t.Errorf("cancel: %+v", r)
-	}
-	deadline = time.Now().Add(3 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines leaked: %d > %d", runtime.NumGoroutine(), base)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-func TestWebFetch(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/missing" {
-			http.NotFound(w, r)
-			return
-		}
-		fmt.Fprint(w, "hello docs")
-	}))
-	defer srv.Close()
-	s, _ := sandbox(t, Options{})
-	if r := call(s, "web_fetch", fmt.Sprintf(`{"url": %q}`, srv.URL)); r.IsError || r.Output != "hello docs" {
-		t.Errorf("fetch: %+v", r)
+func TestArguments(t *testing.T) {
+	s, _ := fixture(t, Options{})
+	for _, c := range []struct{ tool, args, want string }{
+		{"read_file", `{"path": 3}`, `read_file: argument "path" must be a string, got the number 3`},
+		{"read_file", `{"path": null}`, `argument "path" must be a string, got null`},
+		{"read_file", `{"path": ["a"]}`, `argument "path" must be a string, got an array`},
+		{"read_file", `{}`, `read_file: missing required argument "path"`},
+		{"read_file", ``, `missing required argument "path"`},
+		{"read_file", `{"path": "main.go", "pth": 1}`, `unknown argument "pth" (known: path, offset, limit)`},
+		{"read_file", `{"path": "main.go", "b": 1, "a": 2}`, `unknown argument "a"`}, // first in sorted order
+		{"read_file", `{"path": `, "read_file: arguments are not valid JSON: unexpected EOF"},
+		{"read_file", `{"path": "a",}`, "arguments are not valid JSON: invalid character '}'"},
+		{"read_file", `{"path": "a"} {}`, "arguments are not valid JSON: data after the object"},
+		{"read_file", `[1,2]`, "arguments must be a JSON object, got an array"},
+		{"read_file", `null`, "arguments must be a JSON object, got null"},
+		{"read_file", `"main.go"`, "arguments must be a JSON object, got a string"},
+		{"read_file", `{"path": "main.go", "offset": 1.5}`, `argument "offset" must be an integer, got the number 1.5`},
+		{"read_file", `{"path": "main.go", "offset": "2"}`, `argument "offset" must be an integer, got a string`},
+		{"read_file", `{"path": "main.go", "offset": 1e20}`, `argument "offset" must be an integer`},
+		{"read_file", `{"path": "main.go", "limit": true}`, `argument "limit" must be an integer, got a boolean`},
+		{"read_file", `{"path": "main.go", "limit": {}}`, `argument "limit" must be an integer, got an object`},
+		{"glob", `{}`, `glob: missing required argument "pattern"`},
+		{"search_file_content", `{"path": "."}`, `missing required argument "pattern"`},
+		{"write_file", `{"path": "x"}`, `write_file: missing required argument "content"`},
+		{"write_file", `{"path": "x", "content": 5}`, `argument "content" must be a string, got the number 5`},
+		{"replace", `{"path": "main.go", "old_string": "a"}`, `missing required argument "new_string"`},
+		{"replace", `{"path": "main.go", "old_string": "a", "new_string": "b", "expected_replacements": "2"}`, `argument "expected_replacements" must be an integer`},
+		{"run_shell_command", `{"cmd": "ls"}`, `unknown argument "cmd" (known: command, timeout_s, description)`},
+		{"run_shell_command", `{"command": "ls", "timeout_s": 1.25}`, `argument "timeout_s" must be an integer`},
+		{"web_fetch", `{}`, `missing required argument "url"`},
+		{"web_search", `{"q": "x"}`, `unknown argument "q"`},
+		{"nope", `{}`, `unknown tool "nope" (known: glob, read_file, replace, run_shell_command, search_file_content, web_fetch, web_search, write_file)`},
+		{"Read", `{"path": "main.go"}`, `unknown tool "Read"`},
+	} {
+		check(t, c.tool+" "+c.args, call(s, c.tool, c.args), true, c.want)
 	}
-	if r := call(s, "web_fetch", fmt.Sprintf(`{"url": %q}`, srv.URL+"/missing")); !r.IsError || !strings.Contains(r.Output, "404") {
-		t.Errorf("404: %+v", r)
+	// Accepted spellings: integral floats, null optional values.
+	check(t, "offset 1.0", call(s, "read_file", `{"path": "main.go", "offset": 2.0, "limit": 1}`), false, "func main")
+	check(t, "null optional", call(s, "read_file", `{"path": "main.go", "offset": null, "limit": null}`), false, "package main")
+}
+
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		text  string
+		total int64
+		max   int
+		want  string
+	}{
+		{"hello", 5, 5, "hello"},
+		{"hello", 5, 10, "hello"},
+		{"hello", 5, 3, "hel\n[... truncated: 5 bytes total, showing the first 3]"},
+		{"hello", 100, 10, "hello\n[... truncated: 100 bytes total, showing the first 5]"},
+		{"héllo", 6, 2, "h\n[... truncated: 6 bytes total, showing the first 1]"}, // é is 2 bytes: not split
+		{"ab€cd", 7, 4, "ab\n[... truncated: 7 bytes total, showing the first 2]"},
+		{"ab€cd", 7, 5, "ab€\n[... truncated: 7 bytes total, showing the first 5]"},
+		{"hello", -1, 3, "hel\n[... truncated: more than 5 bytes total, showing the first 3]"},
+		// Invalid UTF-8: a run of continuation bytes is not backed over to the start.
+		{strings.Repeat("\x80", 20), 20, 10, strings.Repeat("\x80", 7) + "\n[... truncated: 20 bytes total, showing the first 7]"},
+	} {
+		if got := clip(c.text, c.total, c.max); got != c.want {
+			t.Errorf("clip(%q, %d, %d) = %q, want %q", c.text, c.total, c.max, got, c.want)
+		}
 	}
 }
 
 func TestSpecs(t *testing.T) {
-	specs := Specs([]string{"write_file", "nope", "read_file"})
-	if len(specs) != 2 || specs[0].Name != "write_file" || specs[1].Name != "read_file" {
-		t.Fatalf("specs %+v", specs)
+	all := []string{"read_file", "glob", "search_file_content", "write_file", "replace", "run_shell_command", "web_fetch", "web_search"}
+	specs := Specs(append([]string{"task", "Read"}, all...))
+	if len(specs) != len(all) {
+		t.Fatalf("Specs returned %d specs, want %d", len(specs), len(all))
 	}
-	if specs[1].Parameters["type"] != "object" || !Known("run_shell_command") || Known("task") {
-		t.Errorf("spec shape")
+	for i, sp := range specs {
+		if sp.Name != all[i] || !Known(sp.Name) || sp.Description == "" {
+			t.Errorf("spec %d: %s", i, sp.Name)
+		}
+		// The schema must be a valid JSON Schema object that accepts what Call accepts.
+		doc, _ := json.Marshal(sp.Parameters)
+		var v any
+		json.Unmarshal(doc, &v)
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("mem://"+sp.Name, v); err != nil {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile("mem://" + sp.Name)
+		if err != nil {
+			t.Errorf("%s: schema does not compile: %v", sp.Name, err)
+			continue
+		}
+		if sp.Parameters["type"] != "object" || sp.Parameters["additionalProperties"] != false {
+			t.Errorf("%s: schema %s", sp.Name, doc)
+		}
+		req := sp.Parameters["required"].([]string)
+		good := map[string]any{}
+		for _, r := range req {
+			good[r] = "x"
+		}
+		if err := sch.Validate(good); err != nil {
+			t.Errorf("%s: schema rejects its required args: %v", sp.Name, err)
+		}
+		if err := sch.Validate(map[string]any{"zzz": 1}); err == nil {
+			t.Errorf("%s: schema accepts unknown keys", sp.Name)
+		}
+	}
+	if got := Specs([]string{"write_file", "read_file"}); got[0].Name != "write_file" || got[1].Name != "read_file" {
+		t.Errorf("order not kept: %s, %s", got[0].Name, got[1].Name)
+	}
+	// Callers get their own maps.
+	Specs([]string{"glob"})[0].Parameters["properties"].(map[string]any)["pattern"] = "changed"
+	if p := Specs([]string{"glob"})[0].Parameters["properties"].(map[string]any)["pattern"]; p == "changed" {
+		t.Errorf("Specs shares maps between calls")
+	}
+	for _, n := range []string{"task", "Bash", "", "READ_FILE"} {
+		if Known(n) {
+			t.Errorf("Known(%q)", n)
+		}
+	}
+	if !slices.Equal(names(), []string{"glob", "read_file", "replace", "run_shell_command", "search_file_content", "web_fetch", "web_search", "write_file"}) {
+		t.Errorf("names() = %v", names())
+	}
+}
+
+// TestConcurrentCalls: a Sandbox is used from several goroutines (run under -race).
+func TestConcurrentCalls(t *testing.T) {
+	s, _ := fixture(t, Options{})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			name := fmt.Sprintf("c/%d.txt", i)
+			if r := call(s, "write_file", jsonArgs("path", name, "content", "v1")); r.IsError {
+				t.Errorf("write: %s", r.Output)
+			}
+			if r := call(s, "replace", jsonArgs("path", name, "old_string", "v1", "new_string", "v2")); r.IsError {
+				t.Errorf("replace: %s", r.Output)
+			}
+			if r := call(s, "glob", `{"pattern": "**/*.go"}`); r.IsError {
+				t.Errorf("glob: %s", r.Output)
+			}
+		})
+	}
+	wg.Wait()
+	if r := call(s, "search_file_content", `{"pattern": "v2", "path": "c"}`); strings.Count(r.Output, ":1: v2") != 8 {
+		t.Errorf("after concurrent writes:\n%s", r.Output)
 	}
 }
