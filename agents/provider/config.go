@@ -20,7 +20,7 @@ import (
 //	providers:
 //	  openai: {kind: openai, base_url: https://api.openai.com/v1, key_env: OPENAI_API_KEY}
 //	  ollama: {kind: openai, base_url: http://localhost:11434/v1}
-//	  claude: {kind: anthropic, key_env: ANTHROPIC_API_KEY}
+//	  claude: {kind: anthropic, key_env: ANTHROPIC_API_KEY, thinking_budget: 4096}  # budget: 0 = no thinking
 //	models:                     # routing: alias or concrete name -> provider + model
 //	  fast:    {provider: claude, model: claude-haiku-4-5}
 //	  default: {provider: claude, model: claude-sonnet-4-5}
@@ -43,6 +43,8 @@ type ProviderConfig struct {
 	BaseURL string `yaml:"base_url"`
 	KeyEnv  string `yaml:"key_env"`
 	Model   string `yaml:"model"`
+	// ThinkingBudget enables extended thinking with this many tokens (anthropic only; 0 = off).
+	ThinkingBudget int `yaml:"thinking_budget"`
 }
 
 // Route maps a model name to a provider and a concrete model.

@@ -92,6 +92,9 @@ type Message struct {
 type Thinking struct {
 	Text      string
 	Signature string
+	// Redacted is the opaque data of a block the backend encrypted (Anthropic's
+	// redacted_thinking); Text and Signature are then empty.
+	Redacted string
 }
 
 // ToolCall is one complete tool call. Args is the raw JSON object the model produced; it may be
@@ -116,7 +119,7 @@ const (
 	// DeltaText: Text is a fragment of assistant text.
 	DeltaText DeltaKind = iota + 1
 	// DeltaThinking: Text is a fragment of thinking; Signature may be set on the block's last
-	// delta.
+	// delta. A delta with Redacted set is a whole redacted block.
 	DeltaThinking
 	// DeltaToolCall: ToolCall is a complete call (providers assemble argument fragments).
 	DeltaToolCall
@@ -138,6 +141,7 @@ type Delta struct {
 	Kind       DeltaKind
 	Text       string
 	Signature  string
+	Redacted   string
 	ToolCall   ToolCall
 	Usage      Usage
 	StopReason string

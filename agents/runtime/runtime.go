@@ -246,6 +246,10 @@ func (l *loop) turn(turn, attempt int) (provider.Message, string, error) {
 				return msg, "", err
 			}
 		case provider.DeltaThinking:
+			if d.Redacted != "" {
+				msg.Thinking = append(msg.Thinking, provider.Thinking{Redacted: d.Redacted})
+				continue
+			}
 			thinking.WriteString(d.Text)
 			if d.Signature != "" {
 				msg.Thinking = append(msg.Thinking, provider.Thinking{Text: thinking.String(), Signature: d.Signature})

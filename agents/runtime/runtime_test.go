@@ -110,3 +110,72 @@ func TestLoopOverOpenAI(t *testing.T) {
 		t.Errorf("tokens %+v", res.Tokens)
 	}
 }
+
+// TestLoopOverAnthropic runs the loop against a server speaking the Messages API SSE format:
+// turn 1 thinks (signed) and calls read_file; turn 2 must echo the signed thinking and carry
+// the tool result, then ends with a capsule.
+func TestLoopOverAnthropic(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.go"), []byte("package a\n"), 0o644)
+	var bodies []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		json.NewDecoder(r.Body).Decode(&b)
+		bodies = append(bodies, b)
+		w.Header().Set("Content-Type", "text/event-stream")
+		ev := func(typ, data string) { fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, data) }
+		ev("message_start", `{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}`)
+		if len(bodies) == 1 {
+			ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`)
+			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"need a.go"}}`)
+			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG"}}`)
+			ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+			ev("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"read_file","input":{}}}`)
+			ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\":"}}`)
+			ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"a.go\"}"}}`)
+			ev("content_block_stop", `{"type":"content_block_stop","index":1}`)
+			ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}`)
+		} else {
+			ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Done.\n`+"```json\\n"+`{\"summary\": \"read a.go\", \"confidence\": 0.8}\n`+"```"+`"}}`)
+			ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+			ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":15}}`)
+		}
+		ev("message_stop", `{"type":"message_stop"}`)
+	}))
+	defer srv.Close()
+	prov, err := provider.NewAnthropic(provider.AnthropicConfig{BaseURL: srv.URL, Getenv: func(string) string { return "k" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := tools.New(ws, tools.Options{})
+	var kinds []string
+	res := Run(context.Background(), Config{
+		Agent: &agents.Definition{Name: "analyzer"}, AgentType: "analyzer", Provider: prov, Sandbox: sb, System: "sys", Task: "read a.go",
+		Policy: agents.Policy{Mode: agents.ModePlan, Tools: []string{"read_file"}},
+		Clock:  realClock{}, Emit: func(d session.Data) error {
+			if e, ok := d.(session.TranscriptEvent); ok {
+				kinds = append(kinds, e.EventType)
+			}
+			return nil
+		},
+	})
+	if res.Err != nil || res.Outcome != session.OutcomeSuccess || res.Capsule.Summary != "read a.go" || res.ToolCalls != 1 {
+		t.Fatalf("result %+v err %v", res, res.Err)
+	}
+	if res.Tokens.Input != 20 || res.Tokens.Output != 35 {
+		t.Errorf("tokens %+v", res.Tokens)
+	}
+	if got := strings.Join(kinds, ","); got != "thinking,tool_call,tool_result,token" {
+		t.Errorf("events %s", got)
+	}
+	if len(bodies) != 2 {
+		t.Fatalf("%d requests", len(bodies))
+	}
+	msgs, _ := json.Marshal(bodies[1]["messages"])
+	for _, want := range []string{`"signature":"SIG"`, `"thinking":"need a.go"`, `"tool_use_id":"toolu_1"`, "package a", `"input":{"path":"a.go"}`} {
+		if !strings.Contains(string(msgs), want) {
+			t.Errorf("turn 2 lacks %s: %s", want, msgs)
+		}
+	}
+}

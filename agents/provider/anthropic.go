@@ -1,0 +1,357 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
+)
+
+// AnthropicConfig configures the Anthropic Messages API backend.
+type AnthropicConfig struct {
+	Name    string // recorded in the session; default "anthropic"
+	BaseURL string // "" = the SDK's default (https://api.anthropic.com)
+	Model   string // used when Request.Model is "" or an alias; default DefaultAnthropicModel
+	KeyEnv  string // default ANTHROPIC_API_KEY
+	Getenv  func(string) string
+	// ThinkingBudget > 0 enables extended thinking with that many tokens. The API then
+	// requires the default temperature, so Request.Temperature is not sent.
+	ThinkingBudget int
+	HTTPClient     *http.Client
+}
+
+// DefaultAnthropicModel is used when neither the request nor the configuration names one.
+const DefaultAnthropicModel = string(anthropic.ModelClaudeSonnet4_5)
+
+// defaultMaxTokens is sent when the request leaves MaxTokens at 0: the Messages API requires
+// max_tokens, unlike Chat Completions.
+const defaultMaxTokens = 8192
+
+type anthropicProvider struct{ c AnthropicConfig }
+
+// NewAnthropic returns a provider for the Anthropic Messages API.
+func NewAnthropic(c AnthropicConfig) (Provider, error) {
+	if c.Name == "" {
+		c.Name = "anthropic"
+	}
+	if c.KeyEnv == "" {
+		c.KeyEnv = "ANTHROPIC_API_KEY"
+	}
+	if c.Model == "" {
+		c.Model = DefaultAnthropicModel
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	if c.ThinkingBudget < 0 {
+		return nil, fmt.Errorf("%s: thinking_budget %d is negative", c.Name, c.ThinkingBudget)
+	}
+	if c.ThinkingBudget > 0 && c.ThinkingBudget < 1024 {
+		return nil, fmt.Errorf("%s: thinking_budget %d is below the API's minimum of 1024", c.Name, c.ThinkingBudget)
+	}
+	return &anthropicProvider{c}, nil
+}
+
+func init() {
+	factories["anthropic"] = func(name string, c ProviderConfig, getenv func(string) string) (Provider, error) {
+		return NewAnthropic(AnthropicConfig{Name: name, BaseURL: c.BaseURL, Model: c.Model, KeyEnv: c.KeyEnv,
+			Getenv: getenv, ThinkingBudget: c.ThinkingBudget})
+	}
+}
+
+func (p *anthropicProvider) Name() string { return p.c.Name }
+
+func (p *anthropicProvider) Stream(ctx context.Context, req Request) (Stream, error) {
+	key := p.c.Getenv(p.c.KeyEnv)
+	if key == "" {
+		return nil, &Error{Provider: p.c.Name, Msg: fmt.Sprintf("no API key: set the environment variable %s", p.c.KeyEnv)}
+	}
+	opts := []option.RequestOption{option.WithAPIKey(key),
+		option.WithMaxRetries(0)} // the runtime retries, so each attempt is recorded
+	if p.c.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(p.c.BaseURL))
+	}
+	if p.c.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(p.c.HTTPClient))
+	}
+	client := anthropic.NewClient(opts...)
+	model := req.Model
+	if model == "" || isAlias(model) {
+		model = p.c.Model
+	}
+	msgs, err := anthropicMessages(req.Messages)
+	if err != nil {
+		return nil, &Error{Provider: p.c.Name, Msg: err.Error()}
+	}
+	maxTokens := int64(req.MaxTokens)
+	if maxTokens <= 0 {
+		maxTokens = defaultMaxTokens
+	}
+	params := anthropic.MessageNewParams{Model: anthropic.Model(model), Messages: msgs, MaxTokens: maxTokens}
+	if req.System != "" {
+		params.System = []anthropic.TextBlockParam{{Text: req.System}}
+	}
+	if b := int64(p.c.ThinkingBudget); b > 0 {
+		params.Thinking = anthropic.ThinkingConfigParamOfEnabled(b)
+		// max_tokens counts thinking too and must exceed the budget.
+		params.MaxTokens = max(maxTokens, b+defaultMaxTokens)
+	} else if req.Temperature != nil {
+		params.Temperature = anthropic.Float(*req.Temperature)
+	}
+	for _, t := range req.Tools {
+		schema := anthropic.ToolInputSchemaParam{ExtraFields: map[string]any{}}
+		for k, v := range t.Parameters {
+			switch k {
+			case "type":
+			case "properties":
+				schema.Properties = v
+			case "required":
+				schema.Required = toStrings(v)
+			default:
+				schema.ExtraFields[k] = v
+			}
+		}
+		tool := anthropic.ToolUnionParamOfTool(schema, t.Name)
+		if t.Description != "" {
+			tool.OfTool.Description = anthropic.String(t.Description)
+		}
+		params.Tools = append(params.Tools, tool)
+	}
+	st := client.Messages.NewStreaming(ctx, params)
+	return &anthropicStream{p: p, ctx: ctx, st: st, blocks: map[int64]*block{}}, nil
+}
+
+func toStrings(v any) []string {
+	switch v := v.(type) {
+	case []string:
+		return v
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// anthropicMessages maps the conversation onto the Messages API. Tool results become
+// tool_result blocks of a user message; consecutive tool results (and a user text following
+// them) share one user message, since the API wants every result of a turn's tool calls in
+// the single user message after it. Thinking blocks are echoed back only when signed (or
+// redacted): the API rejects unsigned thinking, and thinking from another backend has none.
+func anthropicMessages(in []Message) ([]anthropic.MessageParam, error) {
+	var out []anthropic.MessageParam
+	appendUser := func(b anthropic.ContentBlockParamUnion) {
+		if n := len(out); n > 0 && out[n-1].Role == anthropic.MessageParamRoleUser {
+			out[n-1].Content = append(out[n-1].Content, b)
+			return
+		}
+		out = append(out, anthropic.NewUserMessage(b))
+	}
+	for i, m := range in {
+		switch m.Role {
+		case RoleUser:
+			appendUser(anthropic.NewTextBlock(m.Text))
+		case RoleTool:
+			appendUser(anthropic.NewToolResultBlock(m.ToolCallID, m.Text, m.IsError))
+		case RoleAssistant:
+			var blocks []anthropic.ContentBlockParamUnion
+			for _, t := range m.Thinking {
+				switch {
+				case t.Redacted != "":
+					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(t.Redacted))
+				case t.Signature != "":
+					blocks = append(blocks, anthropic.NewThinkingBlock(t.Signature, t.Text))
+				}
+			}
+			if m.Text != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+			}
+			for _, c := range m.ToolCalls {
+				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, toolInput(c.Args), c.Name))
+			}
+			if len(blocks) == 0 {
+				continue // an empty assistant turn is rejected by the API and says nothing
+			}
+			out = append(out, anthropic.NewAssistantMessage(blocks...))
+		default:
+			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
+		}
+	}
+	return out, nil
+}
+
+// toolInput is the tool_use input to echo back. The API needs an object; a call whose
+// arguments were malformed (the model was told so by a tool error) is sent as {"_raw": text}.
+func toolInput(args string) any {
+	if strings.TrimSpace(args) == "" {
+		return map[string]any{}
+	}
+	var obj map[string]any
+	if json.Unmarshal([]byte(args), &obj) == nil && obj != nil {
+		return json.RawMessage(args)
+	}
+	return map[string]any{"_raw": args}
+}
+
+// block is a content block being streamed.
+type block struct {
+	kind string // text | thinking | redacted_thinking | tool_use
+	id   string
+	name string
+	args strings.Builder
+}
+
+// anthropicStream turns Messages API events into deltas. A tool_use block is emitted whole
+// at its content_block_stop, with the input_json_delta fragments joined.
+type anthropicStream struct {
+	p       *anthropicProvider
+	ctx     context.Context
+	st      *ssestream.Stream[anthropic.MessageStreamEventUnion]
+	pending []Delta
+	blocks  map[int64]*block
+	usage   Usage
+	stop    string
+	done    bool
+}
+
+func (s *anthropicStream) Close() error { return s.st.Close() }
+
+func (s *anthropicStream) Next() (Delta, error) {
+	for len(s.pending) == 0 {
+		if s.done {
+			return Delta{}, io.EOF
+		}
+		if !s.st.Next() {
+			if err := s.st.Err(); err != nil {
+				return Delta{}, s.wrap(err)
+			}
+			return Delta{}, &Error{Provider: s.p.c.Name, Transient: true, Msg: "stream ended mid-message"}
+		}
+		s.event(s.st.Current())
+	}
+	d := s.pending[0]
+	s.pending = s.pending[1:]
+	return d, nil
+}
+
+func (s *anthropicStream) event(e anthropic.MessageStreamEventUnion) {
+	switch e.Type {
+	case "message_start":
+		s.usage.Input = e.Message.Usage.InputTokens + e.Message.Usage.CacheReadInputTokens + e.Message.Usage.CacheCreationInputTokens
+		s.usage.Output = e.Message.Usage.OutputTokens
+	case "content_block_start":
+		cb := e.ContentBlock
+		b := &block{kind: cb.Type, id: cb.ID, name: cb.Name}
+		s.blocks[e.Index] = b
+		switch cb.Type {
+		case "text":
+			if cb.Text != "" {
+				s.pending = append(s.pending, Delta{Kind: DeltaText, Text: cb.Text})
+			}
+		case "thinking":
+			if cb.Thinking != "" {
+				s.pending = append(s.pending, Delta{Kind: DeltaThinking, Text: cb.Thinking})
+			}
+		case "redacted_thinking":
+			s.pending = append(s.pending, Delta{Kind: DeltaThinking, Redacted: cb.Data})
+		}
+	case "content_block_delta":
+		b := s.blocks[e.Index]
+		switch e.Delta.Type {
+		case "text_delta":
+			s.pending = append(s.pending, Delta{Kind: DeltaText, Text: e.Delta.Text})
+		case "thinking_delta":
+			s.pending = append(s.pending, Delta{Kind: DeltaThinking, Text: e.Delta.Thinking})
+		case "signature_delta":
+			s.pending = append(s.pending, Delta{Kind: DeltaThinking, Signature: e.Delta.Signature})
+		case "input_json_delta":
+			if b != nil {
+				b.args.WriteString(e.Delta.PartialJSON)
+			}
+		}
+	case "content_block_stop":
+		b := s.blocks[e.Index]
+		delete(s.blocks, e.Index)
+		if b != nil && b.kind == "tool_use" {
+			args := b.args.String()
+			if args == "" {
+				args = "{}" // a tool without parameters streams no input fragments
+			}
+			s.pending = append(s.pending, Delta{Kind: DeltaToolCall, ToolCall: ToolCall{ID: b.id, Name: b.name, Args: args}})
+		}
+	case "message_delta":
+		if e.Delta.StopReason != "" {
+			s.stop = string(e.Delta.StopReason)
+		}
+		// message_delta usage is cumulative for the message.
+		if e.Usage.OutputTokens > 0 {
+			s.usage.Output = e.Usage.OutputTokens
+		}
+		if in := e.Usage.InputTokens + e.Usage.CacheReadInputTokens + e.Usage.CacheCreationInputTokens; in > 0 {
+			s.usage.Input = in
+		}
+	case "message_stop":
+		s.done = true
+		if s.usage != (Usage{}) {
+			s.pending = append(s.pending, Delta{Kind: DeltaUsage, Usage: s.usage})
+		}
+		s.pending = append(s.pending, Delta{Kind: DeltaStop, StopReason: mapStopReason(s.stop)})
+	}
+}
+
+func mapStopReason(r string) string {
+	switch r {
+	case "tool_use":
+		return StopToolUse
+	case "max_tokens", "model_context_window_exceeded":
+		return StopMaxTokens
+	}
+	return StopEnd // end_turn, stop_sequence, pause_turn, refusal
+}
+
+// transientTypes are the error types of the Messages API that a retry may cure; they also
+// arrive inside a 200 stream as an `event: error`.
+var transientTypes = map[string]bool{"overloaded_error": true, "rate_limit_error": true, "api_error": true, "timeout_error": true}
+
+// wrap turns SDK and transport errors into *Error (context errors pass through).
+func (s *anthropicStream) wrap(err error) error {
+	if s.ctx.Err() != nil {
+		return s.ctx.Err()
+	}
+	var apiErr *anthropic.Error
+	if errors.As(err, &apiErr) {
+		var body struct {
+			Error struct {
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal([]byte(apiErr.RawJSON()), &body)
+		msg := body.Error.Message
+		if body.Error.Type != "" {
+			msg = body.Error.Type + ": " + msg
+		}
+		status := apiErr.StatusCode
+		if status == http.StatusOK {
+			status = 0 // an error event inside a stream that began well
+		}
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		transient := TransientStatus(status) || status == 529 || transientTypes[body.Error.Type]
+		return &Error{Provider: s.p.c.Name, Status: status, Transient: transient, Msg: msg}
+	}
+	return &Error{Provider: s.p.c.Name, Transient: true, Msg: "transport: " + err.Error(), Err: err}
+}
