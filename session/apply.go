@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // ApplyError rejects an event that cannot follow the state: a gap in seq, a stop before a
@@ -209,7 +210,7 @@ func Apply(s *State, e Event) error {
 			return fail("outcome %q is not success, failure, timeout or cancelled", d.Outcome)
 		}
 		sa.Stopped, sa.Status, sa.Outcome = true, status, d.Outcome
-		sa.EndedAt = e.TS
+		sa.EndedAt, sa.StopSeq = e.TS, e.Seq
 		sa.Capsule, sa.ArtifactPaths, sa.DurationMS, sa.Tokens = d.Capsule, d.ArtifactPaths, d.DurationMS, d.Tokens
 		sa.CurrentTool, sa.currentCallID = "", ""
 		if d.ToolInvocationCount > sa.ToolCalls {
@@ -338,10 +339,15 @@ func Apply(s *State, e Event) error {
 		if d.ConflictID == "" || s.conflicts[d.ConflictID] != nil {
 			return fail("conflict id %q is empty or already used", d.ConflictID)
 		}
-		cf := &Conflict{ID: d.ConflictID, ConvergenceID: cv.ID, Kind: d.Kind, File: d.File, Sides: d.Sides}
+		cf := &Conflict{ID: d.ConflictID, ConvergenceID: cv.ID, Kind: d.Kind, File: d.File, Sides: d.Sides, Context: d.Context}
 		if d.Lines != nil {
 			cf.Lines = *d.Lines
 		}
+		sides := make([]string, len(d.Sides))
+		for i, sd := range d.Sides {
+			sides[i] = sd.SubagentID
+		}
+		s.log(e, "conflict", fmt.Sprintf("%s conflict %s %s between %s", cv.ID, cf.ID, conflictWhere(cf), strings.Join(sides, ", ")), "")
 		if len(cv.Conflicts) == 0 {
 			s.Counters.ConvergencesWithConflicts++
 		}
@@ -354,7 +360,12 @@ func Apply(s *State, e Event) error {
 		if cf, err = s.conflict(d.ConvergenceID, d.ConflictID, fail); err != nil {
 			return err
 		}
-		cf.ReviewRequested = true
+		cf.ReviewRequested, cf.ReviewReason = true, d.Reason
+		text := fmt.Sprintf("%s needs review", cf.ID)
+		if d.Reason != "" {
+			text += ": " + d.Reason
+		}
+		s.log(e, "conflict", text, "")
 
 	case ManualReviewRequired:
 		var cv *Convergence
@@ -384,6 +395,11 @@ func Apply(s *State, e Event) error {
 		r := d
 		cf.Resolution = &r
 		s.Counters.Resolutions++
+		text := fmt.Sprintf("%s resolved by %s: %s", cf.ID, d.Method, d.Choice)
+		if len(d.Overridden) > 0 {
+			text += " (overrides " + strings.Join(d.Overridden, ", ") + ")"
+		}
+		s.log(e, "conflict", text, d.Note)
 
 	case ConvergenceComplete:
 		var cv *Convergence
@@ -395,7 +411,8 @@ func Apply(s *State, e Event) error {
 		}
 		cv.Status, cv.Outcome = ConvergenceDone, d.Outcome
 		cv.ConflictCount, cv.ResolutionCount, cv.OutputSize = d.ConflictCount, d.ResolutionCount, d.OutputSize
-		s.log(e, "convergence", fmt.Sprintf("%s complete: %s", cv.ID, d.Outcome), "")
+		cv.Notes = d.Notes
+		s.log(e, "convergence", fmt.Sprintf("%s complete: %s", cv.ID, d.Outcome), strings.Join(d.Notes, "\n"))
 
 	case ConvergedResult:
 		var cv *Convergence

@@ -320,6 +320,9 @@ type ConflictDetected struct {
 	File          string         `json:"file,omitempty"`
 	Lines         *LineRange     `json:"lines,omitempty"`
 	Sides         []ConflictSide `json:"sides"`
+	// Context is the current file around the lines, numbered, for the reviewer (or the
+	// playbook entry a playbook conflict edits).
+	Context string `json:"context,omitempty"`
 }
 
 // ConflictSide is one subagent's position in a conflict. Value is any JSON value (a hunk's
@@ -333,6 +336,9 @@ type ConflictSide struct {
 type ConflictReviewRequest struct {
 	ConvergenceID string `json:"convergence_id"`
 	ConflictID    string `json:"conflict_id"`
+	// Reason says why a person must decide when the method would have decided itself
+	// (prefer_higher_confidence with a side lacking confidence, or a tie).
+	Reason string `json:"reason,omitempty"`
 }
 
 type ManualReviewRequired struct {
@@ -355,6 +361,9 @@ type ConvergenceComplete struct {
 	ConflictCount   int    `json:"conflict_count"`
 	ResolutionCount int    `json:"resolution_count"`
 	OutputSize      int    `json:"output_size"`
+	// Notes record the convergence's decisions: members that failed or were ignored,
+	// votes, fallbacks, patches left out.
+	Notes []string `json:"notes,omitempty"`
 }
 
 type ConvergedResult struct {

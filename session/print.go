@@ -253,6 +253,12 @@ func (p printer) convergences() {
 				}
 				p.f("    %s%s: %s\n", sd.SubagentID, conf, indentRestBy(Sanitize(valueText(sd.Value)), "      "))
 			}
+			if cf.Context != "" {
+				p.f("    current file:\n      %s\n", indentRestBy(strings.TrimRight(Sanitize(cf.Context), "\n"), "      "))
+			}
+			if cf.ReviewReason != "" {
+				p.f("    review: %s\n", Sanitize(cf.ReviewReason))
+			}
 			if r := cf.Resolution; r != nil {
 				p.f("    resolved by %s: %s", r.Method, r.Choice)
 				if r.Note != "" {
@@ -275,6 +281,25 @@ func (p printer) convergences() {
 				p.f(" · applied to %s", orDash(Sanitize(strings.Join(cv.AppliedFiles, ", "))))
 			}
 			p.f("\n")
+			if bt.Reasoning != "" {
+				p.f("    reasoning: %s\n", indentRestBy(Sanitize(bt.Reasoning), "      "))
+			}
+			for _, op := range bt.Operations {
+				p.f("    %s %s", op.Type, Sanitize(op.BulletID))
+				if op.Section != "" {
+					p.f(" [%s]", Sanitize(op.Section))
+				}
+				if op.Content != "" {
+					p.f(": %s", Sanitize(op.Content))
+				}
+				p.f("\n")
+			}
+			for _, pt := range bt.Patches {
+				p.f("    %s\n", indentRestBy(strings.TrimRight(Sanitize(pt.Diff), "\n"), "    "))
+			}
+		}
+		for _, n := range cv.Notes {
+			p.f("  note: %s\n", Sanitize(n))
 		}
 	}
 }

@@ -76,6 +76,7 @@ type Subagent struct {
 	// Stopped is set by SubagentStop, the one terminal event; Status may already be terminal
 	// before it (a timeout or cancellation recorded as the cause).
 	Stopped bool
+	StopSeq uint64 // seq of the SubagentStop: the completion order convergences use
 
 	Tokens         Tokens // as reported by the provider at stop
 	StreamedBytes  int    // assistant text streamed so far
@@ -178,6 +179,7 @@ type Convergence struct {
 	Batch              *DeltaBatch
 	Applied            bool
 	AppliedFiles       []string
+	Notes              []string // the convergence's decisions, from ConvergenceComplete
 }
 
 // Conflict is one disagreement inside a convergence.
@@ -188,7 +190,9 @@ type Conflict struct {
 	File            string
 	Lines           LineRange
 	Sides           []ConflictSide
+	Context         string // the file around the lines when it was detected
 	ReviewRequested bool
+	ReviewReason    string
 	Resolution      *ConflictResolved // nil while unresolved
 }
 
