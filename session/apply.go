@@ -339,7 +339,7 @@ func Apply(s *State, e Event) error {
 		if d.ConflictID == "" || s.conflicts[d.ConflictID] != nil {
 			return fail("conflict id %q is empty or already used", d.ConflictID)
 		}
-		cf := &Conflict{ID: d.ConflictID, ConvergenceID: cv.ID, Kind: d.Kind, File: d.File, Sides: d.Sides, Context: d.Context}
+		cf := &Conflict{ID: d.ConflictID, ConvergenceID: cv.ID, Kind: d.Kind, File: d.File, Sides: d.Sides, Context: d.Context, Choices: d.Choices}
 		if d.Lines != nil {
 			cf.Lines = *d.Lines
 		}
@@ -439,7 +439,7 @@ func Apply(s *State, e Event) error {
 		}
 		var book []PlaybookEntry
 		if cv.Batch != nil {
-			if book, err = applyPlaybook(s.Playbook, cv.Batch.Operations, cv.ID); err != nil {
+			if book, err = ApplyPlaybook(s.Playbook, cv.Batch.Operations, cv.ID); err != nil {
 				return fail("%v", err)
 			}
 		} else {
@@ -559,9 +559,10 @@ func (s *State) conflict(cvID, id string, fail func(string, ...any) error) (*Con
 	return cf, nil
 }
 
-// applyPlaybook returns book with ops applied, or an error naming the first op that cannot
-// apply; book itself is never modified, so a bad batch changes nothing.
-func applyPlaybook(book []PlaybookEntry, ops []PlaybookOp, source string) ([]PlaybookEntry, error) {
+// ApplyPlaybook returns book with ops applied, or an error naming the first op that cannot
+// apply; book itself is never modified, so a bad batch changes nothing. source names the
+// entries' origin (a convergence id).
+func ApplyPlaybook(book []PlaybookEntry, ops []PlaybookOp, source string) ([]PlaybookEntry, error) {
 	out := slices.Clone(book)
 	find := func(id string) int {
 		return slices.IndexFunc(out, func(p PlaybookEntry) bool { return p.ID == id })

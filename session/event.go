@@ -323,6 +323,9 @@ type ConflictDetected struct {
 	// Context is the current file around the lines, numbered, for the reviewer (or the
 	// playbook entry a playbook conflict edits).
 	Context string `json:"context,omitempty"`
+	// Choices are the valid /resolve --choose values: the sides' subagent ids, "both" where
+	// the sides can be applied together, and "none".
+	Choices []string `json:"choices,omitempty"`
 }
 
 // ConflictSide is one subagent's position in a conflict. Value is any JSON value (a hunk's

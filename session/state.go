@@ -190,7 +190,8 @@ type Conflict struct {
 	File            string
 	Lines           LineRange
 	Sides           []ConflictSide
-	Context         string // the file around the lines when it was detected
+	Context         string   // the file around the lines when it was detected
+	Choices         []string // valid /resolve --choose values
 	ReviewRequested bool
 	ReviewReason    string
 	Resolution      *ConflictResolved // nil while unresolved

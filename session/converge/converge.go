@@ -620,6 +620,11 @@ func (a *Analysis) number() {
 
 func (a *Analysis) detected(c *conflict) session.ConflictDetected {
 	ev := session.ConflictDetected{ConvergenceID: a.in.ID, ConflictID: c.id, Kind: c.kind}
+	ev.Choices = slices.Clone(c.order)
+	if c.canBoth {
+		ev.Choices = append(ev.Choices, commands.ChooseBoth)
+	}
+	ev.Choices = append(ev.Choices, commands.ChooseNone)
 	for _, id := range c.order {
 		m := a.member(id)
 		side := session.ConflictSide{SubagentID: id, Confidence: m.Capsule.Confidence}

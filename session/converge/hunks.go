@@ -116,38 +116,71 @@ func parseDiff(diff string) ([]*hunk, error) {
 			if err := fr.Validate(); err != nil {
 				return nil, fmt.Errorf("%s %s: %v", name, strings.TrimSpace(fr.Header()), err)
 			}
-			h := &hunk{file: name, isNew: f.IsNew, isDelete: f.IsDelete, lines: slices.Clone(fr.Lines)}
-			for h.lead < len(h.lines) && h.lines[h.lead].Op == gitdiff.OpContext {
-				h.lead++
-			}
-			if h.lead == len(h.lines) {
-				continue // context only: no change
-			}
-			for h.trail < len(h.lines) && h.lines[len(h.lines)-1-h.trail].Op == gitdiff.OpContext {
-				h.trail++
-			}
 			// Unified diffs name the line before an empty old range.
-			h.start = int(fr.OldPosition) - 1
+			start := int(fr.OldPosition) - 1
 			if fr.OldLines == 0 {
-				h.start = int(fr.OldPosition)
+				start = int(fr.OldPosition)
 			}
-			h.start = max(h.start, 0)
-			h.coreStart = h.start + h.lead
-			for _, l := range h.core() {
-				if l.Old() {
-					h.coreLen++
+			start = max(start, 0)
+			for _, h := range split(fr.Lines, start) {
+				h.file, h.isNew, h.isDelete = name, f.IsNew, f.IsDelete
+				var k strings.Builder
+				fmt.Fprintf(&k, "%s\x00%d\x00%v%v\x00", h.file, h.coreStart, h.isNew, h.isDelete)
+				for _, l := range h.core() {
+					k.WriteString(lineText(l))
 				}
+				h.key = k.String()
+				out = append(out, h)
 			}
-			var k strings.Builder
-			fmt.Fprintf(&k, "%s\x00%d\x00%v%v\x00", h.file, h.coreStart, h.isNew, h.isDelete)
-			for _, l := range h.core() {
-				k.WriteString(lineText(l))
-			}
-			h.key = k.String()
-			out = append(out, h)
 		}
 	}
 	return out, nil
+}
+
+// split cuts a fragment into one hunk per run of changed lines, each with the context
+// around it. A model often writes two separate edits as one hunk; splitting lets an edit
+// merge with another member's edit elsewhere in that hunk instead of conflicting with it.
+func split(lines []gitdiff.Line, start int) []*hunk {
+	var out []*hunk
+	n := len(lines)
+	old := 0 // old lines before index i
+	for i := 0; i < n; {
+		if lines[i].Op == gitdiff.OpContext {
+			old++
+			i++
+			continue
+		}
+		// A change run [i, j), with the context before it back to the previous run and
+		// after it up to the next.
+		j := i
+		for j < n && lines[j].Op != gitdiff.OpContext {
+			j++
+		}
+		lead := 0
+		for lead < i && lines[i-1-lead].Op == gitdiff.OpContext {
+			lead++
+		}
+		trail := 0
+		for j+trail < n && lines[j+trail].Op == gitdiff.OpContext {
+			trail++
+		}
+		h := &hunk{lines: slices.Clone(lines[i-lead : j+trail]), lead: lead, trail: trail}
+		h.start = start + old - lead
+		h.coreStart = start + old
+		for _, l := range h.core() {
+			if l.Old() {
+				h.coreLen++
+			}
+		}
+		out = append(out, h)
+		for _, l := range lines[i:j] {
+			if l.Old() {
+				old++
+			}
+		}
+		i = j
+	}
+	return out
 }
 
 var (
