@@ -105,7 +105,7 @@ func (p printer) tree() {
 		p.f("\n")
 	}
 	for _, cv := range p.s.Convergences {
-		p.f("▾ %s %s (%s) · %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), cv.Status)
+		p.f("▾ %s %s (%s) · %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), ConvergenceStatus(p.s, cv))
 		for _, cf := range cv.Conflicts {
 			mark := "⚠"
 			if cf.Resolution != nil {
@@ -401,4 +401,33 @@ func fmtTokens(sa *Subagent) string {
 		return fmt.Sprintf("%s%.1fk", prefix, float64(n)/1000)
 	}
 	return fmt.Sprintf("%s%d", prefix, n)
+}
+
+// ConvergenceStatus describes a convergence's state for people: "pending (waiting for sa-2)"
+// while members run, "review (cf-1 open)" while conflicts wait, else its status and outcome.
+func ConvergenceStatus(s *State, cv *Convergence) string {
+	switch cv.Status {
+	case ConvergenceRunning:
+		var waiting []string
+		for _, id := range cv.Members {
+			if sa := s.Subagent(id); sa != nil && !sa.Terminal() {
+				waiting = append(waiting, id)
+			}
+		}
+		if len(waiting) > 0 {
+			return "pending (waiting for " + strings.Join(waiting, ", ") + ")"
+		}
+		return "pending"
+	case ConvergenceReview:
+		var open []string
+		for _, cf := range cv.Conflicts {
+			if cf.Resolution == nil {
+				open = append(open, cf.ID)
+			}
+		}
+		return "review (" + strings.Join(open, ", ") + " open)"
+	case ConvergenceDone:
+		return "complete · " + cv.Outcome
+	}
+	return cv.Status
 }

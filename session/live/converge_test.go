@@ -34,8 +34,10 @@ func TestConvergeManualResolveApply(t *testing.T) {
 	o := h.run(`/delegate variant a --agent-type builder
 /delegate variant b --agent-type builder
 /converge sa-1 sa-2 --strategy merge
+/status cv-1
 /apply cv-1
 /wait cv-1
+/status cv-1
 /resolve cf-9 --choose sa-1
 /resolve cf-1 --choose sa-7
 /resolve cf-1 --choose both
@@ -45,6 +47,12 @@ func TestConvergeManualResolveApply(t *testing.T) {
 /apply cv-1
 `)
 	checkSeq(t, o.events)
+	for _, w := range []string{"cv-1 merge of sa-1, sa-2 · pending (waiting for sa-1, sa-2)", "review (cf-1 open)",
+		"cf-1 hunk main.go:4 · open: /resolve cf-1 --choose sa-1|sa-2|none"} {
+		if !strings.Contains(o.progress, w) {
+			t.Errorf("progress lacks %q:\n%s", w, o.progress)
+		}
+	}
 	det := o.data(session.TypeConflictDetected)
 	if len(det) != 1 {
 		t.Fatalf("conflicts %+v", det)

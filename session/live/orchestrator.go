@@ -432,7 +432,7 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 			row(sa)
 		}
 		for _, cv := range x.state.Convergences {
-			fmt.Fprintf(&b, "  %s %s %v %s\n", cv.ID, cv.Strategy, cv.Members, cv.Status)
+			fmt.Fprintf(&b, "  %s %s of %s · %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), session.ConvergenceStatus(x.state, cv))
 		}
 	case x.state.Subagent(c.ID) != nil:
 		sa := x.state.Subagent(c.ID)
@@ -446,7 +446,22 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 		}
 	default:
 		cv := x.state.Convergence(c.ID)
-		fmt.Fprintf(&b, "%s %s %v %s · %d conflicts\n", cv.ID, cv.Strategy, cv.Members, cv.Status, len(cv.Conflicts))
+		fmt.Fprintf(&b, "%s %s of %s · %s · resolution %s · output %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "),
+			session.ConvergenceStatus(x.state, cv), cv.ConflictResolution, cv.OutputFormat)
+		for _, cf := range cv.Conflicts {
+			state := "open: /resolve " + cf.ID + " --choose " + strings.Join(cf.Choices, "|")
+			if r := cf.Resolution; r != nil {
+				state = "resolved by " + r.Method + ": " + r.Choice
+			}
+			where := cf.Kind
+			if cf.File != "" {
+				where += " " + session.Sanitize(cf.File) + ":" + cf.Lines.String()
+			}
+			fmt.Fprintf(&b, "  %s %s · %s\n", cf.ID, where, state)
+		}
+		for _, n := range cv.Notes {
+			fmt.Fprintf(&b, "  note: %s\n", session.Sanitize(n))
+		}
 	}
 	return Reply{Output: b.String()}, nil
 }

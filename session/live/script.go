@@ -131,6 +131,31 @@ func Progress(ev session.Event) string {
 		return fmt.Sprintf("  handoff to %s complete: %s", id, d.Outcome)
 	case session.HandoffResolved:
 		return fmt.Sprintf("  handoff to %s resolved: %s (%s)", id, d.Outcome, d.Action)
+	case session.ConflictDetected:
+		where := d.Kind
+		if d.File != "" {
+			where += " " + session.Sanitize(d.File)
+			if d.Lines != nil && !d.Lines.IsZero() {
+				where += ":" + d.Lines.String()
+			}
+		}
+		sides := make([]string, len(d.Sides))
+		for i, sd := range d.Sides {
+			sides[i] = sd.SubagentID
+		}
+		return fmt.Sprintf("  %s conflict %s: %s between %s (choices: %s)", d.ConvergenceID, d.ConflictID, where, strings.Join(sides, ", "), strings.Join(d.Choices, " | "))
+	case session.ConflictReviewRequest:
+		why := ""
+		if d.Reason != "" {
+			why = " (" + session.Sanitize(d.Reason) + ")"
+		}
+		return fmt.Sprintf("  %s needs review%s: /resolve %s --choose <choice> [--note TEXT]", d.ConflictID, why, d.ConflictID)
+	case session.ConflictResolved:
+		return fmt.Sprintf("  %s resolved by %s: %s", d.ConflictID, d.Method, d.Choice)
+	case session.ConvergenceComplete:
+		return fmt.Sprintf("  %s complete: %s · %d conflicts · %d resolved · %d bytes", d.ConvergenceID, d.Outcome, d.ConflictCount, d.ResolutionCount, d.OutputSize)
+	case session.DeltaBatchApplied:
+		return fmt.Sprintf("  %s applied to %s", d.ConvergenceID, session.Sanitize(strings.Join(d.Files, ", ")))
 	}
 	return ""
 }
