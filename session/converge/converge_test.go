@@ -572,3 +572,70 @@ func checkHeaders(t *testing.T, ps []session.Patch) {
 		}
 	}
 }
+
+// TestMatrix runs every strategy × resolution × format on members that disagree, resolving
+// what is left for review with each conflict's first side, and checks the output's shape.
+func TestMatrix(t *testing.T) {
+	members := func() []Member {
+		a := member("sa-1", 5, f64(0.9), "guard", change("a.go", 12, "A"))
+		b := member("sa-2", 7, f64(0.5), "default", change("a.go", 12, "B"))
+		c := member("sa-3", 6, nil, "guard", change("a.go", 12, "A"))
+		return []Member{a, b, c}
+	}
+	for _, st := range []string{commands.StrategyMerge, commands.StrategyVote, commands.StrategyConsensus, commands.StrategyFirstSuccess} {
+		for _, rs := range []string{commands.ResolutionManual, commands.ResolutionAutoAcceptLatest, commands.ResolutionPreferHigherConfidence} {
+			for _, ft := range []string{commands.FormatJSON, commands.FormatMarkdown, commands.FormatDeltaBatch} {
+				t.Run(st+"/"+rs+"/"+ft, func(t *testing.T) {
+					a := analyze(t, input(st, rs, ft, members()...))
+					wantConflicts := map[string]int{commands.StrategyMerge: 1, commands.StrategyVote: 0, commands.StrategyConsensus: 1, commands.StrategyFirstSuccess: 0}[st]
+					if len(a.Conflicts) != wantConflicts {
+						t.Fatalf("%d conflicts, want %d: %+v", len(a.Conflicts), wantConflicts, a.Conflicts)
+					}
+					if len(a.Auto)+len(a.Review) != len(a.Conflicts) {
+						t.Fatalf("auto %d + review %d != %d conflicts", len(a.Auto), len(a.Review), len(a.Conflicts))
+					}
+					if rs == commands.ResolutionManual && len(a.Auto) != 0 {
+						t.Errorf("manual resolved on its own: %+v", a.Auto)
+					}
+					if rs == commands.ResolutionAutoAcceptLatest && len(a.Review) != 0 {
+						t.Errorf("auto_accept_latest left %+v", a.Review)
+					}
+					var manual []session.ConflictResolved
+					for _, r := range a.Review {
+						res, err := a.Resolve(r.ConflictID, a.Choices(r.ConflictID)[0], "first side")
+						if err != nil {
+							t.Fatal(err)
+						}
+						manual = append(manual, res)
+					}
+					res := output(t, a, manual...)
+					again := output(t, a, manual...)
+					if res.Outcome != OutcomeSuccess {
+						t.Errorf("outcome %s notes %v", res.Outcome, res.Notes)
+					}
+					switch ft {
+					case commands.FormatJSON:
+						var d Document
+						if err := json.Unmarshal([]byte(res.Converged.Output), &d); err != nil || d.ConvergenceID != "cv-1" || res.Size != len(res.Converged.Output) {
+							t.Errorf("json %v size %d", err, res.Size)
+						}
+						if again.Converged.Output != res.Converged.Output {
+							t.Error("not deterministic")
+						}
+					case commands.FormatMarkdown:
+						if !strings.HasPrefix(res.Converged.Output, "# cv-1 · "+st) || res.Size != len(res.Converged.Output) {
+							t.Errorf("markdown %q", res.Converged.Output)
+						}
+					case commands.FormatDeltaBatch:
+						if res.Batch == nil || res.Converged != nil || len(res.Batch.Patches) != 1 || res.Size == 0 {
+							t.Fatalf("batch %+v", res.Batch)
+						}
+						if _, err := Plan(files(map[string]string{"a.go": base()}), res.Batch.Patches); err != nil {
+							t.Errorf("the batch does not apply: %v", err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
