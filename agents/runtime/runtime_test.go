@@ -179,3 +179,43 @@ func TestLoopOverAnthropic(t *testing.T) {
 		}
 	}
 }
+
+// stuckProvider streams nothing until the context ends, then fails with its error.
+type stuckProvider struct{}
+
+func (stuckProvider) Name() string { return "stuck" }
+func (stuckProvider) Stream(ctx context.Context, _ provider.Request) (provider.Stream, error) {
+	return stuckStream{ctx}, nil
+}
+
+type stuckStream struct{ ctx context.Context }
+
+func (s stuckStream) Next() (provider.Delta, error) {
+	<-s.ctx.Done()
+	return provider.Delta{}, s.ctx.Err()
+}
+func (stuckStream) Close() error { return nil }
+
+// TestCancelWhileStreaming: cancelling a run whose model is silent ends it promptly under a
+// real clock, whichever way the read-ahead goroutine sees the cancellation.
+func TestCancelWhileStreaming(t *testing.T) {
+	sb, _ := tools.New(t.TempDir(), tools.Options{})
+	for i := 0; i < 50; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan Result, 1)
+		go func() {
+			done <- Run(ctx, Config{Agent: &agents.Definition{Name: "x"}, AgentType: "x", Provider: stuckProvider{}, Sandbox: sb,
+				Task: "t", Clock: realClock{}, Emit: func(session.Data) error { return nil }})
+		}()
+		time.Sleep(time.Millisecond)
+		cancel()
+		select {
+		case res := <-done:
+			if res.Err == nil {
+				t.Fatalf("run %d: a cancelled run reported no error: %+v", i, res)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("run %d: still running 5s after cancel", i)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/summit-dev/summit/agents/provider"
@@ -18,6 +19,7 @@ var errFlush = errors.New("flush due")
 type source struct {
 	st     provider.Stream
 	ch     chan item
+	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -32,7 +34,8 @@ func newSource(ctx context.Context, st provider.Stream, simulated bool) *source 
 	if simulated {
 		return s
 	}
-	ctx, s.cancel = context.WithCancel(ctx)
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	ctx = s.ctx
 	s.ch = make(chan item)
 	s.done = make(chan struct{})
 	go func() {
@@ -57,16 +60,23 @@ func (s *source) next(due time.Time) (provider.Delta, error) {
 	if s.ch == nil {
 		return s.st.Next()
 	}
-	if due.IsZero() {
-		it := <-s.ch
-		return it.d, it.err
+	// The reader stops without handing over a delta once the context ends, so waiting on
+	// done too keeps a cancelled turn from blocking forever.
+	var flush <-chan time.Time
+	if !due.IsZero() {
+		t := time.NewTimer(time.Until(due))
+		defer t.Stop()
+		flush = t.C
 	}
-	t := time.NewTimer(time.Until(due))
-	defer t.Stop()
 	select {
 	case it := <-s.ch:
 		return it.d, it.err
-	case <-t.C:
+	case <-s.done:
+		if err := s.ctx.Err(); err != nil {
+			return provider.Delta{}, err
+		}
+		return provider.Delta{}, io.EOF // the reader already handed over its last item
+	case <-flush:
 		return provider.Delta{}, errFlush
 	}
 }

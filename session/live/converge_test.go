@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -292,5 +293,30 @@ func TestApplyPermissionAndFormat(t *testing.T) {
 	r := o.rejections()
 	if len(r) != 2 || !strings.Contains(r[0].Error, "has no DeltaBatch: its output is json") || !strings.Contains(r[1].Error, "unknown convergence cv-2") {
 		t.Fatalf("rejections %+v", r)
+	}
+}
+
+// A convergence whose members are still running when the script ends: the session end
+// cancels them, the convergence reports the failures, and nothing follows SessionEnded.
+func TestConvergeAtSessionEnd(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(RealClock{}) // real goroutines: the analysis races the session end
+	ctx := context.Background()
+	for _, line := range []string{"/delegate race 1 --agent-type retriever", "/delegate race 2 --agent-type retriever", "/converge sa-1 sa-2 --strategy merge"} {
+		if r, err := x.Submit(ctx, line); err != nil || r.Rejected {
+			t.Fatalf("%s: %+v %v", line, r, err)
+		}
+	}
+	if err := x.Close("quit"); err != nil {
+		t.Fatal(err)
+	}
+	o := h.read(0, x, "")
+	last := o.events[len(o.events)-1]
+	if last.Type != session.TypeSessionEnded {
+		t.Errorf("last event %s", last.Type)
+	}
+	done := o.data(session.TypeConvergenceComplete)
+	if len(done) != 1 || done[0].(session.ConvergenceComplete).Outcome != "failure" {
+		t.Errorf("complete %+v", done)
 	}
 }

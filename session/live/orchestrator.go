@@ -516,6 +516,17 @@ func (x *Orchestrator) Close(reason string) error {
 	for _, s := range live {
 		_ = s.stopped.Wait(context.Background())
 	}
+	// Convergences whose members just stopped finish their analysis before the session
+	// ends, so no event follows SessionEnded.
+	x.mu.Lock()
+	var convs []*conv
+	for _, cv := range x.convs {
+		convs = append(convs, cv)
+	}
+	x.mu.Unlock()
+	for _, cv := range convs {
+		_ = cv.settled.Wait(context.Background())
+	}
 	x.mu.Lock()
 	d := x.clock.Now().Sub(x.startedAt)
 	x.mu.Unlock()
