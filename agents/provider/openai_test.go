@@ -80,24 +80,7 @@ func TestOpenAIStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var text, think string
-	var calls []ToolCall
-	var usage Usage
-	stop := ""
-	for _, d := range ds {
-		switch d.Kind {
-		case DeltaText:
-			text += d.Text
-		case DeltaThinking:
-			think += d.Text
-		case DeltaToolCall:
-			calls = append(calls, d.ToolCall)
-		case DeltaUsage:
-			usage = d.Usage
-		case DeltaStop:
-			stop = d.StopReason
-		}
-	}
+	text, think, _, calls, usage, stop := summarize(ds)
 	if text != "Hello" || think != "think " || stop != StopToolUse || usage != (Usage{12, 7}) {
 		t.Errorf("text %q think %q stop %q usage %+v", text, think, stop, usage)
 	}
