@@ -74,7 +74,7 @@ func (p printer) header() {
 	p.f("workspace %s\n", orDash(s.Info.Workspace))
 	end := "still open (no SessionEnded)"
 	if s.Ended {
-		end = fmt.Sprintf("ended (%s) after %s", s.EndReason, fmtDur(s.EndedAt.Sub(s.StartedAt)))
+		end = fmt.Sprintf("ended (%s) after %s", s.EndReason, FormatDuration(s.EndedAt.Sub(s.StartedAt)))
 	}
 	p.f("started %s · %s · %d events\n", s.StartedAt.UTC().Format(TimeLayout), end, s.LastSeq)
 	if s.Control != "" {
@@ -92,7 +92,7 @@ func (p printer) tree() {
 		if sa.AgentName != "" && sa.AgentName != sa.AgentType {
 			p.f(" (%s)", sa.AgentName)
 		}
-		p.f(" · %s · %s · %s tok · %d tool calls", sa.Status, fmtDur(sa.Elapsed(p.s.LastTS)), fmtTokens(sa), sa.ToolCalls)
+		p.f(" · %s · %s · %s tok · %d tool calls", sa.Status, FormatDuration(sa.Elapsed(p.s.LastTS)), FormatTokens(sa), sa.ToolCalls)
 		if sa.Retries > 0 {
 			p.f(" · %d retries", sa.Retries)
 		}
@@ -141,7 +141,7 @@ func (p printer) transcripts() {
 			p.f("last error: %s\n", Sanitize(sa.LastError))
 		}
 		if sa.Stopped {
-			p.f("stop: %s · %s · %d tool calls · tokens in %d out %d", sa.Outcome, fmtDur(time.Duration(sa.DurationMS)*time.Millisecond),
+			p.f("stop: %s · %s · %d tool calls · tokens in %d out %d", sa.Outcome, FormatDuration(time.Duration(sa.DurationMS)*time.Millisecond),
 				sa.ToolCalls, sa.Tokens.Input, sa.Tokens.Output)
 			if len(sa.ArtifactPaths) > 0 {
 				p.f(" · artifacts %s", Sanitize(strings.Join(sa.ArtifactPaths, ", ")))
@@ -377,7 +377,8 @@ func valueText(v any) string {
 	return string(b)
 }
 
-func fmtDur(d time.Duration) string {
+// FormatDuration writes d as mm:ss (or h:mm:ss).
+func FormatDuration(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
@@ -391,7 +392,8 @@ func fmtDur(d time.Duration) string {
 
 // fmtTokens shows provider-reported tokens when known, else an estimate of streamed output
 // (4 bytes a token), marked with ~.
-func fmtTokens(sa *Subagent) string {
+// FormatTokens writes a subagent's token count compactly ("1.2k"; "~" while only streamed bytes are known).
+func FormatTokens(sa *Subagent) string {
 	n := sa.Tokens.Input + sa.Tokens.Output
 	prefix := ""
 	if n == 0 && sa.StreamedBytes > 0 {

@@ -1,0 +1,20 @@
+// Package ui is the workbench: a Bubble Tea v2 program that renders a session.State and
+// turns keys into intents.
+//
+// Data flow: the orchestrator's events reach the model through a Bridge (one EventsMsg per
+// frame, never dropping one) and are folded with session.Apply into the model's own State —
+// the fold a replay runs, so a live session and its replay render the same. Intents leave as
+// slash commands sent to a Backend inside a tea.Cmd (approving a request is "/approve pr-3",
+// resolving a conflict is "/resolve cf-1 --choose sa-2"), so every decision made in the UI
+// is recorded like a typed one. Update and View never block and never do I/O.
+//
+// Layout: header; tree | transcript; notice line; input; footer of key hints built from the
+// KeyMap. Below 60×15 the screen says so. Transcripts render only their visible rows (see
+// tview); glamour runs once per capsule and width. Every piece of model or tool text passes
+// session.Sanitize before it is drawn, so no control sequence from it reaches the terminal.
+//
+// Prompts (permission requests, conflict reviews) open by themselves with a grace period in
+// which keys are ignored. Replay (Replay) drives the same model from an indexed recording,
+// with play/pause, speed, an idle cap, stepping, markers, seeking by percent or seq, and
+// checkpoints for seeking backwards.
+package ui

@@ -1,0 +1,213 @@
+package ui
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/summit-dev/summit/commands"
+)
+
+// key routes a key press: an open prompt or help first, then replay controls, then the
+// focused pane.
+func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	if key.Matches(k, m.keys.Quit) {
+		m.quitting = true
+		return tea.Quit
+	}
+	if m.help {
+		if k.String() == "esc" || k.String() == "?" || k.String() == "q" {
+			m.help = false
+		}
+		return nil
+	}
+	if m.prompt != nil {
+		return m.promptKey(k)
+	}
+	if m.searching {
+		return m.searchKey(k)
+	}
+	if m.o.Replay != nil {
+		if cmd, ok := m.replayKey(k); ok {
+			return cmd
+		}
+	}
+	switch m.focus {
+	case focusTree:
+		return m.treeKey(k)
+	case focusTranscript:
+		return m.transcriptKey(k)
+	}
+	return m.inputKey(k)
+}
+
+func (m *Model) cycleFocus() {
+	switch m.focus {
+	case focusInput:
+		m.focus = focusTree
+		m.in.Blur()
+	case focusTree:
+		m.focus = focusTranscript
+	default:
+		if m.o.Replay != nil {
+			m.focus = focusTree
+			return
+		}
+		m.focus = focusInput
+		m.in.Focus()
+	}
+}
+
+func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
+	s := k.String()
+	switch {
+	case s == "tab":
+		if strings.HasPrefix(m.in.Value(), "/") {
+			m.complete()
+			return nil
+		}
+		m.cycleFocus()
+		return nil
+	case s == "esc":
+		m.cands = nil
+		if m.in.Value() == "" {
+			m.cycleFocus()
+		}
+		return nil
+	case s == "?" && m.in.Value() == "":
+		m.help = true
+		return nil
+	case s == "up":
+		m.history(-1)
+		return nil
+	case s == "down":
+		m.history(+1)
+		return nil
+	case s == "pgup" || s == "pgdown":
+		m.view(m.sel).page(m, s == "pgup")
+		return nil
+	case s == "enter":
+		line := strings.TrimSpace(m.in.Value())
+		m.cands = nil
+		if line == "" {
+			return nil
+		}
+		if len(m.hist) == 0 || m.hist[len(m.hist)-1] != line {
+			m.hist = append(m.hist, line)
+		}
+		m.histPos, m.draft = len(m.hist), ""
+		m.in.SetValue("")
+		m.setNotice("", false)
+		return m.submit(line)
+	}
+	m.cands = nil
+	// The input's own commands only blink its cursor; a steady cursor costs no wake-ups.
+	m.in, _ = m.in.Update(k)
+	return nil
+}
+
+// history moves through the input history; the line being typed is kept as a draft.
+func (m *Model) history(d int) {
+	if len(m.hist) == 0 {
+		return
+	}
+	if m.histPos == len(m.hist) {
+		m.draft = m.in.Value()
+	}
+	m.histPos = max(0, min(len(m.hist), m.histPos+d))
+	if m.histPos == len(m.hist) {
+		m.in.SetValue(m.draft)
+	} else {
+		m.in.SetValue(m.hist[m.histPos])
+	}
+	m.in.CursorEnd()
+}
+
+// complete applies the grammar's completion at the cursor: one candidate is taken at once;
+// several are listed on the notice line and tab cycles through them.
+func (m *Model) complete() {
+	val := m.in.Value()
+	if m.cands != nil && val == m.candLine {
+		m.candIdx = (m.candIdx + 1) % len(m.cands)
+		m.applyCandidate(m.cands[m.candIdx])
+		m.showCandidates()
+		return
+	}
+	cursor := len(string([]rune(val)[:min(m.in.Position(), utf8.RuneCountInString(val))]))
+	cs := commands.Complete(val, cursor, m.live())
+	switch len(cs) {
+	case 0:
+		m.cands = nil
+		m.setNotice("no completion here", false)
+	case 1:
+		m.cands = nil
+		m.applyCandidate(cs[0])
+		m.setNotice(cs[0].Text+"  "+cs[0].Description, false)
+	default:
+		m.cands, m.candIdx, m.candOrig = cs, 0, val
+		m.applyCandidate(cs[0])
+		m.showCandidates()
+	}
+}
+
+func (m *Model) applyCandidate(c commands.Candidate) {
+	val := m.baseLine()
+	text := c.Text
+	end := c.End
+	next := val[:c.Start] + text + val[min(end, len(val)):]
+	// A finished word gets its space, so the next tab completes the next word.
+	if end >= len(val) && !strings.HasSuffix(text, "=") && !strings.HasSuffix(text, ",") {
+		next += " "
+	}
+	m.in.SetValue(next)
+	m.in.SetCursor(utf8.RuneCountInString(val[:c.Start] + text + " "))
+	m.candLine = m.in.Value()
+}
+
+// baseLine is the line the candidates were computed for.
+func (m *Model) baseLine() string {
+	if m.cands != nil && m.candOrig != "" {
+		return m.candOrig
+	}
+	return m.in.Value()
+}
+
+func (m *Model) showCandidates() {
+	var b strings.Builder
+	for i, c := range m.cands {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		if i == m.candIdx {
+			b.WriteString("[" + c.Text + "]")
+		} else {
+			b.WriteString(c.Text)
+		}
+	}
+	m.setNotice(b.String(), false)
+}
+
+// live lists the session's ids for completion.
+func (m *Model) live() commands.LiveIDs {
+	l := commands.LiveIDs{Agents: m.o.Agents, Labels: map[string]string{}}
+	for _, sa := range m.st.Subagents {
+		l.Subagents = append(l.Subagents, sa.ID)
+		l.Labels[sa.ID] = sa.AgentType + " · " + sa.Status
+	}
+	for _, cv := range m.st.Convergences {
+		l.Convergences = append(l.Convergences, cv.ID)
+		for _, cf := range cv.Conflicts {
+			if cf.Resolution == nil {
+				l.Conflicts = append(l.Conflicts, cf.ID)
+			}
+		}
+	}
+	for _, p := range m.st.Permissions {
+		if p.Decision == "pending" {
+			l.Requests = append(l.Requests, p.ID)
+		}
+	}
+	return l
+}

@@ -1,0 +1,243 @@
+package ui
+
+import (
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/summit-dev/summit/commands"
+	"github.com/summit-dev/summit/session"
+)
+
+// Backend runs what the user asks in a live session. Submit is called inside a tea.Cmd,
+// never from Update, and may block (a /wait).
+type Backend interface {
+	Submit(line string) Reply
+}
+
+// Reply is the answer to one submitted line.
+type Reply struct {
+	Rejected bool   // refused whole: the line stays in the input, Error on the notice line
+	Error    string // why (with the usage line)
+	Output   string // text to show (status, help, agents)
+	Quit     bool
+}
+
+// EventsMsg carries events to the model, in seq order, about one message per frame (see
+// Bridge). The model folds them into its own State with session.Apply: the same fold a
+// replay runs.
+type EventsMsg []session.Event
+
+// Options configure a Model.
+type Options struct {
+	Backend Backend // live sessions; nil in a replay
+	Replay  *Replay // replays; nil live
+	// History is the input history, oldest first; SaveHistory persists a new line (called
+	// inside a Cmd).
+	History     []string
+	SaveHistory func(line string)
+	Agents      []string         // agent names, for completion
+	Now         func() time.Time // default time.Now; tests fix it
+	Dark        bool             // initial theme, until the terminal reports its background
+	Keys        KeyMap
+	// Grace is how long a prompt that opened by itself ignores keys (default 400 ms), so keys
+	// already typed cannot answer it.
+	Grace time.Duration
+	// Demo is shown on the notice line at start (the guided demo's first hint).
+	Demo string
+}
+
+// Focus targets.
+const (
+	focusInput = iota
+	focusTree
+	focusTranscript
+)
+
+// Model is the workbench. It renders a session.State and turns keys into intents: slash
+// commands sent to the Backend, or replay controls. It never touches the orchestrator.
+type Model struct {
+	o    Options
+	st   *session.State
+	w, h int
+	sty  styles
+	keys KeyMap
+
+	focus     int
+	sel       string // selected node: "" session, sa-N, cv-N, cf-N
+	treeW     int    // tree pane width; 0 = automatic
+	filter    string
+	views     map[string]*tview
+	thinking  bool
+	expanded  bool // tool calls expanded in the transcript
+	md        *mdCache
+	searching bool
+	search    string
+
+	notice    string
+	noticeErr bool
+	in        textinput.Model
+	hist      []string
+	histPos   int
+	draft     string
+	cands     []commands.Candidate
+	candIdx   int
+	candLine  string // the input after the last candidate was applied
+	candOrig  string // the input the candidates were computed for
+
+	seeking   bool   // replay: typing a seq to seek to
+	seekText  string
+	prompt    *prompt
+	dismissed map[string]bool
+	help      bool
+	frame     int
+	ticking   bool
+	busy      int // submits in flight
+	quitting  bool
+	foldErr   string
+}
+
+// New returns a model over an empty session (events arrive as EventsMsg), or over a replay.
+func New(o Options) *Model {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Grace == 0 {
+		o.Grace = 400 * time.Millisecond
+	}
+	if o.Keys.Quit.Keys() == nil {
+		o.Keys = DefaultKeyMap()
+	}
+	in := textinput.New()
+	in.Prompt = ""
+	in.Placeholder = "type /help, a /command, or a note"
+	in.CharLimit = commands.MaxLine
+	in.Focus()
+	m := &Model{o: o, st: &session.State{}, sty: newStyles(o.Dark), keys: o.Keys, views: map[string]*tview{},
+		md: newMDCache(o.Dark), in: in, hist: o.History, histPos: len(o.History), dismissed: map[string]bool{},
+		w: 100, h: 30, notice: o.Demo}
+	m.in.SetStyles(textinput.DefaultStyles(o.Dark))
+	if o.Replay != nil {
+		m.st = o.Replay.State()
+		m.focus = focusTree
+		m.in.Blur()
+	}
+	return m
+}
+
+// State is the state the model renders (for tests and the final screen).
+func (m *Model) State() *session.State { return m.st }
+
+// Init asks for the terminal background (for the theme).
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{tea.RequestBackgroundColor}
+	if m.o.Replay != nil {
+		cmds = append(cmds, m.replayTick())
+	}
+	return tea.Batch(cmds...)
+}
+
+type tickMsg struct{}
+
+type replyMsg struct {
+	line  string
+	reply Reply
+}
+
+// tick keeps spinners and elapsed times moving while something runs; it stops when the
+// session is idle, so an idle workbench costs nothing.
+func (m *Model) tick() tea.Cmd {
+	if m.ticking || (m.st.Running() == 0 && m.busy == 0) {
+		return nil
+	}
+	m.ticking = true
+	return tea.Tick(120*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		return m, nil
+	case tea.BackgroundColorMsg:
+		dark := msg.IsDark()
+		m.sty, m.md = newStyles(dark), newMDCache(dark)
+		m.in.SetStyles(textinput.DefaultStyles(dark))
+		return m, nil
+	case EventsMsg:
+		m.fold(msg)
+		m.autoPrompt()
+		return m, m.tick()
+	case tickMsg:
+		m.ticking = false
+		m.frame++
+		m.autoPrompt()
+		return m, m.tick()
+	case replyMsg:
+		return m, m.onReply(msg)
+	case replayTickMsg:
+		return m, m.onReplayTick(msg)
+	case tea.PasteMsg:
+		if m.prompt == nil && m.focus == focusInput {
+			m.in, _ = m.in.Update(msg)
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+// fold applies events to the model's state. A fold error means the event stream and the
+// fold disagree, which would be a bug; it is shown, and later events still apply.
+func (m *Model) fold(evs []session.Event) {
+	for _, e := range evs {
+		if err := session.Apply(m.st, e); err != nil {
+			m.foldErr = err.Error()
+		}
+	}
+}
+
+func (m *Model) onReply(r replyMsg) tea.Cmd {
+	m.busy--
+	rep := r.reply
+	switch {
+	case rep.Quit:
+		m.quitting = true
+		return tea.Quit
+	case rep.Rejected:
+		// The line stays so it can be fixed; nothing was sent.
+		if m.in.Value() == "" {
+			m.in.SetValue(r.line)
+			m.in.CursorEnd()
+		}
+		m.setNotice(rep.Error, true)
+	case rep.Error != "":
+		m.setNotice(rep.Error, true)
+	case rep.Output != "":
+		m.setNotice(strings.TrimRight(rep.Output, "\n"), false)
+	}
+	return m.tick()
+}
+
+func (m *Model) setNotice(s string, isErr bool) {
+	m.notice, m.noticeErr = s, isErr
+}
+
+// submit sends a line to the backend in a Cmd.
+func (m *Model) submit(line string) tea.Cmd {
+	if m.o.Backend == nil {
+		m.setNotice("this is a replay: commands cannot run here", true)
+		return nil
+	}
+	m.busy++
+	b := m.o.Backend
+	cmds := []tea.Cmd{func() tea.Msg { return replyMsg{line: line, reply: b.Submit(line)} }, m.tick()}
+	if save := m.o.SaveHistory; save != nil {
+		cmds = append(cmds, func() tea.Msg { save(line); return nil })
+	}
+	return tea.Batch(cmds...)
+}

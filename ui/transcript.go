@@ -1,0 +1,538 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/summit-dev/summit/protocols"
+	"github.com/summit-dev/summit/session"
+)
+
+// tview is the scroll state of one node's transcript.
+//
+// Invariant: a frame renders only the visible rows. Following the tail walks items backwards
+// from the last one; a scrolled view walks forwards from its anchor (item, line). Each
+// item's wrapped lines are cached by (width, text length, toggles), so a settled item is
+// wrapped once and the streaming item is rewrapped alone: a frame costs the same for a
+// transcript of a thousand lines or a million.
+type tview struct {
+	follow     bool
+	item, line int // anchor when not following: first visible item and its first line
+	cache      map[int]wrapped
+	height     int
+}
+
+type wrapped struct {
+	key   string
+	lines []string
+}
+
+func (m *Model) view(id string) *tview {
+	v := m.views[id]
+	if v == nil {
+		v = &tview{follow: true, cache: map[int]wrapped{}}
+		m.views[id] = v
+	}
+	return v
+}
+
+// block is a source of lines for a transcript: either a transcript item or a generated
+// block (the capsule, the session log, a convergence).
+type source interface {
+	count() int
+	lines(i, width int) []string
+}
+
+// itemSource draws a subagent's transcript, then its capsule.
+type itemSource struct {
+	m  *Model
+	sa *session.Subagent
+	v  *tview
+}
+
+func (s itemSource) count() int {
+	n := s.sa.Transcript.Len()
+	if s.sa.Capsule != nil || s.sa.Stopped {
+		n++
+	}
+	return n
+}
+
+func (s itemSource) lines(i, width int) []string {
+	t := s.sa.Transcript
+	if i >= t.Len() {
+		return s.m.capsuleLines(s.sa, width)
+	}
+	it := t.Item(i)
+	text := t.Text(i)
+	key := fmt.Sprintf("%d/%d/%v/%v", width, len(text), s.m.thinking, s.m.expanded)
+	if c, ok := s.v.cache[i]; ok && c.key == key {
+		return c.lines
+	}
+	ls := s.m.itemLines(t, i, it, text, width)
+	s.v.cache[i] = wrapped{key: key, lines: ls}
+	return ls
+}
+
+// wrap sanitises text (terminal controls shown escaped) and wraps it to width; wide runes
+// and long words are broken safely.
+func wrap(text string, width int) []string {
+	text = strings.TrimRight(session.Sanitize(text), "\n")
+	text = strings.ReplaceAll(text, "\t", "    ")
+	if width < 4 {
+		width = 4
+	}
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		out = append(out, strings.Split(ansi.Wrap(l, width, ""), "\n")...)
+	}
+	return out
+}
+
+func (m *Model) styled(ls []string, st func(...string) string) []string {
+	for i, l := range ls {
+		ls[i] = st(l)
+	}
+	return ls
+}
+
+func (m *Model) itemLines(t *session.Transcript, i int, it session.Item, text string, width int) []string {
+	switch it.Kind {
+	case session.TranscriptStart:
+		return m.styled(wrap("» "+text, width), m.sty.dim.Render)
+	case session.TranscriptThinking:
+		if !m.thinking {
+			return m.styled([]string{fmt.Sprintf("· thinking (%d chars; t shows it)", len(text))}, m.sty.dim.Render)
+		}
+		return m.styled(wrap("· "+text, width), m.sty.dim.Render)
+	case session.TranscriptToolCall:
+		args := compactArgs(it.Args)
+		result, isErr := "", false
+		for j := i + 1; j < t.Len(); j++ {
+			r := t.Item(j)
+			if r.Kind == session.TranscriptToolResult && r.CallID == it.CallID {
+				result, isErr = t.Text(j), r.IsError
+				break
+			}
+		}
+		if !m.expanded {
+			sum := "running…"
+			switch {
+			case isErr:
+				sum = "error: " + firstLine(result)
+			case result != "":
+				sum = fmt.Sprintf("%d lines", strings.Count(strings.TrimRight(result, "\n"), "\n")+1)
+			}
+			line := ansi.Truncate(session.Sanitize("▸ "+it.Tool+" "+args+" → "+sum), width, "…")
+			if isErr {
+				return []string{m.sty.bad.Render(line)}
+			}
+			return []string{m.sty.tool.Render(line)}
+		}
+		out := m.styled(wrap("▾ "+it.Tool+" "+prettyArgs(it.Args), width), m.sty.tool.Render)
+		if result != "" {
+			st := m.sty.dim.Render
+			if isErr {
+				st = m.sty.bad.Render
+			}
+			out = append(out, m.styled(wrap(indent(result, "  "), width), st)...)
+		}
+		return out
+	case session.TranscriptToolResult:
+		return nil // shown with its call
+	case session.TranscriptPolicyDenied:
+		return m.styled(wrap("✗ denied "+it.Tool+": "+text, width), m.sty.bad.Render)
+	case session.TranscriptError:
+		return m.styled(wrap("✗ "+text, width), m.sty.bad.Render)
+	case session.ItemUser:
+		return m.styled(wrap("you: "+text, width), m.sty.user.Render)
+	}
+	return wrap(text, width)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func indent(s, pre string) string {
+	return pre + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pre)
+}
+
+func compactArgs(a map[string]any) string {
+	if len(a) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		v, _ := json.Marshal(a[k])
+		s := string(v)
+		if str, ok := a[k].(string); ok {
+			s = str
+		}
+		parts = append(parts, k+"="+strings.ReplaceAll(s, "\n", "⏎"))
+	}
+	return strings.Join(parts, " ")
+}
+
+func prettyArgs(a map[string]any) string {
+	if len(a) == 0 {
+		return ""
+	}
+	b, _ := json.MarshalIndent(a, "  ", "  ")
+	return "\n  " + string(b)
+}
+
+// capsuleLines renders the final capsule as Markdown with glamour, cached per subagent and
+// width (glamour never runs on the frame path of a streaming item).
+func (m *Model) capsuleLines(sa *session.Subagent, width int) []string {
+	head := fmt.Sprintf("■ %s · %s · %s tok · %d tool calls", sa.Outcome, session.FormatDuration(sa.Elapsed(m.st.LastTS)),
+		session.FormatTokens(sa), sa.ToolCalls)
+	out := []string{m.sty.bold.Render(ansi.Truncate(head, width, "…"))}
+	if sa.Capsule == nil {
+		return out
+	}
+	return append(out, m.md.render(sa.ID, capsuleMarkdown(sa.Capsule), width)...)
+}
+
+func capsuleMarkdown(c *protocols.Capsule) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**\n\n", session.Sanitize(c.Summary))
+	if c.Confidence != nil {
+		fmt.Fprintf(&b, "confidence %.2f\n\n", *c.Confidence)
+	}
+	for _, f := range c.Findings {
+		fmt.Fprintf(&b, "- **%s** %s", orDash(f.Severity), session.Sanitize(f.Summary))
+		if len(f.FileRefs) > 0 {
+			fmt.Fprintf(&b, " (`%s`)", session.Sanitize(strings.Join(f.FileRefs, "`, `")))
+		}
+		b.WriteString("\n")
+	}
+	for _, p := range c.PatchSuggestions {
+		fmt.Fprintf(&b, "\n```diff\n%s\n```\n", strings.TrimRight(session.Sanitize(p.Diff), "\n"))
+	}
+	for _, n := range c.PolicyNotes {
+		fmt.Fprintf(&b, "\n> %s\n", session.Sanitize(n))
+	}
+	if c.DownstreamContext != "" {
+		fmt.Fprintf(&b, "\n%s\n", session.Sanitize(c.DownstreamContext))
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// textSource is a generated block of lines (the session log, a convergence).
+type textSource []string
+
+func (t textSource) count() int                  { return len(t) }
+func (t textSource) lines(i, width int) []string { return wrap(t[i], width) }
+
+// source returns what the selected node shows.
+func (m *Model) source(id string) source {
+	switch {
+	case id == "":
+		var ls textSource
+		for _, l := range m.st.Log {
+			text := l.Kind + ": " + l.Text
+			if l.Kind == "mirror" {
+				// A monitored subagent's item, shown as it is in its own transcript.
+				if sa := m.st.Subagent(l.SubagentID); sa != nil && l.Ref < sa.Transcript.Len() {
+					it := sa.Transcript.Item(l.Ref)
+					body := sa.Transcript.Text(l.Ref)
+					if it.Kind == session.TranscriptToolCall {
+						body = "▸ " + it.Tool + " " + compactArgs(it.Args)
+					}
+					ls = append(ls, l.SubagentID+" ⇄ "+firstLine(body))
+				}
+				continue
+			}
+			if l.SubagentID != "" && l.Kind != "command" {
+				text = l.SubagentID + " " + text
+			}
+			if l.Detail != "" {
+				text += " — " + l.Detail
+			}
+			ls = append(ls, text)
+		}
+		if len(ls) == 0 {
+			ls = textSource{"No events yet. Type /help, or /delegate \"a task\" --agent-type explore."}
+		}
+		return ls
+	case m.st.Subagent(id) != nil:
+		return itemSource{m: m, sa: m.st.Subagent(id), v: m.view(id)}
+	case m.st.Convergence(id) != nil:
+		return textSource(m.convergenceText(m.st.Convergence(id)))
+	case m.st.Conflict(id) != nil:
+		return textSource(m.conflictText(m.st.Conflict(id)))
+	}
+	return textSource{"(nothing selected)"}
+}
+
+func (m *Model) convergenceText(cv *session.Convergence) []string {
+	out := []string{fmt.Sprintf("%s · %s of %s · %s", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), session.ConvergenceStatus(m.st, cv)),
+		fmt.Sprintf("resolution %s · output %s", cv.ConflictResolution, cv.OutputFormat)}
+	for _, cf := range cv.Conflicts {
+		s := "needs review (r)"
+		if r := cf.Resolution; r != nil {
+			s = "resolved by " + r.Method + ": " + r.Choice
+		}
+		out = append(out, fmt.Sprintf("  %s %s · %s", cf.ID, conflictWhere(cf), s))
+	}
+	if cv.Result != "" {
+		out = append(out, "", cv.Result)
+	}
+	if b := cv.Batch; b != nil {
+		out = append(out, "", "DeltaBatch: "+b.Reasoning)
+		for _, op := range b.Operations {
+			out = append(out, fmt.Sprintf("  %s %s [%s] %s", op.Type, op.BulletID, op.Section, op.Content))
+		}
+		for _, p := range b.Patches {
+			out = append(out, p.Diff)
+		}
+		if cv.Applied {
+			out = append(out, "applied to "+strings.Join(cv.AppliedFiles, ", "))
+		} else if cv.Status == session.ConvergenceDone {
+			out = append(out, "/apply "+cv.ID+" writes it to the workspace")
+		}
+	}
+	for _, n := range cv.Notes {
+		out = append(out, "note: "+n)
+	}
+	return out
+}
+
+func (m *Model) conflictText(cf *session.Conflict) []string {
+	out := []string{fmt.Sprintf("%s · %s · %s", cf.ID, cf.Kind, conflictWhere(cf))}
+	for _, sd := range cf.Sides {
+		out = append(out, sideHeader(sd), valueText(sd.Value))
+	}
+	if cf.Context != "" {
+		out = append(out, "current file:", cf.Context)
+	}
+	if r := cf.Resolution; r != nil {
+		out = append(out, "resolved by "+r.Method+": "+r.Choice+" "+r.Note)
+	} else {
+		out = append(out, "press r to review")
+	}
+	return out
+}
+
+func sideHeader(sd session.ConflictSide) string {
+	s := sd.SubagentID
+	if sd.Confidence != nil {
+		s += fmt.Sprintf(" · confidence %.2f", *sd.Confidence)
+	} else {
+		s += " · no confidence"
+	}
+	return s
+}
+
+func valueText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+// renderTranscript draws the selected node's transcript in w×h.
+func (m *Model) renderTranscript(w, h int) []string {
+	src := m.source(m.sel)
+	v := m.view(m.sel)
+	v.height = h
+	n := src.count()
+	var out []string
+	if v.follow || n == 0 {
+		// Walk backwards from the tail until the pane is full.
+		var rev [][]string
+		got := 0
+		for i := n - 1; i >= 0 && got < h; i-- {
+			ls := src.lines(i, w)
+			rev = append(rev, ls)
+			got += len(ls)
+		}
+		for i := len(rev) - 1; i >= 0; i-- {
+			out = append(out, rev[i]...)
+		}
+		if len(out) > h {
+			out = out[len(out)-h:]
+		}
+	} else {
+		v.item = min(v.item, max(0, n-1))
+		for i := v.item; i < n && len(out) < h; i++ {
+			ls := src.lines(i, w)
+			if i == v.item {
+				ls = ls[min(v.line, len(ls)):]
+			}
+			out = append(out, ls...)
+		}
+		if len(out) > h {
+			out = out[:h]
+		}
+	}
+	for i, l := range out {
+		out[i] = l + strings.Repeat(" ", max(0, w-ansi.StringWidth(l)))
+	}
+	return out
+}
+
+// scroll moves the view by d lines (negative = up). Scrolling up leaves follow mode;
+// scrolling down to the end resumes it.
+func (v *tview) scroll(src source, width, d int) {
+	n := src.count()
+	if n == 0 {
+		return
+	}
+	if v.follow {
+		// Anchor at the current top of the tail view.
+		need := v.height
+		i := n - 1
+		for ; i > 0; i-- {
+			need -= len(src.lines(i, width))
+			if need <= 0 {
+				break
+			}
+		}
+		v.item, v.line = i, max(0, -need)
+		v.follow = false
+	}
+	for d < 0 {
+		if v.line > 0 {
+			v.line--
+		} else if v.item > 0 {
+			v.item--
+			v.line = max(0, len(src.lines(v.item, width))-1)
+		} else {
+			break
+		}
+		d++
+	}
+	for d > 0 {
+		if v.line+1 < len(src.lines(v.item, width)) {
+			v.line++
+		} else if v.item+1 < n {
+			v.item, v.line = v.item+1, 0
+		} else {
+			break
+		}
+		d--
+	}
+	// At the end: follow again.
+	rest := len(src.lines(v.item, width)) - v.line
+	for i := v.item + 1; i < n && rest <= v.height; i++ {
+		rest += len(src.lines(i, width))
+	}
+	if rest <= v.height {
+		v.follow = true
+	}
+}
+
+func (v *tview) page(m *Model, up bool) {
+	d := max(1, v.height-2)
+	if up {
+		d = -d
+	}
+	v.scroll(m.source(m.sel), m.transcriptWidth(), d)
+}
+
+func (m *Model) transcriptKey(k tea.KeyPressMsg) tea.Cmd {
+	v := m.view(m.sel)
+	src := m.source(m.sel)
+	w := m.transcriptWidth()
+	switch k.String() {
+	case "tab":
+		m.cycleFocus()
+	case "esc":
+		m.focus = focusTree
+	case "up", "k":
+		v.scroll(src, w, -1)
+	case "down", "j":
+		v.scroll(src, w, 1)
+	case "pgup":
+		v.page(m, true)
+	case "pgdown", "space":
+		v.page(m, false)
+	case "G", "end":
+		v.follow = true
+	case "g", "home":
+		v.follow, v.item, v.line = false, 0, 0
+	case "enter":
+		m.expanded = !m.expanded
+	case "t":
+		m.thinking = !m.thinking
+	case "ctrl+f", "/":
+		m.searching, m.search = true, ""
+		m.setNotice("search: ", false)
+	case "r":
+		m.reviewNext()
+	case "?":
+		m.help = true
+	}
+	return nil
+}
+
+// searchKey edits the search query; enter jumps to the previous match above the view.
+func (m *Model) searchKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "esc":
+		m.searching = false
+		m.setNotice("", false)
+	case "backspace":
+		if m.search != "" {
+			m.search = m.search[:len(m.search)-1]
+		}
+		m.setNotice("search: "+m.search, false)
+	case "enter":
+		m.findNext()
+	default:
+		if k.Text != "" {
+			m.search += k.Text
+			m.setNotice("search: "+m.search, false)
+		}
+	}
+	return nil
+}
+
+// findNext moves the view to the nearest item above the current top that contains the
+// query (wrapping to the end), and leaves follow mode.
+func (m *Model) findNext() {
+	if m.search == "" {
+		return
+	}
+	src := m.source(m.sel)
+	v := m.view(m.sel)
+	w := m.transcriptWidth()
+	n := src.count()
+	start := n - 1
+	if !v.follow {
+		start = v.item - 1
+	}
+	q := strings.ToLower(m.search)
+	for k := 0; k < n; k++ {
+		i := ((start-k)%n + n) % n
+		for li, l := range src.lines(i, w) {
+			if strings.Contains(strings.ToLower(ansi.Strip(l)), q) {
+				v.follow, v.item, v.line = false, i, li
+				m.setNotice(fmt.Sprintf("search: %s — found in item %d (enter: previous, esc: done)", m.search, i+1), false)
+				return
+			}
+		}
+	}
+	m.setNotice("search: "+m.search+" — not found", true)
+}

@@ -1,0 +1,327 @@
+package ui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/summit-dev/summit/session"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+const recording = "../testdata/recordings/valid.jsonl"
+
+// clock is a settable Now for tests.
+type clock struct{ now time.Time }
+
+func (c *clock) Now() time.Time { return c.now }
+
+// fakeBackend records submitted lines and answers with canned replies.
+type fakeBackend struct {
+	lines   []string
+	replies map[string]Reply
+}
+
+func (b *fakeBackend) Submit(line string) Reply {
+	b.lines = append(b.lines, line)
+	return b.replies[line]
+}
+
+func newModel(t *testing.T, w, h int, b Backend) (*Model, *clock) {
+	t.Helper()
+	c := &clock{now: t0}
+	m := New(Options{Backend: b, Now: c.Now, Dark: true, Agents: []string{"builder", "explore", "tester"}})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m, c
+}
+
+// runCmd runs a Cmd and feeds its messages back, the way the program would (one level of
+// batching is enough for these tests; ticks are not run).
+func runCmd(m *Model, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	msg := cmd()
+	switch msg := msg.(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			runCmd(m, c)
+		}
+	case nil, tickMsg, replayTickMsg:
+	default:
+		_, next := m.Update(msg)
+		runCmd(m, next)
+	}
+}
+
+func press(m *Model, keys ...string) {
+	for _, k := range keys {
+		var msg tea.KeyPressMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
+		case "tab":
+			msg = tea.KeyPressMsg{Code: tea.KeyTab}
+		case "esc":
+			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+		case "up":
+			msg = tea.KeyPressMsg{Code: tea.KeyUp}
+		case "down":
+			msg = tea.KeyPressMsg{Code: tea.KeyDown}
+		case "space":
+			msg = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+		case "backspace":
+			msg = tea.KeyPressMsg{Code: tea.KeyBackspace}
+		default:
+			r := []rune(k)
+			msg = tea.KeyPressMsg{Code: r[0], Text: k}
+		}
+		_, cmd := m.Update(msg)
+		runCmd(m, cmd)
+	}
+}
+
+func typeText(m *Model, s string) {
+	for _, r := range s {
+		if r == ' ' {
+			press(m, "space")
+			continue
+		}
+		press(m, string(r))
+	}
+}
+
+func events(t *testing.T) []session.Event {
+	t.Helper()
+	evs, _, err := session.ReadAll(recording, session.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// upTo returns the events before the first of type typ (and that one when incl).
+func upTo(evs []session.Event, typ session.Type, incl bool) []session.Event {
+	for i, e := range evs {
+		if e.Type == typ {
+			if incl {
+				return evs[:i+1]
+			}
+			return evs[:i]
+		}
+	}
+	return evs
+}
+
+func golden(t *testing.T, name string, m *Model) string {
+	t.Helper()
+	got := ansi.Strip(m.Render())
+	// Every line fits the width; the screen has exactly the height.
+	lines := strings.Split(got, "\n")
+	if m.w >= minW && m.h >= minH {
+		if len(lines) != m.h {
+			t.Errorf("%s: %d lines, want %d", name, len(lines), m.h)
+		}
+		for i, l := range lines {
+			if w := ansi.StringWidth(l); w > m.w {
+				t.Errorf("%s: line %d is %d wide (> %d): %q", name, i+1, w, m.w, l)
+			}
+		}
+	}
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./ui -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s:\n%s", name, path, got)
+	}
+	return got
+}
+
+func TestGoldenEmpty(t *testing.T) {
+	m, _ := newModel(t, 100, 24, &fakeBackend{})
+	m.Update(EventsMsg(events(t)[:1]))
+	golden(t, "empty", m)
+}
+
+func TestGoldenBusyTree(t *testing.T) {
+	m, c := newModel(t, 120, 32, &fakeBackend{})
+	m.Update(EventsMsg(upTo(events(t), session.TypePermissionRequested, false)))
+	c.now = m.st.LastTS
+	press(m, "tab", "down", "down") // focus the tree, select sa-2
+	if m.sel != "sa-2" {
+		t.Fatalf("selected %q", m.sel)
+	}
+	out := golden(t, "busy", m)
+	for _, w := range []string{"sa-1 explore", "sa-2 builder", "› "} {
+		if !strings.Contains(out, w) {
+			t.Errorf("busy view lacks %q", w)
+		}
+	}
+}
+
+func TestGoldenPermissionPrompt(t *testing.T) {
+	b := &fakeBackend{}
+	m, c := newModel(t, 100, 24, b)
+	m.Update(EventsMsg(upTo(events(t), session.TypePermissionRequested, true)))
+	if m.prompt == nil || m.prompt.review {
+		t.Fatalf("no permission prompt: %+v", m.prompt)
+	}
+	// Keys in the grace period do nothing.
+	press(m, "a")
+	if len(b.lines) != 0 || m.prompt == nil {
+		t.Fatalf("a key inside the grace period answered the prompt: %v", b.lines)
+	}
+	c.now = c.now.Add(time.Second)
+	golden(t, "permission", m)
+	press(m, "s")
+	if len(b.lines) != 1 || b.lines[0] != "/approve pr-1 --scope subagent" {
+		t.Errorf("sent %v", b.lines)
+	}
+}
+
+func TestGoldenConflictReview(t *testing.T) {
+	b := &fakeBackend{}
+	m, c := newModel(t, 120, 36, b)
+	m.Update(EventsMsg(upTo(events(t), session.TypeConflictResolved, false)))
+	// The permission was decided in the recording; the review opens by itself.
+	if m.prompt == nil || !m.prompt.review || m.prompt.id != "cf-1" {
+		t.Fatalf("prompt %+v", m.prompt)
+	}
+	c.now = c.now.Add(time.Second)
+	golden(t, "review", m)
+	press(m, "m")
+	typeText(m, "smaller change")
+	press(m, "enter", "2")
+	if len(b.lines) != 1 || b.lines[0] != `/resolve cf-1 --choose sa-3 --note "smaller change"` {
+		t.Errorf("sent %v", b.lines)
+	}
+	// esc dismisses a review; it stays on the notice line and r reopens it.
+	m.openReview(m.st.Conflict("cf-1"), false)
+	press(m, "esc")
+	if m.prompt != nil || !strings.Contains(ansi.Strip(m.noticeLine()), "cf-1 needs review — press r") {
+		t.Errorf("after esc: prompt %v notice %q", m.prompt, ansi.Strip(m.noticeLine()))
+	}
+}
+
+func TestGoldenHandoff(t *testing.T) {
+	m, c := newModel(t, 100, 20, &fakeBackend{})
+	ev := func(seq uint64, sub string, d session.Data) session.Event {
+		return session.Event{V: 1, Seq: seq, TS: t0.Add(time.Duration(seq) * time.Second), SessionID: "s-demo", Type: d.Type(), SubagentID: sub, Data: d}
+	}
+	m.Update(EventsMsg{
+		ev(1, "", session.SessionStarted{Schema: 1, ProgramVersion: "test", Workspace: "/w", PermissionMode: "acceptEdits", Provider: "script", AllowedTools: []string{}}),
+		ev(2, "sa-1", session.SubagentSpawned{AgentType: "builder", ParentSessionID: "s-demo", ParentSessionRef: "s-demo", PermissionMode: "acceptEdits", Tools: []string{}, TaskDescription: "ask me", TimeoutS: 300, InheritContext: true}),
+		ev(3, "sa-1", session.TranscriptEvent{EventType: session.TranscriptStart, Text: "ask me"}),
+		ev(4, "sa-1", session.SubagentActive{InitialState: "running"}),
+		ev(5, "sa-1", session.HandoffInitiated{ParentSessionID: "s-demo", HandoffMode: session.HandoffTransferControl, TimeoutS: 600, OnFailure: "escalate"}),
+		ev(6, "sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "Which file should I change? \x1b[2J\x1b]0;pwned\x07"}),
+		ev(7, "sa-1", session.UserNote{Text: "main.go please"}),
+	})
+	c.now = t0.Add(8 * time.Second)
+	press(m, "tab", "down", "enter")
+	out := golden(t, "handoff", m)
+	if !strings.Contains(out, "control is with sa-1") || !strings.Contains(out, "sa-1 › ") || !strings.Contains(out, `\x1b[2J`) {
+		t.Errorf("handoff view:\n%s", out)
+	}
+	if strings.Contains(m.Render(), "\x1b[2J") || strings.Contains(m.Render(), "\x1b]0;") {
+		t.Error("a control sequence from model text reached the screen")
+	}
+}
+
+func TestGoldenTiny(t *testing.T) {
+	m, _ := newModel(t, 50, 10, &fakeBackend{})
+	golden(t, "tiny", m)
+}
+
+func TestGoldenReplay(t *testing.T) {
+	r, err := OpenReplay(recording, session.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c := &clock{now: t0}
+	m := New(Options{Replay: r, Now: c.Now, Dark: true})
+	m.Update(tea.WindowSizeMsg{Width: 110, Height: 30})
+	press(m, "5")
+	if r.Pos() != r.Len()/2 {
+		t.Errorf("seek 50%%: at %d of %d", r.Pos(), r.Len())
+	}
+	press(m, "]")
+	mark := r.Pos()
+	golden(t, "replay", m)
+	press(m, "[")
+	if r.Pos() >= mark {
+		t.Errorf("previous marker did not move back: %d", r.Pos())
+	}
+	// Seeking back then forward gives the same state as folding straight there.
+	press(m, "9", "2", ".")
+	direct, err := OpenReplay(recording, session.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	direct.Seek(r.Pos())
+	if session.Render(direct.State()) != session.Render(m.st) {
+		t.Error("seeking backwards gave a different state from folding forward")
+	}
+	press(m, ":")
+	typeText(m, "999")
+	press(m, "enter")
+	if !strings.Contains(ansi.Strip(m.noticeLine()), "no event with seq 999") {
+		t.Errorf("bad seq: %q", ansi.Strip(m.noticeLine()))
+	}
+}
+
+func TestCompletionAndRejection(t *testing.T) {
+	b := &fakeBackend{replies: map[string]Reply{"/delegate x --agent-type nope": {Rejected: true, Error: "/delegate: unknown agent nope\nusage: /delegate <task> --agent-type <type>"}}}
+	m, _ := newModel(t, 100, 24, b)
+	m.Update(EventsMsg(upTo(events(t), session.TypePermissionRequested, false)))
+	typeText(m, "/deleg")
+	press(m, "tab")
+	if m.in.Value() != "/delegate " {
+		t.Fatalf("completed to %q", m.in.Value())
+	}
+	typeText(m, "x --agent-type nope")
+	press(m, "enter")
+	if m.in.Value() != "/delegate x --agent-type nope" || !m.noticeErr || !strings.Contains(m.notice, "unknown agent nope") {
+		t.Errorf("after rejection: input %q notice %q", m.in.Value(), m.notice)
+	}
+	// Live ids complete: /cancel sa-<tab> lists the subagents.
+	m.in.SetValue("")
+	typeText(m, "/cancel sa-")
+	press(m, "tab")
+	if len(m.cands) < 2 || !strings.HasPrefix(m.in.Value(), "/cancel sa-1") {
+		t.Errorf("id completion: %q %v", m.in.Value(), m.cands)
+	}
+	press(m, "tab")
+	if !strings.HasPrefix(m.in.Value(), "/cancel sa-2") {
+		t.Errorf("tab did not cycle: %q", m.in.Value())
+	}
+	// History: up brings back the rejected line.
+	m.in.SetValue("")
+	press(m, "up")
+	if m.in.Value() != "/delegate x --agent-type nope" {
+		t.Errorf("history: %q", m.in.Value())
+	}
+	// ? on an empty line opens help built from the grammar.
+	m.in.SetValue("")
+	press(m, "?")
+	if !m.help || !strings.Contains(ansi.Strip(m.Render()), "/converge") {
+		t.Error("help")
+	}
+}
