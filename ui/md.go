@@ -50,4 +50,3 @@ func (c *mdCache) render(key, text string, width int) []string {
 	c.done[k] = lines
 	return lines
 }
-

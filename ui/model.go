@@ -87,7 +87,7 @@ type Model struct {
 	candLine  string // the input after the last candidate was applied
 	candOrig  string // the input the candidates were computed for
 
-	seeking   bool   // replay: typing a seq to seek to
+	seeking   bool // replay: typing a seq to seek to
 	seekText  string
 	prompt    *prompt
 	dismissed map[string]bool
