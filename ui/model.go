@@ -30,6 +30,9 @@ type Reply struct {
 // replay runs.
 type EventsMsg []session.Event
 
+// NoticeMsg puts a line on the notice line (the guided demo's steps).
+type NoticeMsg string
+
 // Options configure a Model.
 type Options struct {
 	Backend Backend // live sessions; nil in a replay
@@ -141,6 +144,20 @@ func (m *Model) Init() tea.Cmd {
 
 type tickMsg struct{}
 
+// graceMsg redraws a prompt when its grace period ends (nothing else may be happening).
+type graceMsg struct{}
+
+func (m *Model) graceTick() tea.Cmd {
+	if m.prompt == nil {
+		return nil
+	}
+	left := m.prompt.grace - m.o.Now().Sub(m.prompt.opened)
+	if left <= 0 {
+		return nil
+	}
+	return tea.Tick(left+10*time.Millisecond, func(time.Time) tea.Msg { return graceMsg{} })
+}
+
 type replyMsg struct {
 	line  string
 	reply Reply
@@ -170,12 +187,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case EventsMsg:
 		m.fold(msg)
 		m.autoPrompt()
-		return m, m.tick()
+		return m, tea.Batch(m.tick(), m.graceTick())
+	case NoticeMsg:
+		m.setNotice(string(msg), false)
+		return m, nil
 	case tickMsg:
 		m.ticking = false
 		m.frame++
 		m.autoPrompt()
-		return m, m.tick()
+		return m, tea.Batch(m.tick(), m.graceTick())
+	case graceMsg:
+		return m, nil // a redraw: the prompt's keys are live now
 	case replyMsg:
 		return m, m.onReply(msg)
 	case replayTickMsg:

@@ -275,6 +275,10 @@ func (m *Model) replayKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		i := slices.Index(caps, r.IdleCap)
 		r.IdleCap = caps[(i+1)%len(caps)]
 		return nil, true
+	case "$":
+		r.Playing = false
+		m.seek(r.ix.Len())
+		return nil, true
 	case ":":
 		m.seeking, m.seekText = true, ""
 		m.setNotice("seek to seq: ", false)
@@ -301,7 +305,7 @@ func (m *Model) timeline(w int) string {
 	return string(bar)
 }
 
-// replayStatus is the header's replay part.
+// replayStatus is the timeline's text part.
 func (m *Model) replayStatus() string {
 	r := m.o.Replay
 	state := "paused"

@@ -158,7 +158,11 @@ func (m *Model) noticeLine() string {
 		return m.sty.noticeErr.Render(ansi.Truncate("✗ "+oneLine(m.notice), m.w, "…"))
 	}
 	if c := m.st.Control; c != "" {
-		return m.sty.banner.Render(ansi.Truncate(fmt.Sprintf(" ⇄ control is with %s: plain input goes to it; it ends when %s stops (/cancel %s) ", c, c, c), m.w, "…"))
+		text := fmt.Sprintf(" ⇄ control is with %s: plain input goes to it; it ends when %s stops (/cancel %s) ", c, c, c)
+		if m.notice != "" {
+			text = fmt.Sprintf(" ⇄ %s has control · %s ", c, oneLine(m.notice))
+		}
+		return m.sty.banner.Render(ansi.Truncate(text, m.w, "…"))
 	}
 	if m.notice != "" {
 		return m.sty.notice.Render(ansi.Truncate(oneLine(m.notice), m.w, "…"))
@@ -199,7 +203,7 @@ func oneLine(s string) string {
 
 func (m *Model) inputLine() string {
 	if m.o.Replay != nil {
-		return m.sty.dim.Render("replay · space play/pause · . step · [ ] markers · +/- speed · c idle cap · 0–9 seek · : seq")
+		return m.sty.dim.Render("replay · space play/pause · . , step · [ ] markers · +/- speed · c idle cap · 0–9 $ seek · : seq")
 	}
 	pr := "› "
 	if c := m.st.Control; c != "" {

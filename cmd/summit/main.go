@@ -67,25 +67,22 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "summit",
 		Short: "A terminal workbench for driving AI subagents by hand",
 		Long: `summit: delegate tasks to specialised subagents, hand control to one of them, converge
-the results of several, and replay the whole session from its JSONL recording.`,
+the results of several, and replay the whole session from its JSONL recording.
+
+Run without a subcommand, it opens the workbench on the current workspace (--workspace):
+a tree of subagents, their live transcripts, and an input line for slash commands.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	wf := newWorkbenchFlags(root)
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		return workbench(wf, stderr, "Type /help, or /delegate \"a task\" --agent-type explore. tab completes, ? shows the keys.", nil)
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newVersion(stdout), newDemo(), newReplay(stdout, stderr), newInspect(stdout, stderr), newAgents(stdout, stderr), newRun(stdout, stderr))
+	root.AddCommand(newVersion(stdout), newDemo(stderr), newReplay(stdout, stderr), newInspect(stdout, stderr), newAgents(stdout, stderr), newRun(stdout, stderr))
 	return root
 }
 
-func newDemo() *cobra.Command {
-	return &cobra.Command{
-		Use:   "demo",
-		Short: "The interactive workbench on the embedded demo tapes (no API key)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return &exitError{exitBad, errors.New("not yet: the workbench UI is not built yet. " +
-				"Meanwhile 'summit replay FILE --print' and 'summit inspect FILE' read recordings")}
-		},
-	}
-}

@@ -86,8 +86,8 @@ func TestExitCodesAndMessages(t *testing.T) {
 		{"two files", []string{"inspect", "a", "b"}, 2, "takes one FILE"},
 		{"unknown flag", []string{"inspect", rec + "valid.jsonl", "--jsn"}, 2, "unknown flag: --jsn"},
 		{"unknown command", []string{"inspct"}, 2, "unknown command"},
-		{"replay without print", []string{"replay", rec + "valid.jsonl"}, 2, "use --print"},
-		{"bad speed", []string{"replay", rec + "valid.jsonl", "--speed", "0", "--print"}, 2, "--speed must be greater than 0"},
+		{"replay without print", []string{"replay", rec + "valid.jsonl"}, 2, "needs a terminal"},
+		{"bad speed", []string{"replay", rec + "valid.jsonl", "--speed", "0", "--print"}, 2, "--speed must be from 0.25 to 16"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -45,11 +45,11 @@ and its replay can be compared byte for byte.`,
 		Example: "  summit replay .summit/sessions/s-01J.jsonl --print",
 		Args:    exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if speed <= 0 {
-				return usageErr("--speed must be greater than 0, got %g", speed)
+			if speed < 0.25 || speed > 16 {
+				return usageErr("--speed must be from 0.25 to 16, got %g", speed)
 			}
 			if !print {
-				return usageErr("interactive replay comes with the workbench UI; use --print for now")
+				return replayUI(args[0], lenient, speed, from)
 			}
 			st, err := load(args[0], lenient, stderr)
 			if err != nil {

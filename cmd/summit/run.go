@@ -31,6 +31,9 @@ type sessionFlags struct {
 	approve    string
 	parallel   int
 	maxScriptB int64
+	// interactive sessions run on the wall clock (a person watches them stream) and ask the
+	// user about permission requests instead of deciding by --approve.
+	interactive bool
 }
 
 func (f *sessionFlags) register(c *cobra.Command) {
@@ -50,6 +53,8 @@ type wired struct {
 	x         *live.Orchestrator
 	clock     live.Clock
 	recording string
+	workspace string
+	agents    []string // agent names, for completion
 }
 
 // wire builds the catalogue, the providers, the clock and the recorder, and starts the session.
@@ -65,8 +70,9 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if f.parallel < 1 {
 		return nil, usageErr("--max-parallel must be at least 1, got %d", f.parallel)
 	}
-	switch f.approve {
-	case live.ApproveNone, live.ApproveShell, live.ApproveAll:
+	switch {
+	case f.interactive && f.approve == "":
+	case f.approve == live.ApproveNone, f.approve == live.ApproveShell, f.approve == live.ApproveAll:
 	default:
 		return nil, usageErr("--approve %q: want none, shell or all", f.approve)
 	}
@@ -122,7 +128,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	}
 	describe := router.Describe()
 	id := ""
-	if describe == "script" {
+	if describe == "script" && !f.interactive {
 		sim := live.NewSimClock(time.Now())
 		clock = sim
 		id = live.DeterministicSessionID(seed)
@@ -131,7 +137,10 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		id = live.NewSessionID(time.Now())
 	}
 
-	w := &wired{clock: clock}
+	w := &wired{clock: clock, workspace: ws}
+	for _, d := range cat.List() {
+		w.agents = append(w.agents, d.Name)
+	}
 	var rec *session.Recorder
 	if !f.noRecord {
 		opts := session.RecorderOptions{Environ: os.Environ()}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/live"
+	"github.com/summit-dev/summit/ui"
+)
+
+// backend adapts the orchestrator to the UI: every intent is a line of the command grammar.
+type backend struct{ x *live.Orchestrator }
+
+func (b backend) Submit(line string) ui.Reply {
+	r, err := b.x.Submit(context.Background(), line)
+	if err != nil {
+		return ui.Reply{Error: err.Error()}
+	}
+	return ui.Reply{Rejected: r.Rejected, Error: r.Error, Output: r.Output, Quit: r.Quit}
+}
+
+func needTerminal() error {
+	if !term.IsTerminal(os.Stdout.Fd()) || !term.IsTerminal(os.Stdin.Fd()) {
+		return usageErr("the workbench needs a terminal; for scripts use 'summit run --script FILE' or 'summit replay FILE --print'")
+	}
+	return nil
+}
+
+// historyFile is the per-workspace input history.
+func historyFile(ws string) string { return filepath.Join(ws, ".summit", "history") }
+
+func loadHistory(ws string) []string {
+	f, err := os.Open(historyFile(ws))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > 1000 {
+		out = out[len(out)-1000:]
+	}
+	return out
+}
+
+func saveHistory(ws string) func(string) {
+	return func(line string) {
+		if strings.ContainsAny(line, "\r\n") {
+			return
+		}
+		_ = os.MkdirAll(filepath.Dir(historyFile(ws)), 0o755)
+		f, err := os.OpenFile(historyFile(ws), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		fmt.Fprintln(f, line)
+	}
+}
+
+// workbench runs the live UI until the user quits; guide, when set, drives a scripted
+// tour alongside (summit demo).
+func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *live.Orchestrator, p *tea.Program)) error {
+	if err := needTerminal(); err != nil {
+		return err
+	}
+	f.interactive = true
+	bridge := ui.NewBridge()
+	w, err := f.wire("", stderr, bridge.Push)
+	if err != nil {
+		return err
+	}
+	m := ui.New(ui.Options{Backend: backend{w.x}, History: loadHistory(w.workspace), SaveHistory: saveHistory(w.workspace),
+		Agents: w.agents, Demo: hint})
+	p := tea.NewProgram(m)
+	done := make(chan struct{})
+	go bridge.Run(p.Send, done)
+	if guide != nil {
+		go guide(w.x, p)
+	}
+	_, runErr := p.Run()
+	cerr := w.x.Close("quit")
+	close(done)
+	if w.recording != "" {
+		fmt.Fprintf(stderr, "summit: recorded %s (summit replay %s)\n", w.recording, w.recording)
+	}
+	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
+		return badFile(runErr)
+	}
+	if cerr != nil {
+		return badFile(cerr)
+	}
+	return nil
+}
+
+// replayUI opens a recording in the workbench.
+func replayUI(path string, lenient bool, speed float64, from uint64) error {
+	if err := needTerminal(); err != nil {
+		return err
+	}
+	r, err := ui.OpenReplay(path, session.ReadOptions{Lenient: lenient})
+	if err != nil {
+		return badFile(err)
+	}
+	defer r.Close()
+	r.Speed = speed
+	if from > 0 {
+		if err := r.SeekSeq(from); err != nil {
+			return usageErr("--from: %v", err)
+		}
+	}
+	if _, err := tea.NewProgram(ui.New(ui.Options{Replay: r})).Run(); err != nil {
+		return badFile(err)
+	}
+	return nil
+}
+
+func newWorkbenchFlags(root *cobra.Command) *sessionFlags {
+	f := &sessionFlags{}
+	f.register(root)
+	return f
+}
