@@ -85,4 +85,3 @@ a tree of subagents, their live transcripts, and an input line for slash command
 	root.AddCommand(newVersion(stdout), newDemo(stderr), newReplay(stdout, stderr), newInspect(stdout, stderr), newAgents(stdout, stderr), newRun(stdout, stderr))
 	return root
 }
-
