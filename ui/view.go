@@ -37,10 +37,7 @@ func (m *Model) Render() string {
 		}
 		return strings.Join(out, "\n")
 	}
-	bodyH := m.h - 4 // header, notice, input, footer
-	if m.o.Replay != nil {
-		bodyH-- // timeline
-	}
+	bodyH := m.h - 4 // header, notice, input (a replay's timeline), footer
 	lines := []string{m.header()}
 	switch {
 	case m.help:
@@ -54,10 +51,6 @@ func (m *Model) Render() string {
 		lines = append(lines, "")
 	}
 	lines = lines[:1+bodyH]
-	if m.o.Replay != nil {
-		status := ansi.Truncate(m.replayStatus(), m.w*2/3, "…")
-		lines = append(lines, m.sty.bold.Render(status)+" "+m.sty.marker.Render(m.timeline(max(4, m.w-ansi.StringWidth(status)-1))))
-	}
 	lines = append(lines, m.noticeLine(), m.inputLine(), m.footer())
 	for i, l := range lines {
 		if ansi.StringWidth(l) > m.w {
@@ -203,7 +196,9 @@ func oneLine(s string) string {
 
 func (m *Model) inputLine() string {
 	if m.o.Replay != nil {
-		return m.sty.dim.Render("replay · space play/pause · . , step · [ ] markers · +/- speed · c idle cap · 0–9 $ seek · : seq")
+		// A replay takes no input: its line is the timeline.
+		status := ansi.Truncate(m.replayStatus(), m.w*2/3, "…")
+		return m.sty.bold.Render(status) + " " + m.sty.marker.Render(m.timeline(max(4, m.w-ansi.StringWidth(status)-1)))
 	}
 	pr := "› "
 	if c := m.st.Control; c != "" {
@@ -221,6 +216,8 @@ func (m *Model) footer() string {
 	var hs []key.Binding
 	k := m.keys
 	switch {
+	case m.o.Replay != nil:
+		hs = []key.Binding{k.Play, k.Step, k.NextMark, k.Faster, k.Seek, k.Focus, k.Help}
 	case m.prompt != nil && m.prompt.review:
 		hs = []key.Binding{k.Escape}
 	case m.prompt != nil:

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxTerm is a tmux session on a private server, driving the real binary in a real terminal.
+type tmuxTerm struct {
+	t    *testing.T
+	sock string
+	name string
+}
+
+func newTerm(t *testing.T, w, h int, command string) *tmuxTerm {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("SUMMIT_E2E") != "" {
+			t.Fatal("tmux is required: SUMMIT_E2E is set (.ci/run installs tmux)")
+		}
+		t.Skip("tmux is not installed; .ci/run installs it and sets SUMMIT_E2E=1")
+	}
+	tm := &tmuxTerm{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock"), name: "e2e"}
+	tm.tmux("new-session", "-d", "-s", tm.name, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), command)
+	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
+	return tm
+}
+
+
+func (tm *tmuxTerm) tmux(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", tm.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (tm *tmuxTerm) screen() string { return tm.tmux("capture-pane", "-p", "-t", tm.name) }
+
+func (tm *tmuxTerm) keys(keys ...string) { tm.tmux(append([]string{"send-keys", "-t", tm.name}, keys...)...) }
+
+// waitFor polls the screen until it matches, or fails showing the last screen.
+func (tm *tmuxTerm) waitFor(what string, d time.Duration) string {
+	tm.t.Helper()
+	re := regexp.MustCompile(what)
+	deadline := time.Now().Add(d)
+	var s string
+	for time.Now().Before(deadline) {
+		s = tm.screen()
+		if re.MatchString(s) {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tm.t.Fatalf("the screen never showed %q; last screen:\n%s", what, s)
+	return ""
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "summit")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// body is the screen without its header and its last three lines (notice, input or
+// timeline, footer): the tree and the transcript.
+func body(screen string) string {
+	ls := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	if len(ls) < 5 {
+		return ""
+	}
+	ls = ls[1 : len(ls)-3]
+	for i, l := range ls {
+		ls[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(ls, "\n")
+}
+
+// TestTerminalDemo runs 'summit demo' in tmux as a person would: the guided tour delegates
+// to three subagents, converges with a conflict (resolved with a key), asks for a shell
+// command (approved with a key), hands control to a subagent (answered by typing), and
+// quits. The recording then replays, in the terminal, to the same final screen.
+func TestTerminalDemo(t *testing.T) {
+	bin := buildBinary(t)
+	errFile := filepath.Join(t.TempDir(), "stderr")
+	tm := newTerm(t, 120, 36, bin+" demo --keep 2>"+errFile+"; sleep 60")
+
+	tm.waitFor(`1/5`, 15*time.Second)
+	s := tm.waitFor(`conflict cf-1 · hunk · cart\.go:13[\s\S]*\[2\] sa-3`, 30*time.Second)
+	if !strings.Contains(s, "current file:") || !strings.Contains(s, "confidence 0.80") {
+		t.Errorf("review prompt:\n%s", s)
+	}
+	tm.waitFor(`\[1\] sa-2   \[2\] sa-3`, 5*time.Second) // the grace period is over
+	tm.keys("2")
+	s = tm.waitFor(`permission pr-1 · sa-4 tester asks to use run_shell_command`, 30*time.Second)
+	if !strings.Contains(s, "$ grep -c 'func Test' cart_test.go") {
+		t.Errorf("permission prompt:\n%s", s)
+	}
+	tm.waitFor(`\[a\] allow once`, 5*time.Second)
+	tm.keys("a")
+	tm.waitFor(`sa-5 has control`, 30*time.Second)
+	tm.keys("The Usage section please", "Enter")
+	final := tm.waitFor(`5/5`, 30*time.Second)
+	if strings.Contains(final, "running") && !strings.Contains(final, "0 running") {
+		t.Errorf("still running at the end:\n%s", final)
+	}
+	final = tm.screen()
+	tm.keys("C-c")
+
+	var rec string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(errFile)
+		if m := regexp.MustCompile(`recorded (\S+\.jsonl)`).FindSubmatch(b); m != nil && bytes.Contains(b, []byte("kept at")) {
+			rec = string(m[1])
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if rec == "" {
+		b, _ := os.ReadFile(errFile)
+		t.Fatalf("no recording reported; stderr:\n%s", b)
+	}
+	ws := filepath.Dir(filepath.Dir(filepath.Dir(rec)))
+	t.Cleanup(func() { os.RemoveAll(ws) })
+	cart, _ := os.ReadFile(filepath.Join(ws, "cart.go"))
+	if !strings.Contains(string(cart), "cents := int64(l.Price*100+0.5) * int64(l.Qty)") || !strings.Contains(string(cart), "return round(t)") {
+		t.Errorf("the merged fix was not applied:\n%s", cart)
+	}
+	readme, _ := os.ReadFile(filepath.Join(ws, "README.md"))
+	if !strings.Contains(string(readme), "## Usage") {
+		t.Errorf("README.md:\n%s", readme)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"replay", rec, "--print"}, &out, &errb); code != 0 {
+		t.Fatalf("replay --print: %d %s", code, errb.String())
+	}
+	for _, w := range []string{"resolved by manual: sa-3", "pr-1 sa-4 run_shell_command", "→ granted (once)", "user: The Usage section please"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("replay --print lacks %q", w)
+		}
+	}
+
+	// The replay, stopped just before the session's end, shows the live session's last screen.
+	rp := newTerm(t, 120, 36, bin+" replay "+rec+"; sleep 60")
+	rp.waitFor(`paused`, 10*time.Second)
+	rp.keys("$", ",")
+	var got string
+	pos := regexp.MustCompile(`paused .* (\d+)/(\d+) · seq`)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		got = rp.screen()
+		if m := pos.FindStringSubmatch(got); m != nil {
+			at, _ := strconv.Atoi(m[1])
+			n, _ := strconv.Atoi(m[2])
+			if at == n-1 && n > 1 {
+				break
+			}
+		}
+	}
+	if body(got) != body(final) {
+		t.Errorf("the replay's screen differs from the live one\nlive:\n%s\nreplay:\n%s", body(final), body(got))
+	}
+}
