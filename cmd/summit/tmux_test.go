@@ -33,7 +33,6 @@ func newTerm(t *testing.T, w, h int, command string) *tmuxTerm {
 	return tm
 }
 
-
 func (tm *tmuxTerm) tmux(args ...string) string {
 	tm.t.Helper()
 	out, err := exec.Command("tmux", append([]string{"-S", tm.sock}, args...)...).CombinedOutput()
@@ -45,7 +44,9 @@ func (tm *tmuxTerm) tmux(args ...string) string {
 
 func (tm *tmuxTerm) screen() string { return tm.tmux("capture-pane", "-p", "-t", tm.name) }
 
-func (tm *tmuxTerm) keys(keys ...string) { tm.tmux(append([]string{"send-keys", "-t", tm.name}, keys...)...) }
+func (tm *tmuxTerm) keys(keys ...string) {
+	tm.tmux(append([]string{"send-keys", "-t", tm.name}, keys...)...)
+}
 
 // waitFor polls the screen until it matches, or fails showing the last screen.
 func (tm *tmuxTerm) waitFor(what string, d time.Duration) string {
