@@ -199,7 +199,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case graceMsg:
 		return m, nil // a redraw: the prompt's keys are live now
 	case replyMsg:
-		return m, m.onReply(msg)
+		cmd := m.onReply(msg)
+		m.autoPrompt()
+		return m, tea.Batch(cmd, m.graceTick())
 	case replayTickMsg:
 		return m, m.onReplayTick(msg)
 	case tea.PasteMsg:

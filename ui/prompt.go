@@ -31,6 +31,17 @@ type prompt struct {
 // conflict awaiting review, unless the user dismissed it (it stays visible in the tree and on
 // the notice line). Replays never prompt.
 func (m *Model) autoPrompt() {
+	// A prompt whose question was settled meanwhile (by /resolve typed in the input, by
+	// another decision, or by the answer just given) closes by itself.
+	if p := m.prompt; p != nil {
+		if p.review {
+			if cf := m.st.Conflict(p.id); cf == nil || cf.Resolution != nil {
+				m.prompt = nil
+			}
+		} else if pr := m.st.Permission(p.id); pr == nil || pr.Decision != session.DecisionPending {
+			m.prompt = nil
+		}
+	}
 	if m.prompt != nil || m.o.Replay != nil || m.help {
 		return
 	}
@@ -154,6 +165,8 @@ func (m *Model) promptKey(k tea.KeyPressMsg) tea.Cmd {
 			line += " --note " + strconv.Quote(p.note)
 		}
 	}
+	// Answered: it must not reopen while the answer is on its way.
+	m.dismissed[p.id] = true
 	m.prompt = nil
 	return m.submit(line)
 }

@@ -210,6 +210,22 @@ func TestGoldenConflictReview(t *testing.T) {
 	if len(b.lines) != 1 || b.lines[0] != `/resolve cf-1 --choose sa-3 --note "smaller change"` {
 		t.Errorf("sent %v", b.lines)
 	}
+	// A tick before the resolution arrives must not reopen the answered review, and the
+	// resolution closes a review opened meanwhile.
+	m.Update(tickMsg{})
+	if m.prompt != nil {
+		t.Fatalf("the answered review reopened: %+v", m.prompt)
+	}
+	m.openReview(m.st.Conflict("cf-1"), false)
+	evs := events(t)
+	rest := evs[len(upTo(evs, session.TypeConflictResolved, false)):]
+	m.Update(EventsMsg(rest[:1]))
+	if m.prompt != nil {
+		t.Fatalf("the review of a resolved conflict stayed open")
+	}
+	delete(m.dismissed, "cf-1")
+	m.st = &session.State{}
+	m.Update(EventsMsg(upTo(evs, session.TypeConflictResolved, false)))
 	// esc dismisses a review; it stays on the notice line and r reopens it.
 	m.openReview(m.st.Conflict("cf-1"), false)
 	press(m, "esc")
