@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -112,4 +113,35 @@ func BenchmarkTranscriptFrame(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkOpenReplay opens a ~200 MB recording and draws the first frame: index the file
+// (no decoding), decode the first event, render. Reported as the projected time for 1 GB;
+// the target is under 1.5 s.
+func BenchmarkOpenReplay(b *testing.B) {
+	g := &evGen{}
+	var data []byte
+	for _, e := range g.start(50) {
+		data, _ = session.AppendLine(data, e)
+	}
+	for len(data) < 200<<20 {
+		id := "sa-" + strconv.Itoa(1+int(g.seq)%50)
+		data, _ = session.AppendLine(data, g.ev(id, session.TranscriptEvent{EventType: session.TranscriptToken, Text: "a streamed token or two "}))
+	}
+	path := b.TempDir() + "/big.jsonl"
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		r, err := OpenReplay(path, session.ReadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := New(Options{Replay: r, Now: func() time.Time { return t0 }})
+		m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+		_ = m.Render()
+		r.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)*float64(1<<30)/float64(len(data)), "ms/GB")
 }
