@@ -222,13 +222,13 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 			m.filter += t
 		}
 	}
-	// Keep the selection on a visible row.
+	// Keep the selection on a visible row; while filtering, on the first match.
 	rs = m.rows()
 	found := false
 	for _, r := range rs {
 		found = found || r.id == m.sel
 	}
-	if !found {
+	if !found || (m.filter != "" && m.sel == "" && len(rs) > 1) {
 		m.sel = rs[min(1, len(rs)-1)].id
 	}
 	return nil

@@ -341,3 +341,74 @@ func TestCompletionAndRejection(t *testing.T) {
 		t.Error("help")
 	}
 }
+
+// TestWideAndLong: emoji, CJK, a 5 000-character line and tabs keep every screen line
+// inside the width, in the tree and in the transcript.
+func TestWideAndLong(t *testing.T) {
+	g := &evGen{}
+	m, _ := newModel(t, 80, 20, &fakeBackend{})
+	evs := g.start(1)
+	evs[1].Data = session.SubagentSpawned{AgentType: "builder", AgentName: "構築者🚀", ParentSessionID: "s", ParentSessionRef: "s", PermissionMode: "acceptEdits", Tools: []string{}, TaskDescription: "漢字", TimeoutS: 1, InheritContext: true}
+	evs = append(evs,
+		g.ev("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "emoji 👩‍👩‍👧‍👦🎉 and 漢字かな交じり文 " + strings.Repeat("x", 5000) + "\n\tindented\n"}),
+		g.ev("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: "1", Tool: "read_file", Args: map[string]any{"path": strings.Repeat("長い/", 200)}}))
+	m.Update(EventsMsg(evs))
+	for _, sel := range []string{"", "sa-1"} {
+		m.sel = sel
+		for _, exp := range []bool{false, true} {
+			m.expanded = exp
+			for i, l := range strings.Split(m.Render(), "\n") {
+				if w := ansi.StringWidth(l); w > 80 {
+					t.Errorf("sel %q expanded %v: line %d is %d wide", sel, exp, i, w)
+				}
+			}
+		}
+	}
+}
+
+func TestTreeAndTranscriptKeys(t *testing.T) {
+	m, c := newModel(t, 100, 24, &fakeBackend{})
+	m.Update(EventsMsg(upTo(events(t), session.TypePermissionRequested, false)))
+	c.now = m.st.LastTS
+	press(m, "tab") // tree
+	typeText(m, "cod")
+	rows := m.rows()
+	if m.filter != "cod" || len(rows) != 2 || rows[1].id != "sa-3" || m.sel != "sa-3" {
+		t.Fatalf("filter %q rows %+v sel %q", m.filter, rows, m.sel)
+	}
+	press(m, "esc")
+	if m.filter != "" || len(m.rows()) < 4 {
+		t.Errorf("esc kept the filter %q", m.filter)
+	}
+	m.sel = "sa-2"
+	press(m, "enter") // open: focus the transcript
+	if m.focus != focusTranscript {
+		t.Fatalf("focus %d", m.focus)
+	}
+	before := ansi.Strip(m.Render())
+	press(m, "t")
+	if after := ansi.Strip(m.Render()); after == before || !strings.Contains(after, "Sum first, then round once") {
+		t.Errorf("thinking toggle:\n%s", after)
+	}
+	press(m, "enter")
+	if !strings.Contains(ansi.Strip(m.Render()), "▾ replace") || strings.Contains(ansi.Strip(m.Render()), "▸ replace") {
+		t.Errorf("enter did not expand the tool calls")
+	}
+	// Scrolling up leaves follow mode; G resumes it.
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 15})
+	press(m, "up", "up", "up")
+	if m.view("sa-2").follow {
+		t.Error("still following after scrolling up")
+	}
+	press(m, "G")
+	if !m.view("sa-2").follow {
+		t.Error("G did not resume following")
+	}
+	// Search finds text above.
+	m.Update(tea.KeyPressMsg{Code: 'f', Mod: tea.ModCtrl})
+	typeText(m, "package")
+	press(m, "enter")
+	if m.view("sa-2").follow || !strings.Contains(m.notice, "found") {
+		t.Errorf("search: notice %q", m.notice)
+	}
+}

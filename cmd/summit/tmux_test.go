@@ -173,3 +173,27 @@ func TestTerminalDemo(t *testing.T) {
 		t.Errorf("the replay's screen differs from the live one\nlive:\n%s\nreplay:\n%s", body(final), body(got))
 	}
 }
+
+// TestTerminalNoColorAndTiny: NO_COLOR leaves no colour in the screen (bold and reverse
+// still mark things), colours are used otherwise, and a terminal below 60×15 is told so.
+func TestTerminalNoColorAndTiny(t *testing.T) {
+	bin := buildBinary(t)
+	ws := t.TempDir()
+	colour := regexp.MustCompile("\x1b\\[[0-9;]*(3[0-7]|38;|4[0-7]|48;)[0-9;]*m")
+	for _, c := range []struct {
+		env  string
+		want bool
+	}{{"NO_COLOR=1 ", false}, {"", true}} {
+		tm := newTerm(t, 100, 20, "cd "+ws+" && "+c.env+bin+" --no-record; sleep 30")
+		tm.waitFor(`type /help`, 10*time.Second)
+		s := tm.tmux("capture-pane", "-p", "-e", "-t", tm.name)
+		if got := colour.MatchString(s); got != c.want {
+			t.Errorf("%q: colour on screen = %v, want %v", c.env, got, c.want)
+		}
+		tm.keys("C-c")
+	}
+	tm := newTerm(t, 50, 10, "cd "+ws+" && "+bin+" --no-record; sleep 30")
+	tm.waitFor(`summit needs at least 60×15`, 10*time.Second)
+	tm.tmux("resize-window", "-t", tm.name, "-x", "100", "-y", "20")
+	tm.waitFor(`type /help`, 10*time.Second)
+}
