@@ -197,3 +197,55 @@ func TestTerminalNoColorAndTiny(t *testing.T) {
 	tm.tmux("resize-window", "-t", tm.name, "-x", "100", "-y", "20")
 	tm.waitFor(`type /help`, 10*time.Second)
 }
+
+// TestTerminalTyped types commands into the live workbench on test tapes: delegate two
+// builders, converge them, resolve the conflict in the review prompt, apply, cancel a
+// subagent that waits for the user, and quit with /quit.
+func TestTerminalTyped(t *testing.T) {
+	bin := buildBinary(t)
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"hello\") // TODO: say more\n}\n"), 0o644)
+	tapes, _ := filepath.Abs("../../session/live/testdata/tapes")
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	tm := newTerm(t, 120, 36, "cd "+ws+" && "+bin+" --tapes "+tapes+" --record "+rec+"; sleep 60")
+	tm.waitFor(`type /help`, 10*time.Second)
+	tm.keys("/delegate variant a --agent-type builder", "Enter")
+	tm.waitFor(`sa-1 builder`, 10*time.Second)
+	tm.keys("/delegate variant b --agent-type builder", "Enter")
+	tm.keys("/conv", "Tab")
+	tm.waitFor(`› /converge`, 5*time.Second)
+	tm.keys("sa-1 sa-2 --strategy merge", "Enter")
+	tm.waitFor(`conflict cf-1 · hunk · main\.go:4`, 20*time.Second)
+	tm.waitFor(`\[1\] sa-1   \[2\] sa-2`, 5*time.Second) // the keys line: the grace period is over
+	tm.keys("m", "user greeting", "Enter", "2")
+	tm.waitFor(`cv-1 merge \(sa-1, sa-2\)\s+complete`, 10*time.Second)
+	tm.keys("/apply cv-1", "Enter")
+	tm.waitFor(`cv-1 applied: 1 files`, 10*time.Second)
+	// A bad command stays in the input with its error.
+	tm.keys("/cancel sa-9", "Enter")
+	s := tm.waitFor(`✗ .*unknown subagent sa-9`, 10*time.Second)
+	if !strings.Contains(s, "› /cancel sa-9") {
+		t.Errorf("the rejected line left the input:\n%s", s)
+	}
+	tm.keys("C-u", "/quit", "Enter")
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(rec); err == nil && bytes.Contains(b, []byte(`"type":"SessionEnded"`)) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"replay", rec, "--print"}, &out, &errb); code != 0 {
+		t.Fatalf("replay --print: %d %s", code, errb.String())
+	}
+	for _, w := range []string{`/resolve cf-1 --choose sa-2 --note "user greeting"`, "applied to main.go", "ended (quit)"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("the recording lacks %q:\n%s", w, out.String())
+		}
+	}
+	got, _ := os.ReadFile(filepath.Join(ws, "main.go"))
+	if !strings.Contains(string(got), `println("hello, " + user())`) {
+		t.Errorf("main.go:\n%s", got)
+	}
+}
