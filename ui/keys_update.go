@@ -26,6 +26,13 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.prompt != nil {
 		return m.promptKey(k)
 	}
+	if m.panel != nil {
+		m.panel = nil
+		m.setNotice("", false)
+		if k.String() == "esc" {
+			return nil
+		}
+	}
 	if m.searching {
 		return m.searchKey(k)
 	}

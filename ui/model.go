@@ -95,6 +95,7 @@ type Model struct {
 	prompt    *prompt
 	dismissed map[string]bool
 	help      bool
+	panel     []string // a command's multi-line output, shown over the body
 	frame     int
 	ticking   bool
 	busy      int // submits in flight
@@ -241,6 +242,10 @@ func (m *Model) onReply(r replyMsg) tea.Cmd {
 		m.setNotice(rep.Error, true)
 	case rep.Error != "":
 		m.setNotice(rep.Error, true)
+	case strings.Contains(strings.TrimRight(rep.Output, "\n"), "\n"):
+		// A long answer (/status, /agents, /help) gets the body until a key is pressed.
+		m.panel = strings.Split(strings.TrimRight(rep.Output, "\n"), "\n")
+		m.setNotice(r.line+" · esc closes", false)
 	case rep.Output != "":
 		m.setNotice(strings.TrimRight(rep.Output, "\n"), false)
 	}

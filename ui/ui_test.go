@@ -412,3 +412,18 @@ func TestTreeAndTranscriptKeys(t *testing.T) {
 		t.Errorf("search: notice %q", m.notice)
 	}
 }
+
+func TestMultiLineOutputPanel(t *testing.T) {
+	b := &fakeBackend{replies: map[string]Reply{"/status": {Output: "session s · acceptEdits · 1 running\n◐ sa-1 builder active 3s\n"}}}
+	m, _ := newModel(t, 100, 24, b)
+	typeText(m, "/status")
+	press(m, "enter")
+	out := ansi.Strip(m.Render())
+	if !strings.Contains(out, "◐ sa-1 builder active 3s") || !strings.Contains(out, "esc closes") {
+		t.Fatalf("panel:\n%s", out)
+	}
+	press(m, "esc")
+	if m.panel != nil || strings.Contains(ansi.Strip(m.Render()), "◐ sa-1 builder active 3s") {
+		t.Error("esc did not close the panel")
+	}
+}

@@ -44,6 +44,10 @@ func (m *Model) Render() string {
 		lines = append(lines, m.helpLines(m.w, bodyH)...)
 	case m.prompt != nil:
 		lines = append(lines, m.renderPrompt(m.w, bodyH)...)
+	case m.panel != nil:
+		for _, l := range m.panel {
+			lines = append(lines, ansi.Truncate(session.Sanitize(l), m.w, "…"))
+		}
 	default:
 		lines = append(lines, m.body(bodyH)...)
 	}
