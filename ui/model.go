@@ -256,8 +256,11 @@ func (m *Model) setNotice(s string, isErr bool) {
 	m.notice, m.noticeErr = s, isErr
 }
 
-// submit sends a line to the backend in a Cmd.
-func (m *Model) submit(line string) tea.Cmd {
+// submit sends a typed line to the backend in a Cmd and keeps it in the history.
+func (m *Model) submit(line string) tea.Cmd { return m.send(line, true) }
+
+// send sends a line; answers given in prompts are not history.
+func (m *Model) send(line string, keep bool) tea.Cmd {
 	if m.o.Backend == nil {
 		m.setNotice("this is a replay: commands cannot run here", true)
 		return nil
@@ -265,7 +268,7 @@ func (m *Model) submit(line string) tea.Cmd {
 	m.busy++
 	b := m.o.Backend
 	cmds := []tea.Cmd{func() tea.Msg { return replyMsg{line: line, reply: b.Submit(line)} }, m.tick()}
-	if save := m.o.SaveHistory; save != nil {
+	if save := m.o.SaveHistory; save != nil && keep {
 		cmds = append(cmds, func() tea.Msg { save(line); return nil })
 	}
 	return tea.Batch(cmds...)

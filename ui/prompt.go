@@ -168,7 +168,7 @@ func (m *Model) promptKey(k tea.KeyPressMsg) tea.Cmd {
 	// Answered: it must not reopen while the answer is on its way.
 	m.dismissed[p.id] = true
 	m.prompt = nil
-	return m.submit(line)
+	return m.send(line, false)
 }
 
 func allowed(cf *session.Conflict, choice string) bool {
