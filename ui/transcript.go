@@ -243,37 +243,44 @@ type textSource []string
 func (t textSource) count() int                  { return len(t) }
 func (t textSource) lines(i, width int) []string { return wrap(t[i], width) }
 
+// logSource is the session's own transcript, formatted an item at a time so a frame costs
+// the visible items only, however long the log.
+type logSource struct{ m *Model }
+
+func (l logSource) count() int { return len(l.m.st.Log) }
+
+func (l logSource) lines(i, width int) []string { return wrap(l.m.logText(l.m.st.Log[i]), width) }
+
+func (m *Model) logText(l session.LogItem) string {
+	if l.Kind == "mirror" {
+		// A monitored subagent's item, shown as it is in its own transcript.
+		if sa := m.st.Subagent(l.SubagentID); sa != nil && l.Ref < sa.Transcript.Len() {
+			it := sa.Transcript.Item(l.Ref)
+			body := sa.Transcript.Text(l.Ref)
+			if it.Kind == session.TranscriptToolCall {
+				body = "▸ " + it.Tool + " " + compactArgs(it.Args)
+			}
+			return l.SubagentID + " ⇄ " + firstLine(body)
+		}
+	}
+	text := l.Kind + ": " + l.Text
+	if l.SubagentID != "" && l.Kind != "command" {
+		text = l.SubagentID + " " + text
+	}
+	if l.Detail != "" {
+		text += " — " + l.Detail
+	}
+	return text
+}
+
 // source returns what the selected node shows.
 func (m *Model) source(id string) source {
 	switch {
 	case id == "":
-		var ls textSource
-		for _, l := range m.st.Log {
-			text := l.Kind + ": " + l.Text
-			if l.Kind == "mirror" {
-				// A monitored subagent's item, shown as it is in its own transcript.
-				if sa := m.st.Subagent(l.SubagentID); sa != nil && l.Ref < sa.Transcript.Len() {
-					it := sa.Transcript.Item(l.Ref)
-					body := sa.Transcript.Text(l.Ref)
-					if it.Kind == session.TranscriptToolCall {
-						body = "▸ " + it.Tool + " " + compactArgs(it.Args)
-					}
-					ls = append(ls, l.SubagentID+" ⇄ "+firstLine(body))
-				}
-				continue
-			}
-			if l.SubagentID != "" && l.Kind != "command" {
-				text = l.SubagentID + " " + text
-			}
-			if l.Detail != "" {
-				text += " — " + l.Detail
-			}
-			ls = append(ls, text)
+		if len(m.st.Log) == 0 {
+			return textSource{"No events yet. Type /help, or /delegate \"a task\" --agent-type explore."}
 		}
-		if len(ls) == 0 {
-			ls = textSource{"No events yet. Type /help, or /delegate \"a task\" --agent-type explore."}
-		}
-		return ls
+		return logSource{m}
 	case m.st.Subagent(id) != nil:
 		return itemSource{m: m, sa: m.st.Subagent(id), v: m.view(id)}
 	case m.st.Convergence(id) != nil:
