@@ -70,13 +70,34 @@ func (s itemSource) lines(i, width int) []string {
 	}
 	it := t.Item(i)
 	text := t.Text(i)
+	if it.Kind == session.TranscriptToken && s.sa.Capsule != nil && s.lastText(i) {
+		// The final message's fenced capsule is drawn below as Markdown: not twice.
+		if k := strings.LastIndex(text, "```json"); k >= 0 {
+			text = strings.TrimRight(text[:k], " \n")
+		}
+	}
 	key := fmt.Sprintf("%d/%d/%v/%v", width, len(text), s.m.thinking, s.m.expanded)
 	if c, ok := s.v.cache[i]; ok && c.key == key {
 		return c.lines
 	}
 	ls := s.m.itemLines(t, i, it, text, width)
+	if len(ls) == 1 && ls[0] == "" && it.Kind == session.TranscriptToken {
+		ls = nil // the message was only its capsule
+	}
 	s.v.cache[i] = wrapped{key: key, lines: ls}
 	return ls
+}
+
+// lastText reports whether item i is the last assistant text of the transcript. Only a
+// stopped subagent's is looked for, from the end, where it is.
+func (s itemSource) lastText(i int) bool {
+	t := s.sa.Transcript
+	for j := t.Len() - 1; j >= i; j-- {
+		if t.Item(j).Kind == session.TranscriptToken {
+			return j == i
+		}
+	}
+	return false
 }
 
 // wrap sanitises text (terminal controls shown escaped) and wraps it to width; wide runes

@@ -427,3 +427,14 @@ func TestMultiLineOutputPanel(t *testing.T) {
 		t.Error("esc did not close the panel")
 	}
 }
+
+// The final message's fenced capsule is not shown twice: the capsule renders below it.
+func TestCapsuleShownOnce(t *testing.T) {
+	m, _ := newModel(t, 100, 40, &fakeBackend{})
+	m.Update(EventsMsg(events(t)))
+	m.sel = "sa-1"
+	out := ansi.Strip(m.Render())
+	if strings.Contains(out, "```json") || strings.Count(out, "Checkout flow: cart totals in cart.go") != 1 {
+		t.Errorf("capsule:\n%s", out)
+	}
+}
