@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
 )
 
@@ -430,11 +431,15 @@ func TestMultiLineOutputPanel(t *testing.T) {
 
 // The final message's fenced capsule is not shown twice: the capsule renders below it.
 func TestCapsuleShownOnce(t *testing.T) {
-	m, _ := newModel(t, 100, 40, &fakeBackend{})
-	m.Update(EventsMsg(events(t)))
+	g := &evGen{}
+	m, _ := newModel(t, 100, 30, &fakeBackend{})
+	evs := append(g.start(1),
+		g.ev("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "Done, the totals now round once.\n```json\n{\"summary\": \"Totals round once\"}\n```\n"}),
+		g.ev("sa-1", session.SubagentStop{Outcome: session.OutcomeSuccess, Capsule: &protocols.Capsule{Summary: "Totals round once"}, ArtifactPaths: []string{}}))
+	m.Update(EventsMsg(evs))
 	m.sel = "sa-1"
 	out := ansi.Strip(m.Render())
-	if strings.Contains(out, "```json") || strings.Count(out, "Checkout flow: cart totals in cart.go") != 1 {
+	if strings.Contains(out, "```json") || strings.Count(out, "Totals round once") != 1 || !strings.Contains(out, "Done, the totals now round once.") {
 		t.Errorf("capsule:\n%s", out)
 	}
 }
