@@ -116,12 +116,16 @@ func (p printer) tree() {
 	}
 }
 
-func conflictWhere(cf *Conflict) string {
-	where := cf.Kind
-	if cf.File != "" {
-		where += " " + Sanitize(cf.File)
-		if !cf.Lines.IsZero() {
-			where += ":" + cf.Lines.String()
+func conflictWhere(cf *Conflict) string { return ConflictWhere(cf.Kind, cf.File, cf.Lines) }
+
+// ConflictWhere names a conflict for people: its kind, then file:lines when it has a file
+// ("hunk main.go:40-58", "vote").
+func ConflictWhere(kind, file string, lines LineRange) string {
+	where := kind
+	if file != "" {
+		where += " " + Sanitize(file)
+		if !lines.IsZero() {
+			where += ":" + lines.String()
 		}
 	}
 	return where

@@ -215,7 +215,7 @@ func (m *Model) renderPrompt(w, h int) []string {
 		if cf == nil {
 			return nil
 		}
-		title = fmt.Sprintf("conflict %s · %s · %s", cf.ID, cf.Kind, conflictWhere(cf))
+		title = fmt.Sprintf("conflict %s · %s", cf.ID, conflictWhere(cf))
 		if cv := m.st.Convergence(cf.ConvergenceID); cv != nil {
 			title += fmt.Sprintf(" · %s %s · %s", cv.ID, cv.Strategy, p.position)
 		}

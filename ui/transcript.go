@@ -66,7 +66,14 @@ func (s itemSource) count() int {
 func (s itemSource) lines(i, width int) []string {
 	t := s.sa.Transcript
 	if i >= t.Len() {
-		return s.m.capsuleLines(s.sa, width)
+		// A stopped subagent's capsule and totals no longer change: build them once per width.
+		key := fmt.Sprintf("cap/%d/%p/%s", width, s.sa.Capsule, s.sa.Outcome)
+		if c, ok := s.v.cache[i]; ok && c.key == key {
+			return c.lines
+		}
+		ls := s.m.capsuleLines(s.sa, width)
+		s.v.cache[i] = wrapped{key: key, lines: ls}
+		return ls
 	}
 	it := t.Item(i)
 	text := t.Text(i)
@@ -346,7 +353,7 @@ func (m *Model) convergenceText(cv *session.Convergence) []string {
 }
 
 func (m *Model) conflictText(cf *session.Conflict) []string {
-	out := []string{fmt.Sprintf("%s · %s · %s", cf.ID, cf.Kind, conflictWhere(cf))}
+	out := []string{fmt.Sprintf("%s · %s", cf.ID, conflictWhere(cf))}
 	for _, sd := range cf.Sides {
 		out = append(out, sideHeader(sd), valueText(sd.Value))
 	}

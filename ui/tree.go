@@ -34,10 +34,7 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 // The filter keeps the rows whose text contains it (the session row always stays).
 func (m *Model) rows() []row {
 	st := m.st
-	now := st.LastTS
-	if m.o.Replay == nil && st.Started && !st.Ended {
-		now = m.o.Now()
-	}
+	now := m.now()
 	out := []row{{id: "", glyph: "▾", text: "session"}}
 	handoff := map[string]string{}
 	for _, h := range st.Handoffs {
@@ -113,14 +110,7 @@ func (m *Model) rows() []row {
 }
 
 func conflictWhere(cf *session.Conflict) string {
-	where := cf.Kind
-	if cf.File != "" {
-		where = session.Sanitize(cf.File)
-		if !cf.Lines.IsZero() {
-			where += ":" + cf.Lines.String()
-		}
-	}
-	return where
+	return session.ConflictWhere(cf.Kind, cf.File, cf.Lines)
 }
 
 // renderTree draws the tree in w×h; the selected row stays in view.

@@ -192,7 +192,7 @@ func oneLine(s string) string {
 	if !ok {
 		return s
 	}
-	if n := strings.Count(rest, "\n") + 1; n > 0 && strings.HasPrefix(strings.TrimSpace(rest), "usage:") {
+	if strings.HasPrefix(strings.TrimSpace(rest), "usage:") {
 		return first + " · " + strings.TrimSpace(rest)
 	}
 	return first + fmt.Sprintf(" (+%d lines; /status for all)", strings.Count(rest, "\n")+1)

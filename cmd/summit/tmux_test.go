@@ -98,7 +98,7 @@ func TestTerminalDemo(t *testing.T) {
 	tm := newTerm(t, 120, 36, bin+" demo --keep 2>"+errFile+"; sleep 60")
 
 	tm.waitFor(`1/5`, 15*time.Second)
-	s := tm.waitFor(`conflict cf-1 · hunk · cart\.go:13[\s\S]*\[2\] sa-3`, 30*time.Second)
+	s := tm.waitFor(`conflict cf-1 · hunk cart\.go:13[\s\S]*\[2\] sa-3`, 30*time.Second)
 	if !strings.Contains(s, "current file:") || !strings.Contains(s, "confidence 0.80") {
 		t.Errorf("review prompt:\n%s", s)
 	}
@@ -215,7 +215,7 @@ func TestTerminalTyped(t *testing.T) {
 	tm.keys("/conv", "Tab")
 	tm.waitFor(`› /converge`, 5*time.Second)
 	tm.keys("sa-1 sa-2 --strategy merge", "Enter")
-	tm.waitFor(`conflict cf-1 · hunk · main\.go:4`, 20*time.Second)
+	tm.waitFor(`conflict cf-1 · hunk main\.go:4`, 20*time.Second)
 	tm.waitFor(`\[1\] sa-1   \[2\] sa-2`, 5*time.Second) // the keys line: the grace period is over
 	tm.keys("m", "user greeting", "Enter", "2")
 	tm.waitFor(`cv-1 merge \(sa-1, sa-2\)\s+complete`, 10*time.Second)

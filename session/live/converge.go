@@ -32,18 +32,6 @@ type conv struct {
 	done     bool
 }
 
-func (x *Orchestrator) convergeCmd(ctx context.Context, line string, cmd commands.Command) (Reply, error) {
-	switch c := cmd.(type) {
-	case commands.Converge:
-		return x.converge(line, c)
-	case commands.Resolve:
-		return x.resolve(line, c)
-	case commands.Apply:
-		return x.apply(line, c)
-	}
-	return x.rejectf(line, cmd, "not supported")
-}
-
 func (x *Orchestrator) converge(line string, c commands.Converge) (Reply, error) {
 	if err := converge.Check(c.Strategy, c.SubagentIDs); err != nil {
 		return x.rejectf(line, c, "%v", err)

@@ -350,8 +350,12 @@ func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Comman
 			return Reply{}, err
 		}
 		return Reply{Quit: true}, nil
-	case commands.Converge, commands.Resolve, commands.Apply:
-		return x.convergeCmd(ctx, line, cmd)
+	case commands.Converge:
+		return x.converge(line, c)
+	case commands.Resolve:
+		return x.resolve(line, c)
+	case commands.Apply:
+		return x.apply(line, c)
 	}
 	return x.rejectf(line, cmd, "not supported")
 }
@@ -453,11 +457,7 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 			if r := cf.Resolution; r != nil {
 				state = "resolved by " + r.Method + ": " + r.Choice
 			}
-			where := cf.Kind
-			if cf.File != "" {
-				where += " " + session.Sanitize(cf.File) + ":" + cf.Lines.String()
-			}
-			fmt.Fprintf(&b, "  %s %s · %s\n", cf.ID, where, state)
+			fmt.Fprintf(&b, "  %s %s · %s\n", cf.ID, session.ConflictWhere(cf.Kind, cf.File, cf.Lines), state)
 		}
 		for _, n := range cv.Notes {
 			fmt.Fprintf(&b, "  note: %s\n", session.Sanitize(n))

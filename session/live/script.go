@@ -132,13 +132,11 @@ func Progress(ev session.Event) string {
 	case session.HandoffResolved:
 		return fmt.Sprintf("  handoff to %s resolved: %s (%s)", id, d.Outcome, d.Action)
 	case session.ConflictDetected:
-		where := d.Kind
-		if d.File != "" {
-			where += " " + session.Sanitize(d.File)
-			if d.Lines != nil && !d.Lines.IsZero() {
-				where += ":" + d.Lines.String()
-			}
+		var lines session.LineRange
+		if d.Lines != nil {
+			lines = *d.Lines
 		}
+		where := session.ConflictWhere(d.Kind, d.File, lines)
 		sides := make([]string, len(d.Sides))
 		for i, sd := range d.Sides {
 			sides[i] = sd.SubagentID
