@@ -582,6 +582,14 @@ var table = []Spec{
 		build: buildWait,
 	},
 	{
+		Name:    "inbox",
+		Summary: "the approvals inbox: every waiting permission request and review",
+		Help: "Lists the permission requests and conflict reviews of the whole tree that wait for\n" +
+			"you, oldest first. In the workbench it opens the inbox (also ctrl+o), where each is\n" +
+			"answered in place.",
+		build: func(values) Command { return Inbox{} },
+	},
+	{
 		Name:    "agents",
 		Summary: "list the agent catalogue",
 		build:   func(values) Command { return Agents{} },

@@ -21,6 +21,7 @@ func TestUsageLines(t *testing.T) {
 		"status":   "/status [id]",
 		"wait":     "/wait <id...>",
 		"agents":   "/agents",
+		"inbox":    "/inbox",
 		"help":     "/help [command]",
 		"quit":     "/quit",
 	}

@@ -79,6 +79,10 @@ type Status struct{ ID string }
 // Agents is /agents: list the agent catalogue.
 type Agents struct{}
 
+// Inbox is /inbox: the pending permission requests and conflict reviews of the whole tree,
+// oldest first. The workbench opens its approvals inbox; headless, the list is printed.
+type Inbox struct{}
+
 // Help is /help: Topic is "" for the overview or a command name without "/".
 type Help struct{ Topic string }
 
@@ -98,6 +102,7 @@ func (Apply) Name() string    { return "apply" }
 func (Cancel) Name() string   { return "cancel" }
 func (Status) Name() string   { return "status" }
 func (Agents) Name() string   { return "agents" }
+func (Inbox) Name() string    { return "inbox" }
 func (Help) Name() string     { return "help" }
 func (Quit) Name() string     { return "quit" }
 func (Wait) Name() string     { return "wait" }
@@ -160,6 +165,7 @@ func (c Apply) Args() map[string]any  { return map[string]any{"convergence_id": 
 func (c Cancel) Args() map[string]any { return map[string]any{"subagent_id": c.SubagentID} }
 func (c Status) Args() map[string]any { return optional("id", c.ID) }
 func (Agents) Args() map[string]any   { return map[string]any{} }
+func (Inbox) Args() map[string]any    { return map[string]any{} }
 func (c Help) Args() map[string]any   { return optional("topic", c.Topic) }
 func (Quit) Args() map[string]any     { return map[string]any{} }
 func (c Wait) Args() map[string]any   { return map[string]any{"ids": slices.Clone(c.IDs)} }
@@ -275,6 +281,7 @@ func (c Deny) String() string {
 func (c Apply) String() string  { return newLine("apply").word(c.ConvergenceID).String() }
 func (c Cancel) String() string { return newLine("cancel").word(c.SubagentID).String() }
 func (Agents) String() string   { return "/agents" }
+func (Inbox) String() string    { return "/inbox" }
 func (Quit) String() string     { return "/quit" }
 func (c Wait) String() string   { return newLine("wait").words(c.IDs).String() }
 

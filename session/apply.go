@@ -232,7 +232,7 @@ func Apply(s *State, e Event) error {
 			return fail("permission request id %q is empty or already used", d.RequestID)
 		}
 		p := &Permission{ID: d.RequestID, SubagentID: sa.ID, Tool: d.Tool, Args: d.Args,
-			Reason: d.Reason, Seq: e.Seq, Decision: DecisionPending}
+			Reason: d.Reason, Seq: e.Seq, At: e.TS, Decision: DecisionPending}
 		s.Permissions = append(s.Permissions, p)
 		s.permissions[p.ID] = p
 		sa.PendingRequest = p.ID
@@ -361,6 +361,7 @@ func Apply(s *State, e Event) error {
 			return err
 		}
 		cf.ReviewRequested, cf.ReviewReason = true, d.Reason
+		cf.markReview(e)
 		text := fmt.Sprintf("%s needs review", cf.ID)
 		if d.Reason != "" {
 			text += ": " + d.Reason
@@ -379,6 +380,7 @@ func Apply(s *State, e Event) error {
 		}
 		for _, id := range d.ConflictIDs {
 			s.conflicts[id].ReviewRequested = true
+			s.conflicts[id].markReview(e)
 		}
 		if cv.Status != ConvergenceDone {
 			cv.Status = ConvergenceReview
@@ -448,7 +450,7 @@ func Apply(s *State, e Event) error {
 		s.Playbook = book
 		cv.Applied, cv.AppliedFiles = true, d.Files
 		s.Counters.DeltaBatchesApplied++
-		s.log(e, "convergence", fmt.Sprintf("%s applied: %d files", cv.ID, len(d.Files)), "")
+		s.log(e, "convergence", fmt.Sprintf("%s applied: %s", cv.ID, Plural(len(d.Files), "file")), "")
 
 	default:
 		// Reached only if a type is added to Types without a rule here; the exhaustiveness
@@ -612,4 +614,11 @@ func ApplyPlaybook(book []PlaybookEntry, ops []PlaybookOp, source string) ([]Pla
 func (s *State) skipTo(seq uint64) {
 	s.Counters.Gaps += int(seq - s.LastSeq - 1)
 	s.LastSeq = seq - 1
+}
+
+// markReview notes when a conflict's review was first asked for.
+func (cf *Conflict) markReview(e Event) {
+	if cf.ReviewSeq == 0 {
+		cf.ReviewSeq, cf.ReviewAt = e.Seq, e.TS
+	}
 }

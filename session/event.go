@@ -158,6 +158,10 @@ type SubagentSpawned struct {
 	SubagentSessionID string `json:"subagent_session_id,omitempty"`
 	// Queued is true when the parallel cap made the subagent wait; SubagentActive starts it.
 	Queued bool `json:"queued,omitempty"`
+	// RequestedPermissionMode is the mode asked for (--permission-mode, else the agent's
+	// default) when it differs from permission_mode: capped by the session ceiling, or
+	// bypassPermissions waiting for its approval.
+	RequestedPermissionMode string `json:"requested_permission_mode,omitempty"`
 }
 
 type SubagentActive struct {

@@ -76,7 +76,7 @@ func (p printer) header() {
 	if s.Ended {
 		end = fmt.Sprintf("ended (%s) after %s", s.EndReason, FormatDuration(s.EndedAt.Sub(s.StartedAt)))
 	}
-	p.f("started %s · %s · %d events\n", s.StartedAt.UTC().Format(TimeLayout), end, s.LastSeq)
+	p.f("started %s · %s · %s\n", s.StartedAt.UTC().Format(TimeLayout), end, Plural(int(s.LastSeq), "event"))
 	if s.Control != "" {
 		p.f("control is with %s (transfer-control handoff)\n", s.Control)
 	}
@@ -92,7 +92,7 @@ func (p printer) tree() {
 		if sa.AgentName != "" && sa.AgentName != sa.AgentType {
 			p.f(" (%s)", sa.AgentName)
 		}
-		p.f(" · %s · %s · %s tok · %d tool calls", sa.Status, FormatDuration(sa.Elapsed(p.s.LastTS)), FormatTokens(sa), sa.ToolCalls)
+		p.f(" · %s · %s · %s tok · %s", sa.Status, FormatDuration(sa.Elapsed(p.s.LastTS)), FormatTokens(sa), Plural(sa.ToolCalls, "tool call"))
 		if sa.Retries > 0 {
 			p.f(" · %d retries", sa.Retries)
 		}
@@ -145,8 +145,8 @@ func (p printer) transcripts() {
 			p.f("last error: %s\n", Sanitize(sa.LastError))
 		}
 		if sa.Stopped {
-			p.f("stop: %s · %s · %d tool calls · tokens in %d out %d", sa.Outcome, FormatDuration(time.Duration(sa.DurationMS)*time.Millisecond),
-				sa.ToolCalls, sa.Tokens.Input, sa.Tokens.Output)
+			p.f("stop: %s · %s · %s · tokens in %d out %d", sa.Outcome, FormatDuration(time.Duration(sa.DurationMS)*time.Millisecond),
+				Plural(sa.ToolCalls, "tool call"), sa.Tokens.Input, sa.Tokens.Output)
 			if len(sa.ArtifactPaths) > 0 {
 				p.f(" · artifacts %s", Sanitize(strings.Join(sa.ArtifactPaths, ", ")))
 			}
@@ -165,7 +165,7 @@ func (p printer) transcripts() {
 				p.f("\n")
 			}
 			for _, ps := range c.PatchSuggestions {
-				p.f("  patch %s (%d lines)\n", Sanitize(strings.Join(ps.Paths, ", ")), strings.Count(ps.Diff, "\n"))
+				p.f("  patch %s (%s)\n", Sanitize(strings.Join(ps.Paths, ", ")), Plural(strings.Count(ps.Diff, "\n"), "line"))
 			}
 			for _, n := range c.PolicyNotes {
 				p.f("  policy: %s\n", Sanitize(n))
@@ -246,7 +246,7 @@ func (p printer) convergences() {
 		p.f("%s · %s · %s · resolution %s · output %s\n", cv.ID, cv.Strategy, cv.Status, cv.ConflictResolution, cv.OutputFormat)
 		p.f("  members: %s\n", strings.Join(cv.Members, ", "))
 		if cv.Status == ConvergenceDone {
-			p.f("  outcome %s · %d conflicts · %d resolutions · output %d bytes\n", cv.Outcome, cv.ConflictCount, cv.ResolutionCount, cv.OutputSize)
+			p.f("  outcome %s · %s · %s · output %s\n", cv.Outcome, Plural(cv.ConflictCount, "conflict"), Plural(cv.ResolutionCount, "resolution"), Plural(cv.OutputSize, "byte"))
 		}
 		for _, cf := range cv.Conflicts {
 			p.f("  conflict %s %s\n", cf.ID, conflictWhere(cf))
@@ -280,7 +280,7 @@ func (p printer) convergences() {
 			p.f("  result (%s):\n    %s\n", cv.ResultFormat, indentRestBy(Sanitize(cv.Result), "    "))
 		}
 		if bt := cv.Batch; bt != nil {
-			p.f("  delta batch: %d playbook ops, %d patches", len(bt.Operations), len(bt.Patches))
+			p.f("  delta batch: %s, %s", Plural(len(bt.Operations), "playbook op"), Plural(len(bt.Patches), "patch"))
 			if cv.Applied {
 				p.f(" · applied to %s", orDash(Sanitize(strings.Join(cv.AppliedFiles, ", "))))
 			}
@@ -363,22 +363,29 @@ func compactJSON(v map[string]any) string {
 	if len(v) == 0 {
 		return "{}"
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("%v", v)
-	}
-	return string(b)
+	return JSONText(v, "")
 }
 
 func valueText(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	return JSONText(v, "")
+}
+
+// JSONText is v as JSON the way it was written: no \u003e for >, no \u0026 for & (the text is
+// shown, never put into HTML). Map keys are sorted. indent "" is compact.
+func JSONText(v any, indent string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprintf("%v", v)
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // FormatDuration writes d as mm:ss (or h:mm:ss).

@@ -194,7 +194,11 @@ type Conflict struct {
 	Choices         []string // valid /resolve --choose values
 	ReviewRequested bool
 	ReviewReason    string
-	Resolution      *ConflictResolved // nil while unresolved
+	// ReviewSeq and ReviewAt are when the review was first asked for: the approvals inbox
+	// lists permission requests and reviews together, oldest first.
+	ReviewSeq  uint64
+	ReviewAt   time.Time
+	Resolution *ConflictResolved // nil while unresolved
 }
 
 // Permission decisions.
@@ -212,6 +216,7 @@ type Permission struct {
 	Args       map[string]any
 	Reason     string
 	Seq        uint64
+	At         time.Time // when it was asked
 	Decision   string
 	Scope      string
 	DenyReason string

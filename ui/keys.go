@@ -3,15 +3,23 @@ package ui
 import "charm.land/bubbles/v2/key"
 
 // KeyMap is every key the workbench answers, as data: the footer and the help screen are
-// built from it, so they cannot drift from what the keys do.
+// built from it, grouped by the pane or mode where each key works, so they cannot drift from
+// what the keys do and never name a key that does nothing where the focus is.
 type KeyMap struct {
-	Focus, Up, Down, Open, Filter, Follow, Top  key.Binding
-	PageUp, PageDown, Thinking, Search, Help    key.Binding
-	Complete, HistPrev, HistNext, Submit, Quit  key.Binding
-	Review, Escape                              key.Binding
-	Play, Step, NextMark, PrevMark, Faster      key.Binding
-	Slower, Seek                                key.Binding
-	AllowOnce, AllowSub, Deny, Both, None, Note key.Binding
+	// Everywhere (live).
+	Focus, Slash, Inbox, Help, Quit key.Binding
+	// Input.
+	Complete, History, Submit, Clear key.Binding
+	// Tree.
+	Select, Open, Filter, Resize, TreeBack key.Binding
+	// Transcript.
+	Scroll, Page, Follow, Top, Expand, Thinking, Search, Back key.Binding
+	// Prompts and the inbox.
+	Choose, Confirm, NextItem, Close key.Binding
+	// Output panels (/status, /help, /agents).
+	PanelScroll, PanelClose key.Binding
+	// Replay.
+	Play, Step, Markers, Speed, IdleCap, Seek, ReplayQuit key.Binding
 }
 
 // DefaultKeyMap is the key map of the workbench.
@@ -19,38 +27,76 @@ func DefaultKeyMap() KeyMap {
 	b := func(help string, keys ...string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(keys[0], help))
 	}
+	h := func(label, help string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(label, help))
+	}
 	return KeyMap{
-		Focus:     b("focus", "tab"),
-		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑↓", "select")),
-		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		Open:      b("open / expand", "enter"),
-		Filter:    b("filter the tree (type)", "/"),
-		Follow:    b("follow the tail", "G", "end"),
-		Top:       b("top", "g", "home"),
-		PageUp:    b("page up", "pgup"),
-		PageDown:  b("page down", "pgdown"),
-		Thinking:  b("thinking on/off", "t"),
-		Search:    b("search", "ctrl+f"),
-		Help:      b("help", "?"),
-		Complete:  b("complete", "tab"),
-		HistPrev:  key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑↓", "history")),
-		HistNext:  b("history", "down"),
-		Submit:    b("send", "enter"),
-		Quit:      b("quit", "ctrl+c"),
-		Review:    b("review", "r"),
-		Escape:    b("back", "esc"),
-		Play:      b("play/pause", "space"),
-		Step:      key.NewBinding(key.WithKeys(".", ","), key.WithHelp(". ,", "step")),
-		NextMark:  key.NewBinding(key.WithKeys("]", "["), key.WithHelp("[ ]", "markers")),
-		PrevMark:  b("previous marker", "["),
-		Faster:    key.NewBinding(key.WithKeys("+", "=", "-"), key.WithHelp("+/-", "speed")),
-		Slower:    b("slower", "-"),
-		Seek:      key.NewBinding(key.WithKeys("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "$", ":"), key.WithHelp("0-9 $ :", "seek %, end, seq")),
-		AllowOnce: b("allow once", "a"),
-		AllowSub:  b("allow for this subagent", "s"),
-		Deny:      b("deny", "d"),
-		Both:      b("both", "b"),
-		None:      b("none", "n"),
-		Note:      b("note", "m"),
+		Focus: h("tab", "next pane", "tab"),
+		Slash: h("/", "type a command (from any pane)", "/"),
+		Inbox: h("ctrl+o", "approvals inbox (or /inbox)", "ctrl+o"),
+		Help:  b("help", "?"),
+		Quit:  h("ctrl+c", "quit (asks while subagents run)", "ctrl+c"),
+
+		Complete: h("tab", "complete a /command, flag or id", "tab"),
+		History:  h("↑↓", "history", "up", "down"),
+		Submit:   h("enter", "send", "enter"),
+		Clear:    h("esc", "close completion · empty line: tree", "esc"),
+
+		Select:   h("↑↓", "select", "up", "down", "k", "j"),
+		Open:     h("enter", "open in the transcript", "enter"),
+		Filter:   h("f", "filter the tree", "f"),
+		Resize:   h("< >", "narrower / wider", "<", ">"),
+		TreeBack: h("esc", "clear the filter · input", "esc"),
+
+		Scroll:   h("↑↓", "scroll", "up", "down", "k", "j"),
+		Page:     h("pgup pgdn", "page", "pgup", "pgdown", "space"),
+		Follow:   h("G", "follow the tail", "G", "end"),
+		Top:      h("g", "top", "g", "home"),
+		Expand:   h("enter", "expand tool calls", "enter"),
+		Thinking: h("t", "thinking on/off", "t"),
+		Search:   h("ctrl+f", "search (enter: previous match)", "ctrl+f"),
+		Back:     h("esc", "tree", "esc"),
+
+		Choose:   h("↑↓ 1-9", "select", "up", "down", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
+		Confirm:  h("enter", "confirm", "enter"),
+		NextItem: h("tab", "next item", "tab", "shift+tab"),
+		Close:    h("esc", "close (ctrl+o reopens)", "esc"),
+
+		PanelScroll: h("↑↓ pgup pgdn", "scroll", "up", "down", "pgup", "pgdown"),
+		PanelClose:  h("esc", "close", "esc", "q"),
+
+		Play:       h("space", "play / pause", "space"),
+		Step:       h(". ,", "step forward / back", ".", ","),
+		Markers:    h("] [", "next / previous marker", "]", "["),
+		Speed:      h("+ -", "faster / slower", "+", "=", "-"),
+		IdleCap:    h("c", "idle cap on/off", "c"),
+		Seek:       h("0-9 $ :", "seek to 0–90 %, the end, a seq", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "$", ":"),
+		ReplayQuit: h("ctrl+c", "quit", "ctrl+c"),
+	}
+}
+
+// keyGroup is one section of the help screen.
+type keyGroup struct {
+	title string
+	keys  []key.Binding
+}
+
+// helpGroups lists the keys by pane and mode. A replay takes no input and no commands, so
+// it lists only what works there.
+func (k KeyMap) helpGroups(replay bool) []keyGroup {
+	if replay {
+		return []keyGroup{
+			{"replay", []key.Binding{k.Play, k.Step, k.Markers, k.Speed, k.IdleCap, k.Seek, k.Focus, k.Help, k.ReplayQuit}},
+			{"tree", []key.Binding{k.Select, k.Open, k.Filter, k.Resize}},
+			{"transcript", []key.Binding{k.Scroll, k.Page, k.Follow, k.Top, k.Expand, k.Thinking, k.Search, k.Back}},
+		}
+	}
+	return []keyGroup{
+		{"everywhere", []key.Binding{k.Focus, k.Slash, k.Inbox, k.Help, k.Quit}},
+		{"input", []key.Binding{k.Complete, k.History, k.Submit, k.Clear}},
+		{"tree", []key.Binding{k.Select, k.Open, k.Filter, k.Resize, k.TreeBack}},
+		{"transcript", []key.Binding{k.Scroll, k.Page, k.Follow, k.Top, k.Expand, k.Thinking, k.Search, k.Back}},
+		{"prompts and inbox", []key.Binding{k.Choose, k.Confirm, k.NextItem, k.Close}},
+		{"output panels", []key.Binding{k.PanelScroll, k.PanelClose}},
 	}
 }

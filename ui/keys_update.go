@@ -1,37 +1,73 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/summit-dev/summit/commands"
+	"github.com/summit-dev/summit/session"
 )
 
-// key routes a key press: an open prompt or help first, then replay controls, then the
-// focused pane.
+// isInbox reports whether a typed line is /inbox.
+func isInbox(line string) bool {
+	c, err := commands.Parse(line)
+	return err == nil && c.Name() == "inbox"
+}
+
+// key routes a key press. Order: ctrl+c; Esc+key read as Alt+key is split back into the two
+// keys; help and output panels; the inbox (which hands on keys that were not for it); `/`
+// from any pane goes to the input; search and replay controls; then the focused pane.
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
-	if key.Matches(k, m.keys.Quit) {
-		m.quitting = true
-		return tea.Quit
-	}
-	if m.help {
-		if k.String() == "esc" || k.String() == "?" || k.String() == "q" {
-			m.help = false
+	m.lastKey = m.o.Now()
+	if k.Mod.Contains(tea.ModAlt) && k.Code != tea.KeyEscape {
+		// A terminal sends Esc as one byte; Esc then a fast key arrives as Alt+key. Nothing
+		// here is bound to Alt, so it is always the two keys.
+		plain := k
+		plain.Mod &^= tea.ModAlt
+		if plain.Mod == 0 || plain.Mod == tea.ModShift {
+			if r := plain.Code; r >= ' ' && r < 0x10FFFF && unicode.IsPrint(r) {
+				if plain.Mod == tea.ModShift {
+					r = unicode.ToUpper(r)
+				}
+				plain.Text, plain.Mod = string(r), 0
+			}
 		}
-		return nil
+		c1 := m.key(tea.KeyPressMsg{Code: tea.KeyEscape})
+		return tea.Batch(c1, m.key(plain))
 	}
-	if m.prompt != nil {
-		return m.promptKey(k)
+	if key.Matches(k, m.keys.Quit) {
+		return m.quit()
+	}
+	m.quitArm = false
+	if m.help {
+		return m.scrollKey(k, &m.helpTop, func() { m.help = false })
+	}
+	if m.ib != nil {
+		if cmd, ok := m.inboxKey(k); ok {
+			return cmd
+		}
 	}
 	if m.panel != nil {
-		m.panel = nil
-		m.setNotice("", false)
-		if k.String() == "esc" {
-			return nil
+		if cmd, ok := m.panelKey(k); ok {
+			return cmd
 		}
+	}
+	if key.Matches(k, m.keys.Inbox) && m.o.Replay == nil {
+		m.openInbox()
+		return nil
+	}
+	if k.String() == "/" && m.o.Replay == nil && !m.searching && !m.filtering && m.focus != focusInput {
+		// A command can be typed from anywhere: the / goes to the input with the focus.
+		m.leaveTree()
+		m.focus = focusInput
+		m.in.Focus()
+		m.in, _ = m.in.Update(k)
+		return nil
 	}
 	if m.searching {
 		return m.searchKey(k)
@@ -50,7 +86,58 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	return m.inputKey(k)
 }
 
+// quit is ctrl+c: at once when nothing runs, else the first press asks and a second quits.
+// The recording is closed by the caller once the program ends, either way.
+func (m *Model) quit() tea.Cmd {
+	if m.o.Replay == nil && m.st.Running() > 0 && !m.quitArm {
+		m.quitArm = true
+		return nil
+	}
+	m.quitting = true
+	return tea.Quit
+}
+
+func (m *Model) quitText() string {
+	return fmt.Sprintf("⚠ %s running: ctrl+c again quits and cancels them (the recording is closed cleanly); any other key goes on",
+		session.Plural(m.st.Running(), "subagent"))
+}
+
+// scrollKey scrolls a full-screen text (help) or closes it.
+func (m *Model) scrollKey(k tea.KeyPressMsg, top *int, close func()) tea.Cmd {
+	page := max(1, m.h-8)
+	switch k.String() {
+	case "up", "k":
+		*top--
+	case "down", "j":
+		*top++
+	case "pgup":
+		*top -= page
+	case "pgdown", "space":
+		*top += page
+	case "home", "g":
+		*top = 0
+	case "esc", "q", "?":
+		close()
+	}
+	return nil
+}
+
+// panelKey scrolls or closes a command's output panel; any other key closes it and goes on.
+func (m *Model) panelKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
+	closePanel := func() { m.panel, m.panelName, m.panelTop = nil, "", 0 }
+	switch k.String() {
+	case "up", "down", "pgup", "pgdown", "home":
+		return m.scrollKey(k, &m.panelTop, closePanel), true
+	case "esc", "q":
+		closePanel()
+		return nil, true
+	}
+	closePanel()
+	return nil, false
+}
+
 func (m *Model) cycleFocus() {
+	m.leaveTree()
 	switch m.focus {
 	case focusInput:
 		m.focus = focusTree
@@ -101,6 +188,13 @@ func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
 		if line == "" {
 			return nil
 		}
+		if isInbox(line) {
+			// The inbox is this screen's: it opens here (headless runs print the list).
+			m.in.SetValue("")
+			m.openInbox()
+			return nil
+		}
+		m.startWait(line)
 		if len(m.hist) == 0 || m.hist[len(m.hist)-1] != line {
 			m.hist = append(m.hist, line)
 		}

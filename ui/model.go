@@ -45,11 +45,14 @@ type Options struct {
 	Now         func() time.Time // default time.Now; tests fix it
 	Dark        bool             // initial theme, until the terminal reports its background
 	Keys        KeyMap
-	// Grace is how long a prompt that opened by itself ignores keys (default 400 ms), so keys
-	// already typed cannot answer it.
+	// Grace is how long after the inbox opened by itself a key still counts as typed for
+	// something else (default 400 ms): such keys go to the input, never to the inbox.
 	Grace time.Duration
 	// Demo is shown on the notice line at start (the guided demo's first hint).
 	Demo string
+	// After delivers msg after d (default tea.Tick). Tests that drive Update directly pass
+	// their own, so no Cmd sleeps.
+	After func(d time.Duration, msg tea.Msg) tea.Cmd
 }
 
 // Focus targets.
@@ -72,6 +75,7 @@ type Model struct {
 	sel       string // selected node: "" session, sa-N, cv-N, cf-N
 	treeW     int    // tree pane width; 0 = automatic
 	filter    string
+	filtering bool // typing the tree filter (f)
 	views     map[string]*tview
 	thinking  bool
 	expanded  bool // tool calls expanded in the transcript
@@ -90,12 +94,23 @@ type Model struct {
 	candLine  string // the input after the last candidate was applied
 	candOrig  string // the input the candidates were computed for
 
-	seeking   bool // replay: typing a seq to seek to
-	seekText  string
-	prompt    *prompt
-	dismissed map[string]bool
+	seeking  bool // replay: typing a seq to seek to
+	seekText string
+
+	ib        *inbox            // the open approvals inbox; nil = closed (docked)
+	dismissed map[string]bool   // closed with esc: it does not open by itself again
+	answered  map[string]bool   // answered here; the decision is on its way
+	notes     map[string]string // review notes typed in the inbox, by conflict id
+	lastKey   time.Time         // when the user last pressed a key (the inbox waits for quiet)
+
 	help      bool
+	helpTop   int
 	panel     []string // a command's multi-line output, shown over the body
+	panelName string
+	panelTop  int
+	waits     []string // ids a /wait in flight waits for
+	waitLine  string
+	quitArm   bool // ctrl+c pressed once while subagents run
 	frame     int
 	ticking   bool
 	busy      int // submits in flight
@@ -111,6 +126,11 @@ func New(o Options) *Model {
 	if o.Grace == 0 {
 		o.Grace = 400 * time.Millisecond
 	}
+	if o.After == nil {
+		o.After = func(d time.Duration, msg tea.Msg) tea.Cmd {
+			return tea.Tick(d, func(time.Time) tea.Msg { return msg })
+		}
+	}
 	if o.Keys.Quit.Keys() == nil {
 		o.Keys = DefaultKeyMap()
 	}
@@ -121,6 +141,7 @@ func New(o Options) *Model {
 	in.Focus()
 	m := &Model{o: o, st: &session.State{}, sty: newStyles(o.Dark), keys: o.Keys, views: map[string]*tview{},
 		md: newMDCache(o.Dark), in: in, hist: o.History, histPos: len(o.History), dismissed: map[string]bool{},
+		answered: map[string]bool{}, notes: map[string]string{},
 		w: 100, h: 30, notice: o.Demo}
 	m.in.SetStyles(textinput.DefaultStyles(o.Dark))
 	if o.Replay != nil {
@@ -145,18 +166,22 @@ func (m *Model) Init() tea.Cmd {
 
 type tickMsg struct{}
 
-// graceMsg redraws a prompt when its grace period ends (nothing else may be happening).
+// graceMsg redraws the inbox when its grace period ends, and looks again for a waiting item
+// once the user has stopped typing (nothing else may be happening).
 type graceMsg struct{}
 
 func (m *Model) graceTick() tea.Cmd {
-	if m.prompt == nil {
-		return nil
+	var left time.Duration
+	switch {
+	case m.ib != nil:
+		left = m.ib.grace - m.o.Now().Sub(m.ib.opened)
+	case m.o.Replay == nil && len(m.waiting()) > 0:
+		left = typingQuiet - m.o.Now().Sub(m.lastKey)
 	}
-	left := m.prompt.grace - m.o.Now().Sub(m.prompt.opened)
 	if left <= 0 {
 		return nil
 	}
-	return tea.Tick(left+10*time.Millisecond, func(time.Time) tea.Msg { return graceMsg{} })
+	return m.o.After(left+10*time.Millisecond, graceMsg{})
 }
 
 type replyMsg struct {
@@ -171,7 +196,7 @@ func (m *Model) tick() tea.Cmd {
 		return nil
 	}
 	m.ticking = true
-	return tea.Tick(120*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{} })
+	return m.o.After(120*time.Millisecond, tickMsg{})
 }
 
 // Update handles one message.
@@ -187,6 +212,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case EventsMsg:
 		m.fold(msg)
+		m.followHandoff(msg)
+		m.waitProgress()
 		m.autoPrompt()
 		return m, tea.Batch(m.tick(), m.graceTick())
 	case NoticeMsg:
@@ -198,20 +225,30 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.autoPrompt()
 		return m, tea.Batch(m.tick(), m.graceTick())
 	case graceMsg:
-		return m, nil // a redraw: the prompt's keys are live now
+		m.autoPrompt()
+		return m, m.graceTick() // a redraw: the inbox's keys are live now (or its grace starts)
 	case replyMsg:
 		cmd := m.onReply(msg)
+		m.waitDone(msg.line)
 		m.autoPrompt()
 		return m, tea.Batch(cmd, m.graceTick())
 	case replayTickMsg:
 		return m, m.onReplayTick(msg)
 	case tea.PasteMsg:
-		if m.prompt == nil && m.focus == focusInput {
+		// A paste is text for the input (or the inbox's text field), never an answer.
+		m.lastKey = m.o.Now()
+		switch {
+		case m.ib != nil && m.ib.typing:
+			m.ib.text += session.Sanitize(strings.ReplaceAll(msg.Content, "\n", " "))
+		case m.o.Replay == nil:
+			m.dock()
+			m.panel, m.help = nil, false
 			m.in, _ = m.in.Update(msg)
 		}
 		return m, nil
 	case tea.KeyPressMsg:
-		return m, m.key(msg)
+		cmd := m.key(msg)
+		return m, tea.Batch(cmd, m.graceTick())
 	}
 	return m, nil
 }
@@ -243,9 +280,10 @@ func (m *Model) onReply(r replyMsg) tea.Cmd {
 	case rep.Error != "":
 		m.setNotice(rep.Error, true)
 	case strings.Contains(strings.TrimRight(rep.Output, "\n"), "\n"):
-		// A long answer (/status, /agents, /help) gets the body until a key is pressed.
+		// A long answer (/status, /agents, /help) gets a panel over the body, wrapped and
+		// scrollable, until esc.
 		m.panel = strings.Split(strings.TrimRight(rep.Output, "\n"), "\n")
-		m.setNotice(r.line+" · esc closes", false)
+		m.panelName, m.panelTop = r.line, 0
 	case rep.Output != "":
 		m.setNotice(strings.TrimRight(rep.Output, "\n"), false)
 	}

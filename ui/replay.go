@@ -172,7 +172,7 @@ func (m *Model) replayTick() tea.Cmd {
 		return nil
 	}
 	at := r.pos
-	return tea.Tick(max(r.nextDelay(), time.Millisecond), func(time.Time) tea.Msg { return replayTickMsg{at: at} })
+	return m.o.After(max(r.nextDelay(), time.Millisecond), replayTickMsg{at: at})
 }
 
 // onReplayTick applies the next event and every following one due within a frame.

@@ -10,19 +10,21 @@ import (
 // tea.RequestBackgroundColor); with NO_COLOR set, Bubble Tea's color profile strips every
 // color, and the attributes that remain (bold, faint, reverse) still carry the meaning.
 type styles struct {
-	header, headerDim  lipgloss.Style
-	sep                lipgloss.Style
-	selected, cursor   lipgloss.Style
-	dim, bold          lipgloss.Style
-	ok, warn, bad, run lipgloss.Style
-	user, tool         lipgloss.Style
-	notice, noticeErr  lipgloss.Style
-	banner             lipgloss.Style
-	footerKey, footer  lipgloss.Style
-	prompt             lipgloss.Style
-	box                lipgloss.Style
-	add, del           lipgloss.Style
-	marker             lipgloss.Style
+	header, headerDim   lipgloss.Style
+	sep                 lipgloss.Style
+	selected, cursor    lipgloss.Style
+	dim, bold           lipgloss.Style
+	ok, warn, bad, run  lipgloss.Style
+	user, tool          lipgloss.Style
+	notice, noticeErr   lipgloss.Style
+	banner              lipgloss.Style
+	footerKey, footer   lipgloss.Style
+	prompt              lipgloss.Style
+	box                 lipgloss.Style
+	add, del            lipgloss.Style
+	marker              lipgloss.Style
+	border, borderFocus lipgloss.Style
+	match               lipgloss.Style
 }
 
 func newStyles(dark bool) styles {
@@ -38,7 +40,7 @@ func newStyles(dark bool) styles {
 		header:    lipgloss.NewStyle().Bold(true).Foreground(accent),
 		headerDim: lipgloss.NewStyle().Foreground(muted),
 		sep:       lipgloss.NewStyle().Foreground(muted),
-		selected:  lipgloss.NewStyle().Reverse(true),
+		selected:  lipgloss.NewStyle().Bold(true).Foreground(accent),
 		cursor:    lipgloss.NewStyle().Bold(true).Foreground(accent),
 		dim:       lipgloss.NewStyle().Faint(true),
 		bold:      lipgloss.NewStyle().Bold(true),
@@ -58,5 +60,9 @@ func newStyles(dark bool) styles {
 		add:       lipgloss.NewStyle().Foreground(green),
 		del:       lipgloss.NewStyle().Foreground(red),
 		marker:    lipgloss.NewStyle().Foreground(yellow),
+		// The focused pane: a heavy border (shape carries it without colour) in the accent.
+		border:      lipgloss.NewStyle().Foreground(muted),
+		borderFocus: lipgloss.NewStyle().Bold(true).Foreground(accent),
+		match:       lipgloss.NewStyle().Reverse(true).Bold(true),
 	}
 }

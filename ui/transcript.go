@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -154,7 +153,7 @@ func (m *Model) itemLines(t *session.Transcript, i int, it session.Item, text st
 			case isErr:
 				sum = "error: " + firstLine(result)
 			case result != "":
-				sum = fmt.Sprintf("%d lines", strings.Count(strings.TrimRight(result, "\n"), "\n")+1)
+				sum = session.Plural(strings.Count(strings.TrimRight(result, "\n"), "\n")+1, "line")
 			}
 			line := ansi.Truncate(session.Sanitize("▸ "+it.Tool+" "+args+" → "+sum), width, "…")
 			if isErr {
@@ -203,8 +202,7 @@ func compactArgs(a map[string]any) string {
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
-		v, _ := json.Marshal(a[k])
-		s := string(v)
+		s := jsonText(a[k], "")
 		if str, ok := a[k].(string); ok {
 			s = str
 		}
@@ -217,15 +215,17 @@ func prettyArgs(a map[string]any) string {
 	if len(a) == 0 {
 		return ""
 	}
-	b, _ := json.MarshalIndent(a, "  ", "  ")
-	return "\n  " + string(b)
+	return "\n  " + strings.ReplaceAll(jsonText(a, "  "), "\n", "\n  ")
 }
+
+// jsonText is v as JSON the way it was written (no \u003e).
+func jsonText(v any, indent string) string { return session.JSONText(v, indent) }
 
 // capsuleLines renders the final capsule as Markdown with glamour, cached per subagent and
 // width (glamour never runs on the frame path of a streaming item).
 func (m *Model) capsuleLines(sa *session.Subagent, width int) []string {
-	head := fmt.Sprintf("■ %s · %s · %s tok · %d tool calls", sa.Outcome, session.FormatDuration(sa.Elapsed(m.st.LastTS)),
-		session.FormatTokens(sa), sa.ToolCalls)
+	head := fmt.Sprintf("■ %s · %s · %s tok · %s", sa.Outcome, session.FormatDuration(sa.Elapsed(m.st.LastTS)),
+		session.FormatTokens(sa), session.Plural(sa.ToolCalls, "tool call"))
 	out := []string{m.sty.bold.Render(ansi.Truncate(head, width, "…"))}
 	if sa.Capsule == nil {
 		return out
@@ -323,7 +323,7 @@ func (m *Model) convergenceText(cv *session.Convergence) []string {
 	out := []string{fmt.Sprintf("%s · %s of %s · %s", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), session.ConvergenceStatus(m.st, cv)),
 		fmt.Sprintf("resolution %s · output %s", cv.ConflictResolution, cv.OutputFormat)}
 	for _, cf := range cv.Conflicts {
-		s := "needs review (r)"
+		s := "waits for review (ctrl+o)"
 		if r := cf.Resolution; r != nil {
 			s = "resolved by " + r.Method + ": " + r.Choice
 		}
@@ -363,7 +363,7 @@ func (m *Model) conflictText(cf *session.Conflict) []string {
 	if r := cf.Resolution; r != nil {
 		out = append(out, "resolved by "+r.Method+": "+r.Choice+" "+r.Note)
 	} else {
-		out = append(out, "press r to review")
+		out = append(out, "ctrl+o opens the review (or enter on its row in the tree)")
 	}
 	return out
 }
@@ -382,8 +382,7 @@ func valueText(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
+	return jsonText(v, "  ")
 }
 
 // renderTranscript draws the selected node's transcript in w×h.
@@ -422,9 +421,36 @@ func (m *Model) renderTranscript(w, h int) []string {
 		}
 	}
 	for i, l := range out {
+		if m.search != "" {
+			l = m.highlight(l, m.search)
+		}
 		out[i] = l + strings.Repeat(" ", max(0, w-ansi.StringWidth(l)))
 	}
 	return out
+}
+
+// highlight marks every match of q in a rendered line (case-insensitive where lower-casing
+// keeps byte offsets, else exact). A line with a match loses its other styling.
+func (m *Model) highlight(l, q string) string {
+	plain := ansi.Strip(l)
+	hay, needle := strings.ToLower(plain), strings.ToLower(q)
+	if len(hay) != len(plain) || len(needle) != len(q) {
+		hay, needle = plain, q
+	}
+	if !strings.Contains(hay, needle) {
+		return l
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(hay, needle)
+		if i < 0 {
+			b.WriteString(plain)
+			return b.String()
+		}
+		b.WriteString(plain[:i])
+		b.WriteString(m.sty.match.Render(plain[i : i+len(needle)]))
+		plain, hay = plain[i+len(needle):], hay[i+len(needle):]
+	}
 }
 
 // scroll moves the view by d lines (negative = up). Scrolling up leaves follow mode;
@@ -495,6 +521,9 @@ func (m *Model) transcriptKey(k tea.KeyPressMsg) tea.Cmd {
 		m.cycleFocus()
 	case "esc":
 		m.focus = focusTree
+		if m.search != "" {
+			m.search = "" // the highlight goes with the search
+		}
 	case "up", "k":
 		v.scroll(src, w, -1)
 	case "down", "j":
@@ -511,13 +540,11 @@ func (m *Model) transcriptKey(k tea.KeyPressMsg) tea.Cmd {
 		m.expanded = !m.expanded
 	case "t":
 		m.thinking = !m.thinking
-	case "ctrl+f", "/":
+	case "ctrl+f":
 		m.searching, m.search = true, ""
 		m.setNotice("search: ", false)
-	case "r":
-		m.reviewNext()
 	case "?":
-		m.help = true
+		m.help, m.helpTop = true, 0
 	}
 	return nil
 }
@@ -526,7 +553,7 @@ func (m *Model) transcriptKey(k tea.KeyPressMsg) tea.Cmd {
 func (m *Model) searchKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "esc":
-		m.searching = false
+		m.searching, m.search = false, ""
 		m.setNotice("", false)
 	case "backspace":
 		if m.search != "" {

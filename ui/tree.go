@@ -30,6 +30,9 @@ const (
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
+// modeTag is a subagent's permission mode, short, for its tree row.
+var modeTag = map[string]string{"plan": "plan", "acceptEdits": "edits", "bypassPermissions": "bypass"}
+
 // rows lists the tree: the session, its subagents, then convergences with their conflicts.
 // The filter keeps the rows whose text contains it (the session row always stays).
 func (m *Model) rows() []row {
@@ -49,6 +52,9 @@ func (m *Model) rows() []row {
 			name += " " + sa.AgentName
 		}
 		r.text = sa.ID + " " + session.Sanitize(name)
+		if t := modeTag[sa.PermissionMode]; t != "" {
+			r.text += " ·" + t
+		}
 		if mode, ok := handoff[sa.ID]; ok {
 			r.text += " ⇄"
 			if mode == session.HandoffTransferControl {
@@ -58,8 +64,8 @@ func (m *Model) rows() []row {
 		var parts []string
 		switch {
 		case sa.PendingRequest != "":
-			r.style = rowWarn
-			parts = append(parts, "waiting for approval")
+			r.style, r.glyph = rowWarn, "⚠"
+			parts = append(parts, "waits for you")
 		case sa.Status == session.StatusQueued:
 			parts = append(parts, "queued")
 		case sa.Status == session.StatusActive:
@@ -73,25 +79,26 @@ func (m *Model) rows() []row {
 		if sa.Status != session.StatusQueued {
 			parts = append(parts, session.FormatDuration(sa.Elapsed(now)), session.FormatTokens(sa))
 		}
-		if sa.CurrentTool != "" {
+		if sa.CurrentTool != "" && sa.PendingRequest == "" {
 			parts = append(parts, session.Sanitize(sa.CurrentTool))
 		}
 		r.extra = strings.Join(parts, " ")
 		out = append(out, r)
 	}
 	for _, cv := range st.Convergences {
-		r := row{id: cv.ID, glyph: "▾", text: fmt.Sprintf("%s %s (%s)", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "))}
+		r := row{id: cv.ID, text: fmt.Sprintf("%s %s (%s)", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "))}
+		r.glyph, r.style = convergenceGlyph(cv, m.frame)
 		r.extra = session.ConvergenceStatus(st, cv)
-		if cv.Status == session.ConvergenceReview {
-			r.style = rowWarn
-		}
 		out = append(out, r)
 		for _, cf := range cv.Conflicts {
 			c := row{id: cf.ID, indent: 1, glyph: "⚠", style: rowWarn, text: cf.ID + " " + conflictWhere(cf)}
-			if cf.Resolution != nil {
+			switch {
+			case cf.Resolution != nil:
 				c.glyph, c.style, c.extra = "✓", rowOK, cf.Resolution.Choice
-			} else {
-				c.extra = "needs review"
+			case cf.ReviewRequested:
+				c.extra = "waits for you"
+			default:
+				c.glyph, c.style, c.extra = "○", rowPlain, "open"
 			}
 			out = append(out, c)
 		}
@@ -109,12 +116,43 @@ func (m *Model) rows() []row {
 	return kept
 }
 
+// convergenceGlyph is a convergence's status glyph and row style: running spins, a review
+// waits (⚠), complete is ✓, partial ◑, and a failed one stands out (✗, in the error style).
+func convergenceGlyph(cv *session.Convergence, frame int) (string, int) {
+	switch cv.Status {
+	case session.ConvergenceRunning:
+		return spinner[frame%len(spinner)], rowRun
+	case session.ConvergenceReview:
+		return "⚠", rowWarn
+	case session.ConvergenceDone:
+		switch cv.Outcome {
+		case session.OutcomeSuccess:
+			return "✓", rowOK
+		case "partial":
+			return "◑", rowWarn
+		}
+		return "✗", rowBad
+	}
+	return "?", rowPlain
+}
+
 func conflictWhere(cf *session.Conflict) string {
 	return session.ConflictWhere(cf.Kind, cf.File, cf.Lines)
 }
 
-// renderTree draws the tree in w×h; the selected row stays in view.
+// renderTree draws the tree's rows in w×h (inside its pane); the selected row stays in view
+// and is marked with ▸ and the accent, not a full-width bar. While filtering, the first line
+// is the filter.
 func (m *Model) renderTree(w, h int) []string {
+	var out []string
+	if m.filtering || m.filter != "" {
+		l := "filter: " + session.Sanitize(m.filter)
+		if m.filtering {
+			l += "█"
+		}
+		out = append(out, m.sty.prompt.Render(ansi.Truncate(l, w, "…")))
+		h--
+	}
 	rs := m.rows()
 	sel := 0
 	for i, r := range rs {
@@ -123,10 +161,13 @@ func (m *Model) renderTree(w, h int) []string {
 		}
 	}
 	top := max(0, sel-h+1)
-	var out []string
-	for i := top; i < len(rs) && len(out) < h; i++ {
+	for i := top; i < len(rs) && i-top < h; i++ {
 		r := rs[i]
-		left := strings.Repeat("  ", r.indent) + r.glyph + " " + r.text
+		mark := " "
+		if i == sel {
+			mark = "▸"
+		}
+		left := mark + strings.Repeat("  ", r.indent) + r.glyph + " " + r.text
 		line := left
 		if r.extra != "" {
 			room := w - ansi.StringWidth(left) - 1
@@ -136,7 +177,6 @@ func (m *Model) renderTree(w, h int) []string {
 			}
 		}
 		line = ansi.Truncate(line, w, "…")
-		line += strings.Repeat(" ", max(0, w-ansi.StringWidth(line)))
 		switch {
 		case i == sel && m.focus == focusTree:
 			line = m.sty.selected.Render(line)
@@ -156,7 +196,71 @@ func (m *Model) renderTree(w, h int) []string {
 	return out
 }
 
+// leaveTree ends filtering when the focus leaves the tree: a filter is never left on
+// invisibly.
+func (m *Model) leaveTree() {
+	m.filtering, m.filter = false, ""
+}
+
 func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
+	if m.filtering {
+		switch s := k.String(); s {
+		case "esc":
+			m.leaveTree()
+		case "enter":
+			m.filtering = false // keep the filter; ↑↓ move among the matches
+		case "backspace":
+			if r := []rune(m.filter); len(r) > 0 {
+				m.filter = string(r[:len(r)-1])
+			}
+		case "up", "down":
+			m.moveSel(s == "down")
+		case "tab":
+			m.cycleFocus()
+		default:
+			if t := k.Text; t != "" {
+				m.filter += t
+			}
+		}
+		m.keepSel()
+		return nil
+	}
+	switch s := k.String(); s {
+	case "tab":
+		m.cycleFocus()
+	case "esc":
+		if m.filter != "" {
+			m.leaveTree()
+			return nil
+		}
+		if m.o.Replay == nil {
+			m.focus = focusInput
+			m.in.Focus()
+		}
+	case "up", "k":
+		m.moveSel(false)
+	case "down", "j":
+		m.moveSel(true)
+	case "enter":
+		m.leaveTree()
+		m.focus = focusTranscript
+		if cf := m.st.Conflict(m.sel); cf != nil && cf.Resolution == nil && m.o.Replay == nil {
+			m.openConflict(cf.ID)
+		}
+	case "f":
+		m.filtering = true
+	case "<":
+		m.treeW = max(20, m.treeWidth()-2)
+	case ">":
+		m.treeW = min(m.w-34, m.treeWidth()+2)
+	case "?":
+		m.help, m.helpTop = true, 0
+	}
+	m.keepSel()
+	return nil
+}
+
+func (m *Model) moveSel(down bool) {
 	rs := m.rows()
 	idx := 0
 	for i, r := range rs {
@@ -164,56 +268,16 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 			idx = i
 		}
 	}
-	switch s := k.String(); s {
-	case "tab":
-		m.cycleFocus()
-	case "esc":
-		if m.filter != "" {
-			m.filter = ""
-			return nil
-		}
-		m.cycleFocus()
-		m.cycleFocus()
-	case "up", "k":
-		if m.filter == "" || s == "up" {
-			m.sel = rs[max(0, idx-1)].id
-			return nil
-		}
-		m.filter += s
-	case "down", "j":
-		if m.filter == "" || s == "down" {
-			m.sel = rs[min(len(rs)-1, idx+1)].id
-			return nil
-		}
-		m.filter += s
-	case "enter":
-		m.focus = focusTranscript
-		if cf := m.st.Conflict(m.sel); cf != nil && cf.Resolution == nil {
-			m.openReview(cf, false)
-		}
-	case "backspace":
-		if m.filter != "" {
-			m.filter = m.filter[:len(m.filter)-1]
-		}
-	case "<":
-		m.treeW = max(16, m.treeWidth()-2)
-	case ">":
-		m.treeW = min(m.w-30, m.treeWidth()+2)
-	case "?":
-		m.help = true
-	case "r":
-		if m.filter == "" {
-			m.reviewNext()
-			return nil
-		}
-		m.filter += s
-	default:
-		if t := k.Text; t != "" && m.o.Replay == nil {
-			m.filter += t
-		}
+	if down {
+		m.sel = rs[min(len(rs)-1, idx+1)].id
+	} else {
+		m.sel = rs[max(0, idx-1)].id
 	}
-	// Keep the selection on a visible row; while filtering, on the first match.
-	rs = m.rows()
+}
+
+// keepSel keeps the selection on a visible row; while filtering, on the first match.
+func (m *Model) keepSel() {
+	rs := m.rows()
 	found := false
 	for _, r := range rs {
 		found = found || r.id == m.sel
@@ -221,5 +285,4 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 	if !found || (m.filter != "" && m.sel == "" && len(rs) > 1) {
 		m.sel = rs[min(1, len(rs)-1)].id
 	}
-	return nil
 }

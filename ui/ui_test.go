@@ -2,6 +2,7 @@ package ui
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,10 +41,13 @@ func (b *fakeBackend) Submit(line string) Reply {
 func newModel(t *testing.T, w, h int, b Backend) (*Model, *clock) {
 	t.Helper()
 	c := &clock{now: t0}
-	m := New(Options{Backend: b, Now: c.Now, Dark: true, Agents: []string{"builder", "explore", "tester"}})
+	m := New(Options{Backend: b, Now: c.Now, Dark: true, Agents: []string{"builder", "explore", "tester"}, After: noTimer})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m, c
 }
+
+// noTimer stands in for tea.Tick: tests send timer messages themselves.
+func noTimer(time.Duration, tea.Msg) tea.Cmd { return nil }
 
 // runCmd runs a Cmd and feeds its messages back, the way the program would (one level of
 // batching is enough for these tests; ticks are not run).
@@ -153,90 +157,76 @@ func golden(t *testing.T, name string, m *Model) string {
 	return got
 }
 
-func TestGoldenEmpty(t *testing.T) {
-	m, _ := newModel(t, 100, 24, &fakeBackend{})
-	m.Update(EventsMsg(events(t)[:1]))
-	golden(t, "empty", m)
-}
+// sizes are the golden sizes of every main screen: the smallest common terminal and a large one.
+var sizes = [][2]int{{80, 24}, {160, 48}}
 
-func TestGoldenBusyTree(t *testing.T) {
-	m, c := newModel(t, 120, 32, &fakeBackend{})
-	m.Update(EventsMsg(upTo(events(t), session.TypePermissionRequested, false)))
-	c.now = m.st.LastTS
-	press(m, "tab", "down", "down") // focus the tree, select sa-2
-	if m.sel != "sa-2" {
-		t.Fatalf("selected %q", m.sel)
-	}
-	out := golden(t, "busy", m)
-	for _, w := range []string{"sa-1 explore", "sa-2 builder", "› "} {
-		if !strings.Contains(out, w) {
-			t.Errorf("busy view lacks %q", w)
+func TestGoldenEmpty(t *testing.T) {
+	for _, sz := range sizes {
+		m, _ := newModel(t, sz[0], sz[1], &fakeBackend{})
+		m.Update(EventsMsg(events(t)[:1]))
+		out := golden(t, "empty-"+size(sz), m)
+		if !strings.Contains(out, "demo tapes, no model") {
+			t.Errorf("the header does not say the session runs on tapes:\n%s", out)
 		}
 	}
 }
 
-func TestGoldenPermissionPrompt(t *testing.T) {
-	b := &fakeBackend{}
-	m, c := newModel(t, 100, 24, b)
-	m.Update(EventsMsg(upTo(events(t), session.TypePermissionRequested, true)))
-	if m.prompt == nil || m.prompt.review {
-		t.Fatalf("no permission prompt: %+v", m.prompt)
-	}
-	// Keys in the grace period do nothing.
-	press(m, "a")
-	if len(b.lines) != 0 || m.prompt == nil {
-		t.Fatalf("a key inside the grace period answered the prompt: %v", b.lines)
-	}
-	c.now = c.now.Add(time.Second)
-	golden(t, "permission", m)
-	press(m, "s")
-	if len(b.lines) != 1 || b.lines[0] != "/approve pr-1 --scope subagent" {
-		t.Errorf("sent %v", b.lines)
+func TestGoldenBusyTree(t *testing.T) {
+	for _, sz := range sizes {
+		m, c := newModel(t, sz[0], sz[1], &fakeBackend{})
+		m.Update(EventsMsg(upTo(events(t), session.TypePermissionRequested, false)))
+		c.now = m.st.LastTS
+		press(m, "tab", "down", "down") // focus the tree, select sa-2
+		if m.sel != "sa-2" {
+			t.Fatalf("selected %q", m.sel)
+		}
+		out := golden(t, "busy-"+size(sz), m)
+		for _, w := range []string{"sa-1 explore ·plan", "sa-2 builder ·edits", "› ", "┏━ tree", "f filter the tree"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: busy view lacks %q", sz, w)
+			}
+		}
 	}
 }
 
-func TestGoldenConflictReview(t *testing.T) {
-	b := &fakeBackend{}
-	m, c := newModel(t, 120, 36, b)
-	m.Update(EventsMsg(upTo(events(t), session.TypeConflictResolved, false)))
-	// The permission was decided in the recording; the review opens by itself.
-	if m.prompt == nil || !m.prompt.review || m.prompt.id != "cf-1" {
-		t.Fatalf("prompt %+v", m.prompt)
+// The help screen groups keys by pane; a replay's lists only replay keys and no commands.
+func TestGoldenHelp(t *testing.T) {
+	for _, sz := range sizes {
+		m, _ := newModel(t, sz[0], sz[1], &fakeBackend{})
+		press(m, "?")
+		out := golden(t, "help-"+size(sz), m)
+		for range 4 {
+			press(m, "pgdown")
+			out += ansi.Strip(m.Render())
+		}
+		for _, w := range []string{"everywhere", "input", "tree", "transcript", "prompts and inbox", "ctrl+o", "/converge"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: help lacks %q", sz, w)
+			}
+		}
 	}
-	c.now = c.now.Add(time.Second)
-	golden(t, "review", m)
-	press(m, "m")
-	typeText(m, "smaller change")
-	press(m, "enter", "2")
-	if len(b.lines) != 1 || b.lines[0] != `/resolve cf-1 --choose sa-3 --note "smaller change"` {
-		t.Errorf("sent %v", b.lines)
+	r, err := OpenReplay(recording, session.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// A tick before the resolution arrives must not reopen the answered review, and the
-	// resolution closes a review opened meanwhile.
-	m.Update(tickMsg{})
-	if m.prompt != nil {
-		t.Fatalf("the answered review reopened: %+v", m.prompt)
-	}
-	m.openReview(m.st.Conflict("cf-1"), false)
-	evs := events(t)
-	rest := evs[len(upTo(evs, session.TypeConflictResolved, false)):]
-	m.Update(EventsMsg(rest[:1]))
-	if m.prompt != nil {
-		t.Fatalf("the review of a resolved conflict stayed open")
-	}
-	delete(m.dismissed, "cf-1")
-	m.st = &session.State{}
-	m.Update(EventsMsg(upTo(evs, session.TypeConflictResolved, false)))
-	// esc dismisses a review; it stays on the notice line and r reopens it.
-	m.openReview(m.st.Conflict("cf-1"), false)
-	press(m, "esc")
-	if m.prompt != nil || !strings.Contains(ansi.Strip(m.noticeLine()), "cf-1 needs review — press r") {
-		t.Errorf("after esc: prompt %v notice %q", m.prompt, ansi.Strip(m.noticeLine()))
+	defer r.Close()
+	m := New(Options{Replay: r, Now: time.Now, Dark: true, After: noTimer})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(m, "?")
+	out := ansi.Strip(m.Render())
+	if !strings.Contains(out, "play / pause") || strings.Contains(out, "/delegate") || strings.Contains(out, "ctrl+o") || strings.Contains(out, "complete a /command") {
+		t.Errorf("replay help:\n%s", out)
 	}
 }
 
 func TestGoldenHandoff(t *testing.T) {
-	m, c := newModel(t, 100, 20, &fakeBackend{})
+	for _, sz := range sizes {
+		testGoldenHandoff(t, sz)
+	}
+}
+
+func testGoldenHandoff(t *testing.T, sz [2]int) {
+	m, c := newModel(t, sz[0], sz[1], &fakeBackend{})
 	ev := func(seq uint64, sub string, d session.Data) session.Event {
 		return session.Event{V: 1, Seq: seq, TS: t0.Add(time.Duration(seq) * time.Second), SessionID: "s-demo", Type: d.Type(), SubagentID: sub, Data: d}
 	}
@@ -250,9 +240,13 @@ func TestGoldenHandoff(t *testing.T) {
 		ev(7, "sa-1", session.UserNote{Text: "main.go please"}),
 	})
 	c.now = t0.Add(8 * time.Second)
-	press(m, "tab", "down", "enter")
-	out := golden(t, "handoff", m)
-	if !strings.Contains(out, "control is with sa-1") || !strings.Contains(out, "sa-1 › ") || !strings.Contains(out, `\x1b[2J`) {
+	// Transfer-control selects the subagent and shows its question.
+	if m.sel != "sa-1" || !strings.Contains(ansi.Strip(m.noticeLine()), "sa-1 asks: Which file should I change?") {
+		t.Errorf("handoff: selected %q notice %q", m.sel, ansi.Strip(m.noticeLine()))
+	}
+	press(m, "tab", "tab")
+	out := golden(t, "handoff-"+size(sz), m)
+	if !strings.Contains(out, "sa-1 has control") || !strings.Contains(out, "sa-1 asks: Which file") || !strings.Contains(out, "sa-1 › ") || !strings.Contains(out, `\x1b[2J`) {
 		t.Errorf("handoff view:\n%s", out)
 	}
 	if strings.Contains(m.Render(), "\x1b[2J") || strings.Contains(m.Render(), "\x1b]0;") {
@@ -272,15 +266,17 @@ func TestGoldenReplay(t *testing.T) {
 	}
 	defer r.Close()
 	c := &clock{now: t0}
-	m := New(Options{Replay: r, Now: c.Now, Dark: true})
-	m.Update(tea.WindowSizeMsg{Width: 110, Height: 30})
+	m := New(Options{Replay: r, Now: c.Now, Dark: true, After: noTimer})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
 	press(m, "5")
 	if r.Pos() != r.Len()/2 {
 		t.Errorf("seek 50%%: at %d of %d", r.Pos(), r.Len())
 	}
 	press(m, "]")
 	mark := r.Pos()
-	golden(t, "replay", m)
+	golden(t, "replay-160x48", m)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	golden(t, "replay-80x24", m)
 	press(m, "[")
 	if r.Pos() >= mark {
 		t.Errorf("previous marker did not move back: %d", r.Pos())
@@ -372,15 +368,39 @@ func TestTreeAndTranscriptKeys(t *testing.T) {
 	m.Update(EventsMsg(upTo(events(t), session.TypePermissionRequested, false)))
 	c.now = m.st.LastTS
 	press(m, "tab") // tree
+	// Typing in the tree does not filter invisibly: only f starts the filter, shown on a line.
+	typeText(m, "cod")
+	if m.filter != "" {
+		t.Fatalf("letters filtered the tree without f: %q", m.filter)
+	}
+	press(m, "f")
 	typeText(m, "cod")
 	rows := m.rows()
 	if m.filter != "cod" || len(rows) != 2 || rows[1].id != "sa-3" || m.sel != "sa-3" {
 		t.Fatalf("filter %q rows %+v sel %q", m.filter, rows, m.sel)
 	}
+	if !strings.Contains(ansi.Strip(m.Render()), "filter: cod█") {
+		t.Errorf("the filter is not shown:\n%s", ansi.Strip(m.Render()))
+	}
 	press(m, "esc")
 	if m.filter != "" || len(m.rows()) < 4 {
 		t.Errorf("esc kept the filter %q", m.filter)
 	}
+	// A filter kept with enter is cleared when the focus leaves the tree.
+	press(m, "f")
+	typeText(m, "sa-2")
+	press(m, "enter", "tab")
+	if m.filter != "" || m.focus != focusTranscript {
+		t.Errorf("the filter outlived the focus: %q", m.filter)
+	}
+	press(m, "tab", "tab") // input, tree
+	// / from the tree goes to the input with the /.
+	press(m, "/")
+	if m.focus != focusInput || m.in.Value() != "/" {
+		t.Errorf("/ from the tree: focus %d input %q", m.focus, m.in.Value())
+	}
+	m.in.SetValue("")
+	press(m, "tab")
 	m.sel = "sa-2"
 	press(m, "enter") // open: focus the transcript
 	if m.focus != focusTranscript {
@@ -405,23 +425,36 @@ func TestTreeAndTranscriptKeys(t *testing.T) {
 	if !m.view("sa-2").follow {
 		t.Error("G did not resume following")
 	}
-	// Search finds text above.
+	// Search finds text above and highlights the matches.
 	m.Update(tea.KeyPressMsg{Code: 'f', Mod: tea.ModCtrl})
 	typeText(m, "package")
 	press(m, "enter")
 	if m.view("sa-2").follow || !strings.Contains(m.notice, "found") {
 		t.Errorf("search: notice %q", m.notice)
 	}
+	if hl := m.sty.match.Render("package"); !strings.Contains(m.Render(), hl) {
+		t.Errorf("the match is not highlighted")
+	}
 }
 
 func TestMultiLineOutputPanel(t *testing.T) {
-	b := &fakeBackend{replies: map[string]Reply{"/status": {Output: "session s · acceptEdits · 1 running\n◐ sa-1 builder active 3s\n"}}}
-	m, _ := newModel(t, 100, 24, b)
+	long := "◐ sa-1 builder active 3s · waiting for approval pr-7 · " + strings.Repeat("word ", 30) + "END"
+	var many []string
+	for i := 0; i < 60; i++ {
+		many = append(many, fmt.Sprintf("row %d", i))
+	}
+	b := &fakeBackend{replies: map[string]Reply{"/status": {Output: "session s · acceptEdits · 1 running\n" + long + "\n" + strings.Join(many, "\n") + "\nLAST\n"}}}
+	m, _ := newModel(t, 80, 24, b)
 	typeText(m, "/status")
 	press(m, "enter")
-	out := ansi.Strip(m.Render())
-	if !strings.Contains(out, "◐ sa-1 builder active 3s") || !strings.Contains(out, "esc closes") {
+	out := golden(t, "panel-80x24", m)
+	// Wrapped at 80 columns, never cut: the end of the long line is on screen.
+	if !strings.Contains(out, "END") || !strings.Contains(out, "esc closes") || strings.Contains(out, "…\n") {
 		t.Fatalf("panel:\n%s", out)
+	}
+	press(m, "pgdown", "pgdown", "pgdown", "pgdown")
+	if !strings.Contains(ansi.Strip(m.Render()), "LAST") {
+		t.Errorf("the panel does not scroll to its end:\n%s", ansi.Strip(m.Render()))
 	}
 	press(m, "esc")
 	if m.panel != nil || strings.Contains(ansi.Strip(m.Render()), "◐ sa-1 builder active 3s") {

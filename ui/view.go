@@ -28,6 +28,11 @@ func (m *Model) View() tea.View {
 }
 
 // Render is the screen as text (View's content), for golden tests.
+//
+// Layout: header; the tree and the transcript in bordered panes (the focused one drawn with
+// a heavy border, so focus shows without colour); the dock line while items wait and the
+// inbox is closed; the notice line; the input (a replay's timeline); the footer with the
+// focused pane's keys. The inbox floats over the panes, which stay visible around it.
 func (m *Model) Render() string {
 	if m.w < minW || m.h < minH {
 		msg := fmt.Sprintf("summit needs at least %d×%d\nthis terminal is %d×%d\nenlarge it, or ctrl+c to quit", minW, minH, m.w, m.h)
@@ -37,24 +42,41 @@ func (m *Model) Render() string {
 		}
 		return strings.Join(out, "\n")
 	}
+	dock := m.dockLine()
 	bodyH := m.h - 4 // header, notice, input (a replay's timeline), footer
-	lines := []string{m.header()}
+	if dock != "" {
+		bodyH--
+	}
+	var body []string
 	switch {
 	case m.help:
-		lines = append(lines, m.helpLines(m.w, bodyH)...)
-	case m.prompt != nil:
-		lines = append(lines, m.renderPrompt(m.w, bodyH)...)
+		body = m.helpBox(m.w, bodyH)
 	case m.panel != nil:
-		for _, l := range m.panel {
-			lines = append(lines, ansi.Truncate(session.Sanitize(l), m.w, "…"))
-		}
+		body = m.panelBox(m.w, bodyH)
 	default:
-		lines = append(lines, m.body(bodyH)...)
+		body = m.body(bodyH)
 	}
-	for len(lines) < 1+bodyH {
-		lines = append(lines, "")
+	for len(body) < bodyH {
+		body = append(body, "")
 	}
-	lines = lines[:1+bodyH]
+	body = body[:bodyH]
+	if m.ib != nil {
+		bw := min(m.w-2, max(60, m.w*9/10))
+		if m.w >= 140 {
+			bw = min(m.w-8, 130)
+		}
+		box := m.renderInbox(bw, bodyH-1)
+		for i, l := range box {
+			box[i] = " " + l + " " // a margin, so the panes behind do not touch it
+		}
+		bw += 2
+		// Float it at the bottom of the panes, so the top of the transcript stays in view.
+		body = overlay(body, box, (m.w-bw)/2, max(0, bodyH-len(box)-1))
+	}
+	lines := append([]string{m.header()}, body...)
+	if dock != "" {
+		lines = append(lines, dock)
+	}
 	lines = append(lines, m.noticeLine(), m.inputLine(), m.footer())
 	for i, l := range lines {
 		if ansi.StringWidth(l) > m.w {
@@ -64,60 +86,125 @@ func (m *Model) Render() string {
 	return strings.Join(lines, "\n")
 }
 
-func (m *Model) treeWidth() int {
-	if m.treeW > 0 {
-		return max(16, min(m.treeW, m.w-30))
+// overlay draws fg over bg with its top-left corner at column x, row y.
+func overlay(bg, fg []string, x, y int) []string {
+	out := append([]string(nil), bg...)
+	for i, l := range fg {
+		r := y + i
+		if r < 0 || r >= len(out) {
+			continue
+		}
+		b := out[r]
+		left := ansi.Truncate(b, x, "")
+		left += strings.Repeat(" ", max(0, x-ansi.StringWidth(left)))
+		right := ansi.TruncateLeft(b, x+ansi.StringWidth(l), "")
+		out[r] = left + "\x1b[m" + l + "\x1b[m" + right
 	}
-	return max(24, min(46, m.w*3/10))
+	return out
 }
 
-func (m *Model) transcriptWidth() int { return m.w - m.treeWidth() - 3 }
+// box draws content in a bordered box of outer width w, as tall as its content. The focused
+// box has a heavy border and the accent colour.
+func (m *Model) box(title string, content []string, w int, focused bool) []string {
+	return m.pane(title, content, w, len(content)+2, focused)
+}
+
+// pane draws content in a bordered box of outer size w×h, clipping or padding it.
+func (m *Model) pane(title string, content []string, w, h int, focused bool) []string {
+	tl, tr, bl, br, hz, vt := "╭", "╮", "╰", "╯", "─", "│"
+	st := m.sty.border
+	tst := m.sty.bold
+	if focused {
+		tl, tr, bl, br, hz, vt = "┏", "┓", "┗", "┛", "━", "┃"
+		st = m.sty.borderFocus
+		tst = m.sty.cursor
+	}
+	inner := max(1, w-4)
+	var top string
+	if title != "" {
+		t := ansi.Truncate(" "+title+" ", max(0, w-4), "…")
+		top = st.Render(tl+hz) + tst.Render(t) + st.Render(strings.Repeat(hz, max(0, w-3-ansi.StringWidth(t)))+tr)
+	} else {
+		top = st.Render(tl + strings.Repeat(hz, max(0, w-2)) + tr)
+	}
+	out := []string{top}
+	side := st.Render(vt)
+	for i := 0; i < h-2; i++ {
+		l := ""
+		if i < len(content) {
+			l = content[i]
+		}
+		if ansi.StringWidth(l) > inner {
+			l = ansi.Truncate(l, inner, "…")
+		}
+		out = append(out, side+" "+l+strings.Repeat(" ", max(0, inner-ansi.StringWidth(l)))+" "+side)
+	}
+	out = append(out, st.Render(bl+strings.Repeat(hz, max(0, w-2))+br))
+	return out
+}
+
+func (m *Model) treeWidth() int {
+	if m.treeW > 0 {
+		return max(20, min(m.treeW, m.w-34))
+	}
+	return max(30, min(52, m.w*35/100))
+}
+
+// transcriptWidth is the transcript's text width inside its pane.
+func (m *Model) transcriptWidth() int { return m.w - m.treeWidth() - 4 }
 
 func (m *Model) header() string {
 	st := m.st
 	parts := []string{m.sty.header.Render("summit")}
-	if st.SessionID != "" {
-		parts = append(parts, st.SessionID)
+	if id := st.SessionID; id != "" && m.w >= 100 {
+		// Narrow screens leave it out: the full id is in the window title and /status.
+		parts = append(parts, session.Sanitize(id))
 	}
 	if st.Info.PermissionMode != "" {
 		parts = append(parts, st.Info.PermissionMode)
 	}
-	if st.Info.Provider != "" {
-		parts = append(parts, st.Info.Provider)
+	switch p := st.Info.Provider; p {
+	case "":
+	case "script":
+		parts = append(parts, "demo tapes, no model")
+	default:
+		parts = append(parts, session.Sanitize(p))
 	}
 	parts = append(parts, fmt.Sprintf("%d running", st.Running()))
+	if n := len(m.waiting()); n > 0 {
+		parts = append(parts, m.sty.warn.Render(fmt.Sprintf("⚠ %d waiting", n)))
+	}
+	if c := st.Control; c != "" {
+		parts = append(parts, m.sty.warn.Render("⇄ "+c+" has control"))
+	}
 	if m.o.Replay == nil && st.Ended {
 		parts = append(parts, "ended ("+st.EndReason+")")
 	}
 	return ansi.Truncate(strings.Join(parts, m.sty.headerDim.Render(" · ")), m.w, "…")
 }
 
-// body lays the tree and the transcript side by side.
+// body lays the tree and the transcript side by side, each in its pane.
 func (m *Model) body(h int) []string {
 	tw := m.treeWidth()
-	xw := m.transcriptWidth()
-	tree := m.renderTree(tw, h)
-	title := m.transcriptTitle(xw)
-	xs := append([]string{title}, m.renderTranscript(xw, h-1)...)
-	sep := m.sty.sep.Render(" │ ")
+	xw := m.w - tw
+	tree := m.pane(m.treeTitle(), m.renderTree(tw-4, h-2), tw, h, m.focus == focusTree)
+	xs := m.pane(m.transcriptTitle(xw-4), m.renderTranscript(xw-4, h-2), xw, h, m.focus == focusTranscript)
 	out := make([]string, h)
 	for i := range out {
-		l := ""
-		if i < len(tree) {
-			l = tree[i]
-		}
-		l += strings.Repeat(" ", max(0, tw-ansi.StringWidth(l)))
-		r := ""
-		if i < len(xs) {
-			r = xs[i]
-		}
-		out[i] = l + sep + r
+		out[i] = tree[i] + xs[i]
 	}
 	return out
 }
 
+func (m *Model) treeTitle() string {
+	if m.filtering || m.filter != "" {
+		return "tree · filtered"
+	}
+	return "tree"
+}
+
 func (m *Model) transcriptTitle(w int) string {
-	t := "session · commands, notes and mirrored events"
+	t := "session log"
 	switch {
 	case m.st.Subagent(m.sel) != nil:
 		sa := m.st.Subagent(m.sel)
@@ -134,11 +221,7 @@ func (m *Model) transcriptTitle(w int) string {
 	if !v.follow {
 		t += " · scrolled (G follows)"
 	}
-	st := m.sty.bold
-	if m.focus == focusTranscript {
-		st = m.sty.cursor
-	}
-	return st.Render(ansi.Truncate(t, w, "…"))
+	return ansi.Truncate(t, max(1, w-2), "…")
 }
 
 func (m *Model) now() time.Time {
@@ -148,39 +231,26 @@ func (m *Model) now() time.Time {
 	return m.st.LastTS
 }
 
-// noticeLine: an error, else the handoff banner, else pending reviews and approvals, else
-// the last message.
+// noticeLine: an error, else the quit question, else the last message, else what a running
+// /wait waits for, else the handoff banner with the subagent's question.
 func (m *Model) noticeLine() string {
-	if m.notice != "" && m.noticeErr {
+	switch {
+	case m.notice != "" && m.noticeErr:
 		return m.sty.noticeErr.Render(ansi.Truncate("✗ "+oneLine(m.notice), m.w, "…"))
-	}
-	if c := m.st.Control; c != "" {
-		text := fmt.Sprintf(" ⇄ control is with %s: plain input goes to it; it ends when %s stops (/cancel %s) ", c, c, c)
-		if m.notice != "" {
-			text = fmt.Sprintf(" ⇄ %s has control · %s ", c, oneLine(m.notice))
+	case m.quitArm:
+		return m.sty.warn.Render(ansi.Truncate(m.quitText(), m.w, "…"))
+	case m.notice != "":
+		return m.sty.notice.Render(ansi.Truncate(oneLine(m.notice), m.w, "…"))
+	case m.waitLine != "":
+		return m.sty.notice.Render(ansi.Truncate(m.waitLine, m.w, "…"))
+	case m.st.Control != "" && m.o.Replay == nil:
+		c := m.st.Control
+		text := fmt.Sprintf(" ⇄ %s has control: what you type goes to it (/cancel %s ends it) ", c, c)
+		if q := m.question(c); q != "" {
+			text = fmt.Sprintf(" ⇄ %s asks: %s ", c, q)
 		}
 		return m.sty.banner.Render(ansi.Truncate(text, m.w, "…"))
-	}
-	if m.notice != "" {
-		return m.sty.notice.Render(ansi.Truncate(oneLine(m.notice), m.w, "…"))
-	}
-	var pend []string
-	for _, p := range m.st.Permissions {
-		if p.Decision == session.DecisionPending {
-			pend = append(pend, fmt.Sprintf("%s %s asks for %s", p.ID, p.SubagentID, session.Sanitize(p.Tool)))
-		}
-	}
-	for _, cv := range m.st.Convergences {
-		for _, cf := range cv.Conflicts {
-			if cf.Resolution == nil && cf.ReviewRequested {
-				pend = append(pend, cf.ID+" needs review — press r")
-			}
-		}
-	}
-	if len(pend) > 0 {
-		return m.sty.warn.Render(ansi.Truncate("⚠ "+strings.Join(pend, " · "), m.w, "…"))
-	}
-	if m.foldErr != "" {
+	case m.foldErr != "":
 		return m.sty.noticeErr.Render(ansi.Truncate("fold: "+m.foldErr, m.w, "…"))
 	}
 	return ""
@@ -195,7 +265,7 @@ func oneLine(s string) string {
 	if strings.HasPrefix(strings.TrimSpace(rest), "usage:") {
 		return first + " · " + strings.TrimSpace(rest)
 	}
-	return first + fmt.Sprintf(" (+%d lines; /status for all)", strings.Count(rest, "\n")+1)
+	return first + fmt.Sprintf(" (+%s; /status for all)", session.Plural(strings.Count(rest, "\n")+1, "line"))
 }
 
 func (m *Model) inputLine() string {
@@ -210,71 +280,133 @@ func (m *Model) inputLine() string {
 	}
 	m.in.SetWidth(max(10, m.w-ansi.StringWidth(pr)-1))
 	p := m.sty.prompt.Render(pr)
-	if m.focus != focusInput {
+	if m.focus != focusInput || m.ib != nil {
 		p = m.sty.dim.Render(pr)
 	}
 	return p + m.in.View()
 }
 
-func (m *Model) footer() string {
-	var hs []key.Binding
+// footerKeys are the keys that work where the focus is.
+func (m *Model) footerKeys() []key.Binding {
 	k := m.keys
-	switch {
-	case m.o.Replay != nil:
-		hs = []key.Binding{k.Play, k.Step, k.NextMark, k.Faster, k.Seek, k.Focus, k.Help}
-	case m.prompt != nil && m.prompt.review:
-		hs = []key.Binding{k.Escape}
-	case m.prompt != nil:
-		hs = []key.Binding{k.AllowOnce, k.AllowSub, k.Deny, k.Escape}
-	case m.focus == focusTree:
-		hs = []key.Binding{k.Focus, k.Up, k.Open, k.Review, k.Help}
-	case m.focus == focusTranscript:
-		hs = []key.Binding{k.Focus, k.Follow, k.Open, k.Thinking, k.Search, k.Help}
-	default:
-		hs = []key.Binding{k.Complete, k.HistPrev, k.Submit, k.Focus, k.Help, k.Quit}
+	inbox := func(bs ...key.Binding) []key.Binding {
+		if len(m.waiting()) > 0 && m.o.Replay == nil {
+			bs = append(bs, k.Inbox)
+		}
+		return bs
 	}
+	switch {
+	case m.help:
+		return []key.Binding{k.PanelScroll, k.PanelClose}
+	case m.ib != nil && m.ib.typing:
+		return []key.Binding{key.NewBinding(key.WithHelp("enter", "send")), key.NewBinding(key.WithHelp("esc", "back"))}
+	case m.ib != nil:
+		return []key.Binding{k.Choose, k.Confirm, k.NextItem, k.Close}
+	case m.panel != nil:
+		return []key.Binding{k.PanelScroll, k.PanelClose}
+	case m.searching:
+		return []key.Binding{key.NewBinding(key.WithHelp("enter", "previous match")), key.NewBinding(key.WithHelp("esc", "done"))}
+	case m.filtering:
+		return []key.Binding{key.NewBinding(key.WithHelp("type", "filter")), key.NewBinding(key.WithHelp("enter", "keep")), key.NewBinding(key.WithHelp("esc", "clear"))}
+	case m.o.Replay != nil && m.focus == focusTranscript:
+		return []key.Binding{k.Play, k.Seek, k.Scroll, k.Follow, k.Expand, k.Thinking, k.Search, k.Focus, k.Help}
+	case m.o.Replay != nil:
+		short := func(b key.Binding, desc string) key.Binding { return key.NewBinding(key.WithHelp(b.Help().Key, desc)) }
+		return []key.Binding{short(k.Play, "play"), short(k.Step, "step"), short(k.Markers, "markers"), short(k.Speed, "speed"),
+			short(k.Seek, "seek"), short(k.Focus, "pane"), k.Help, short(k.ReplayQuit, "quit")}
+	case m.focus == focusTree:
+		return inbox(k.Select, k.Open, k.Filter, k.Focus, k.Slash, k.Help)
+	case m.focus == focusTranscript:
+		return inbox(k.Scroll, k.Follow, k.Expand, k.Thinking, k.Search, k.Focus, k.Help)
+	}
+	hs := []key.Binding{k.Submit, k.Complete, k.History}
+	if m.in.Value() == "" {
+		hs = append(hs, key.NewBinding(key.WithHelp("tab", "next pane")), key.NewBinding(key.WithHelp("?", "help")))
+	}
+	return inbox(append(hs, k.Quit)...)
+}
+
+func (m *Model) footer() string {
 	var parts []string
-	for _, b := range hs {
+	for _, b := range m.footerKeys() {
 		h := b.Help()
 		parts = append(parts, m.sty.footerKey.Render(h.Key)+" "+m.sty.footer.Render(h.Desc))
 	}
 	return ansi.Truncate(strings.Join(parts, m.sty.footer.Render(" · ")), m.w, "…")
 }
 
-// helpLines is the help screen: the key map and the commands, from the same tables that
-// drive the keys and completion.
-func (m *Model) helpLines(w, h int) []string {
-	k := m.keys
-	keys := []string{m.sty.bold.Render("keys")}
-	for _, b := range []key.Binding{k.Focus, k.Up, k.Down, k.Open, k.Follow, k.PageUp, k.Thinking, k.Search, k.Review,
-		k.Complete, k.HistPrev, k.Submit, k.Escape, k.Quit, k.Play, k.Step, k.NextMark, k.Faster, k.Seek} {
-		hp := b.Help()
-		keys = append(keys, fmt.Sprintf(" %-7s %s", hp.Key, hp.Desc))
+// helpBox is the help screen: the keys grouped by pane and mode, then the commands (live
+// only), from the same tables that drive the keys and completion. It scrolls.
+func (m *Model) helpBox(w, h int) []string {
+	inner := w - 4
+	var keys []string
+	for _, g := range m.keys.helpGroups(m.o.Replay != nil) {
+		keys = append(keys, m.sty.bold.Render(g.title))
+		for _, b := range g.keys {
+			hp := b.Help()
+			keys = append(keys, fmt.Sprintf("  %-13s %s", hp.Key, hp.Desc))
+		}
 	}
-	cmds := []string{m.sty.bold.Render("commands") + m.sty.dim.Render("  (/help <command> for one; esc closes)")}
-	for _, l := range strings.Split(strings.TrimRight(commands.Overview(), "\n"), "\n") {
-		cmds = append(cmds, " "+l)
+	var cmds []string
+	if m.o.Replay == nil {
+		cmds = append(cmds, m.sty.bold.Render("commands")+m.sty.dim.Render("  (/help <command> for one)"))
+		for _, l := range strings.Split(strings.TrimRight(commands.Overview(), "\n"), "\n") {
+			cmds = append(cmds, "  "+l)
+		}
 	}
-	const kw = 34
-	var out []string
-	if w >= 90 {
-		for i := 0; i < max(len(keys), len(cmds)); i++ {
+	var lines []string
+	const kw = 56
+	if inner >= kw+40 && len(cmds) > 0 {
+		cw := inner - kw - 2
+		var right []string
+		for _, c := range cmds {
+			right = append(right, wrapStyled(c, cw)...)
+		}
+		for i := 0; i < max(len(keys), len(right)); i++ {
 			l := ""
 			if i < len(keys) {
 				l = keys[i]
 			}
-			l = ansi.Truncate(l, kw, "…")
 			l += strings.Repeat(" ", max(0, kw-ansi.StringWidth(l)))
-			if i < len(cmds) {
-				l += cmds[i]
+			if i < len(right) {
+				l += "  " + right[i]
 			}
-			out = append(out, ansi.Truncate(l, w, "…"))
+			lines = append(lines, l)
 		}
 	} else {
-		out = append(cmds, keys...)
+		for _, l := range append(keys, cmds...) {
+			lines = append(lines, wrapStyled(l, inner)...)
+		}
 	}
-	if len(out) > h {
-		out = out[:h]
+	title := "help · keys by pane"
+	if m.o.Replay != nil {
+		title = "help · replay keys"
 	}
-	return out
+	return m.scrollBox(title+" · ↑↓ scroll · esc closes", lines, &m.helpTop, w, h)
+}
+
+// panelBox shows a command's multi-line output (/status, /help, /agents), wrapped to the
+// width (nothing is cut) and scrollable.
+func (m *Model) panelBox(w, h int) []string {
+	var lines []string
+	for _, l := range m.panel {
+		lines = append(lines, wrap(l, w-4)...)
+	}
+	return m.scrollBox(session.Sanitize(m.panelName)+" · ↑↓ scroll · esc closes", lines, &m.panelTop, w, h)
+}
+
+// scrollBox frames lines at a scroll offset, clamped, and says where the view is.
+func (m *Model) scrollBox(title string, lines []string, top *int, w, h int) []string {
+	rows := max(1, h-2)
+	*top = max(0, min(*top, len(lines)-rows))
+	end := min(len(lines), *top+rows)
+	if len(lines) > rows {
+		title += fmt.Sprintf(" · %d–%d of %d", *top+1, end, len(lines))
+	}
+	return m.pane(title, lines[*top:end], w, h, true)
+}
+
+// wrapStyled wraps a line that may carry styling (no model text: that goes through wrap).
+func wrapStyled(s string, w int) []string {
+	return strings.Split(ansi.Wrap(s, max(4, w), ""), "\n")
 }

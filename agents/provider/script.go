@@ -32,11 +32,19 @@ import (
 //	        args: {pattern: "TODO", path: "."}
 //	      - tool: replace
 //	        raw_args: '{"path": '                  # the exact argument text, malformed on purpose
+//	      - tool: run_shell_command
+//	        args: {command: "go test ./..."}
+//	        on_denied: [steps]                      # taken when the call was denied (policy or user)
+//	        on_error: [steps]                       # taken when the call failed for any other reason
 //	      - sleep: 2s
 //	      - fail: "upstream overloaded"             # a provider error
 //	        transient: true                         # retried like a 429/5xx
 //	        times: 1                                # fail only the first N attempts (0 = always)
 //	      - ask: "Which package?"                   # say, then wait for the user's reply
+//	        answers:                                # the first branch whose match finds the reply
+//	          - match: "^api$|server"               # RE2, case-insensitive, on the trimmed reply
+//	            steps: [steps]
+//	        otherwise: [steps]                      # no match (absent: the tape goes on)
 //	      - text: "a final message that is not a capsule"
 //	      - capsule: {summary: "...", confidence: 0.8, findings: [...]}
 //
@@ -44,6 +52,28 @@ import (
 // runs the calls and asks for the next turn, which continues after them. An ask step ends a
 // turn with StopAwaitUser. The last turn ends with end_turn. A capsule step streams the capsule
 // as a fenced JSON block, the way a model writes it.
+//
+// Branches: a tool step's on_denied is taken when that call's result is a denial (IsError and
+// the text starts with DeniedPrefix: a policy denial, or a user's /deny with or without a
+// message); its on_error when the result IsError for any other reason (a failed command, bad
+// arguments). An ask step's branch is chosen by the user's reply. A branch taken replaces the
+// rest of the tape after the turn that ended with the step; when several tool steps of one
+// turn have a branch that applies, the first one wins. Without a branch that applies, the
+// tape goes on as written. Branch steps are steps: they may hold branches of their own, and
+// they are cut into turns the same way.
+//
+// Inside an ask's branch, {{answer}} stands for the reply, as plain text (trimmed, control
+// characters removed), in say, think, ask, text and capsule strings and in the strings of tool
+// arguments (JSON-escaped there); in a nested ask's own branches it stands for that ask's reply.
+// Elsewhere {{answer}} is left as written.
+//
+// The provider keeps no state between turns: each Stream call walks the tape from the start
+// over Request.Messages, taking the branch that each earlier turn's tool results or reply
+// chose, so the same conversation always plays the same steps.
+
+// DeniedPrefix starts the text of a tool result that was refused, by policy or by the user
+// (the runtime writes it; on_denied branches read it).
+const DeniedPrefix = "denied: "
 
 // StopAwaitUser ends a turn that waits for a user message (script tapes' ask step).
 const StopAwaitUser = "await_user"
@@ -56,7 +86,6 @@ type Tape struct {
 	Rate   float64
 	Steps  []Step
 	Source string // file:line of the tape, for messages
-	turns  [][]Step
 }
 
 // Step is one tape step; exactly one of the action fields is set.
@@ -70,6 +99,20 @@ type Step struct {
 	Times                 int
 	Capsule               string // the capsule as indented JSON
 	Line                  int
+
+	// OnDenied and OnError (tool steps) replace the rest of the tape when the call was denied
+	// or failed otherwise; nil = go on.
+	OnDenied, OnError []Step
+	// Answers and Otherwise (ask steps) replace the rest of the tape by the user's reply.
+	Answers   []Answer
+	Otherwise []Step
+}
+
+// Answer is one branch of an ask step: taken when Match finds the user's reply.
+type Answer struct {
+	Match *regexp.Regexp // compiled case-insensitive
+	Steps []Step
+	Line  int
 }
 
 //go:embed tapes/*.yaml
@@ -148,6 +191,7 @@ func ParseTapes(data []byte, file string) ([]*Tape, error) {
 		return nil, err
 	}
 	var out []*Tape
+	var err error
 	for _, n := range list.Content {
 		if n.Kind != yaml.MappingNode {
 			return nil, errAt(n, "a tape is a mapping (name, match, rate, steps)")
@@ -186,14 +230,9 @@ func ParseTapes(data []byte, file string) ([]*Tape, error) {
 		if steps == nil || steps.Kind != yaml.SequenceNode || len(steps.Content) == 0 {
 			return nil, errAt(n, "tape %s has no steps", t.Name)
 		}
-		for _, sn := range steps.Content {
-			s, err := parseStep(sn, errAt)
-			if err != nil {
-				return nil, err
-			}
-			t.Steps = append(t.Steps, s)
+		if t.Steps, err = parseSteps(steps, errAt); err != nil {
+			return nil, err
 		}
-		t.turns = splitTurns(t.Steps)
 		out = append(out, t)
 	}
 	return out, nil
@@ -201,12 +240,73 @@ func ParseTapes(data []byte, file string) ([]*Tape, error) {
 
 var stepActions = []string{"say", "think", "ask", "text", "tool", "sleep", "fail", "capsule"}
 
-func parseStep(n *yaml.Node, errAt func(*yaml.Node, string, ...any) error) (Step, error) {
+type errAtFunc = func(*yaml.Node, string, ...any) error
+
+// parseSteps parses a list of steps (a tape's steps or a branch).
+func parseSteps(n *yaml.Node, errAt errAtFunc) ([]Step, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, errAt(n, "a list of steps is expected")
+	}
+	var out []Step
+	for _, sn := range n.Content {
+		s, err := parseStep(sn, errAt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// parseBranch parses the steps of a branch (on_denied, on_error, otherwise, an answer's steps).
+func parseBranch(n *yaml.Node, key string, errAt errAtFunc) ([]Step, error) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, errAt(n, "%s is a non-empty list of steps", key)
+	}
+	return parseSteps(n, errAt)
+}
+
+func parseAnswers(n *yaml.Node, errAt errAtFunc) ([]Answer, error) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, errAt(n, "answers is a non-empty list of {match, steps}")
+	}
+	var out []Answer
+	for _, an := range n.Content {
+		if an.Kind != yaml.MappingNode {
+			return nil, errAt(an, "an answer is a mapping {match: RE2, steps: [...]}")
+		}
+		if err := onlyKeys(an, errAt, "match", "steps"); err != nil {
+			return nil, err
+		}
+		a := Answer{Line: an.Line}
+		m := mapValue(an, "match")
+		if m == nil || m.Kind != yaml.ScalarNode || m.Value == "" {
+			return nil, errAt(an, "an answer needs match: a regexp for the reply")
+		}
+		re, err := regexp.Compile("(?i)" + m.Value)
+		if err != nil {
+			return nil, errAt(m, "answers.match: %v", err)
+		}
+		a.Match = re
+		st := mapValue(an, "steps")
+		if st == nil {
+			return nil, errAt(an, "an answer needs steps")
+		}
+		if a.Steps, err = parseBranch(st, "an answer's steps", errAt); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
 	s := Step{Line: n.Line}
 	if n.Kind != yaml.MappingNode {
 		return s, errAt(n, "a step is a mapping with one of %s", strings.Join(stepActions, ", "))
 	}
-	if err := onlyKeys(n, errAt, append(slices.Clone(stepActions), "args", "raw_args", "transient", "times")...); err != nil {
+	if err := onlyKeys(n, errAt, append(slices.Clone(stepActions), "args", "raw_args", "transient", "times",
+		"on_denied", "on_error", "answers", "otherwise")...); err != nil {
 		return s, err
 	}
 	var actions []string
@@ -272,11 +372,11 @@ func parseStep(n *yaml.Node, errAt func(*yaml.Node, string, ...any) error) (Step
 			if a.Decode(&m) != nil {
 				return s, errAt(a, "args is a mapping")
 			}
-			b, jerr := json.Marshal(m)
+			b, jerr := marshalPlain(m)
 			if jerr != nil {
 				return s, errAt(a, "args: %v", jerr)
 			}
-			s.Args = string(b)
+			s.Args = b
 		default:
 			s.Args = "{}"
 		}
@@ -301,25 +401,203 @@ func parseStep(n *yaml.Node, errAt func(*yaml.Node, string, ...any) error) (Step
 			return s, errAt(n, "%s belongs to a fail step", k)
 		}
 	}
-	return s, err
-}
-
-// splitTurns cuts steps after each run of tool steps and after each ask.
-func splitTurns(steps []Step) [][]Step {
-	var turns [][]Step
-	start := 0
-	for i, s := range steps {
-		next := i + 1
-		end := s.Ask != "" || s.Tool != "" && (next == len(steps) || steps[next].Tool == "")
-		if end {
-			turns = append(turns, steps[start:next])
-			start = next
+	if err != nil {
+		return s, err
+	}
+	for _, k := range []string{"on_denied", "on_error"} {
+		b := mapValue(n, k)
+		if b == nil {
+			continue
+		}
+		if s.Tool == "" {
+			return s, errAt(n, "%s belongs to a tool step", k)
+		}
+		steps, err := parseBranch(b, k, errAt)
+		if err != nil {
+			return s, err
+		}
+		if k == "on_denied" {
+			s.OnDenied = steps
+		} else {
+			s.OnError = steps
 		}
 	}
-	if start < len(steps) {
-		turns = append(turns, steps[start:])
+	for _, k := range []string{"answers", "otherwise"} {
+		if mapValue(n, k) != nil && s.Ask == "" {
+			return s, errAt(n, "%s belongs to an ask step", k)
+		}
 	}
-	return turns
+	if a := mapValue(n, "answers"); a != nil {
+		if s.Answers, err = parseAnswers(a, errAt); err != nil {
+			return s, err
+		}
+	}
+	if o := mapValue(n, "otherwise"); o != nil {
+		if s.Otherwise, err = parseBranch(o, "otherwise", errAt); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// nextTurn cuts the first turn off steps: after a run of tool steps, after an ask, or at the
+// end.
+func nextTurn(steps []Step) (turn, rest []Step) {
+	for i, s := range steps {
+		next := i + 1
+		if s.Ask != "" || s.Tool != "" && (next == len(steps) || steps[next].Tool == "") {
+			return steps[:next], steps[next:]
+		}
+	}
+	return steps, nil
+}
+
+// turn returns the steps of turn req.Turn: it walks the tape from the start, and after each
+// earlier turn takes the branch that the conversation chose (the tool results or the reply
+// that followed that turn's assistant message in req.Messages).
+func (t *Tape) turn(req Request) ([]Step, error) {
+	var assistant []int // indexes of the assistant messages: one per finished turn
+	for i, m := range req.Messages {
+		if m.Role == RoleAssistant {
+			assistant = append(assistant, i)
+		}
+	}
+	rest := t.Steps
+	for k := 0; ; k++ {
+		if len(rest) == 0 {
+			return nil, &Error{Provider: "script", Msg: fmt.Sprintf("tape %s (%s) has %d turns; the agent asked for turn %d", t.Name, t.Source, k, req.Turn+1)}
+		}
+		turn, after := nextTurn(rest)
+		if k == req.Turn {
+			return turn, nil
+		}
+		rest = after
+		if k < len(assistant) {
+			if b := chooseBranch(turn, req.Messages, assistant[k]); b != nil {
+				rest = b
+			}
+		}
+	}
+}
+
+// chooseBranch returns the branch a finished turn takes, or nil to go on: msgs[at] is the
+// turn's assistant message; the tool results and the user's reply follow it.
+func chooseBranch(turn []Step, msgs []Message, at int) []Step {
+	following := msgs[at+1:]
+	for i, m := range following {
+		if m.Role == RoleAssistant {
+			following = following[:i]
+			break
+		}
+	}
+	if last := turn[len(turn)-1]; last.Ask != "" {
+		if len(last.Answers) == 0 && last.Otherwise == nil {
+			return nil
+		}
+		for _, m := range following {
+			if m.Role != RoleUser {
+				continue
+			}
+			reply := plainText(m.Text)
+			for _, a := range last.Answers {
+				if a.Match.MatchString(reply) {
+					return withAnswer(a.Steps, reply)
+				}
+			}
+			if last.Otherwise != nil {
+				return withAnswer(last.Otherwise, reply)
+			}
+			return nil
+		}
+		return nil
+	}
+	calls := msgs[at].ToolCalls
+	n := 0
+	for _, s := range turn {
+		if s.Tool == "" {
+			continue
+		}
+		call := n
+		n++
+		if call >= len(calls) || s.OnDenied == nil && s.OnError == nil {
+			continue
+		}
+		for _, m := range following {
+			if m.Role != RoleTool || m.ToolCallID != calls[call].ID || !m.IsError {
+				continue
+			}
+			denied := strings.HasPrefix(m.Text, DeniedPrefix)
+			switch {
+			case denied && s.OnDenied != nil:
+				return s.OnDenied
+			case !denied && s.OnError != nil:
+				return s.OnError
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// plainText is a user's reply as plain text: one line, control characters removed, trimmed.
+func plainText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r':
+			return ' '
+		case unicode.IsControl(r):
+			return -1
+		}
+		return r
+	}, s)
+	return strings.TrimSpace(s)
+}
+
+// answerMark stands for the user's reply in an ask's branch.
+const answerMark = "{{answer}}"
+
+// withAnswer copies steps with {{answer}} replaced by reply (see the package doc); a nested
+// ask's own branches are left for that ask's reply.
+func withAnswer(steps []Step, reply string) []Step {
+	esc := jsonEscape(reply)
+	var sub func([]Step) []Step
+	sub = func(steps []Step) []Step {
+		if steps == nil {
+			return nil
+		}
+		out := make([]Step, len(steps))
+		for i, s := range steps {
+			s.Say = strings.ReplaceAll(s.Say, answerMark, reply)
+			s.Think = strings.ReplaceAll(s.Think, answerMark, reply)
+			s.Ask = strings.ReplaceAll(s.Ask, answerMark, reply)
+			s.Text = strings.ReplaceAll(s.Text, answerMark, reply)
+			s.Capsule = strings.ReplaceAll(s.Capsule, answerMark, esc)
+			s.Args = strings.ReplaceAll(s.Args, answerMark, esc)
+			s.OnDenied = sub(s.OnDenied)
+			s.OnError = sub(s.OnError)
+			out[i] = s
+		}
+		return out
+	}
+	return sub(steps)
+}
+
+// marshalPlain is json.Marshal without HTML escaping, so arguments read as written (">" is
+// not "\u003e").
+func marshalPlain(v any) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// jsonEscape is s as the inside of a JSON string (without the quotes).
+func jsonEscape(s string) string {
+	out, _ := marshalPlain(s)
+	return out[1 : len(out)-1]
 }
 
 func mapValue(m *yaml.Node, key string) *yaml.Node {
@@ -395,10 +673,11 @@ func (p *script) Stream(ctx context.Context, req Request) (Stream, error) {
 			"no tape matches agent %q (type %q) and task %q; add a tape (summit run --tapes DIR) or configure a model provider in .summit/config.yaml (or --provider openai|anthropic|ollama)",
 			req.Agent, req.AgentType, req.Task)}
 	}
-	if req.Turn >= len(t.turns) {
-		return nil, &Error{Provider: "script", Msg: fmt.Sprintf("tape %s (%s) has %d turns; the agent asked for turn %d", t.Name, t.Source, len(t.turns), req.Turn+1)}
+	steps, err := t.turn(req)
+	if err != nil {
+		return nil, err
 	}
-	return &scriptStream{ctx: ctx, p: p, tape: t, req: req, steps: t.turns[req.Turn]}, nil
+	return &scriptStream{ctx: ctx, p: p, tape: t, req: req, steps: steps}, nil
 }
 
 // scriptStream plays one turn. It expands steps into deltas lazily, sleeping between words at

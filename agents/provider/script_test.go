@@ -2,8 +2,10 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +210,241 @@ func TestDemoTapesLoad(t *testing.T) {
 	for _, agent := range []string{"explore", "builder", "tester", "analyzer", "retriever"} {
 		if p.Match(agent, agent, "anything at all") == nil {
 			t.Errorf("no demo tape answers %s", agent)
+		}
+	}
+}
+
+const branchTapes = `tapes:
+  - name: shell
+    match: {agent: tester}
+    steps:
+      - say: "running"
+      - tool: glob
+        args: {pattern: "*"}
+      - tool: run_shell_command
+        args: {command: "go test"}
+        on_denied:
+          - say: "denied branch"
+          - capsule: {summary: "could not run the tests"}
+        on_error:
+          - fail: "the tests could not run"
+      - say: "main line"
+  - name: ask
+    match: {agent: builder}
+    steps:
+      - ask: "Usage or Testing?"
+        answers:
+          - match: "usage"
+            steps:
+              - say: "usage branch"
+          - match: "^test(ing)?$"
+            steps:
+              - tool: replace
+                args: {path: README.md, new_string: "## Testing for {{answer}}"}
+              - ask: "Which runner for {{answer}}?"
+                answers:
+                  - match: "gotest"
+                    steps:
+                      - say: "runner {{answer}}"
+              - say: "nested main line"
+        otherwise:
+          - say: "you said {{answer}}"
+          - tool: write_file
+            args: {path: "notes.md", content: "{{answer}}", n: 3}
+          - capsule: {summary: "noted: {{answer}}"}
+      - say: "no branch taken"
+`
+
+// turnText plays one turn and returns its text, its tool calls and the error that ended it.
+func turnText(t *testing.T, p Provider, req Request) (string, []ToolCall, error) {
+	t.Helper()
+	ds, _, err := collect(t, p, req)
+	var b strings.Builder
+	var calls []ToolCall
+	for _, d := range ds {
+		switch d.Kind {
+		case DeltaText:
+			b.WriteString(d.Text)
+		case DeltaToolCall:
+			calls = append(calls, d.ToolCall)
+		}
+	}
+	return b.String(), calls, err
+}
+
+func branchProvider(t *testing.T) Provider {
+	t.Helper()
+	tapes, err := ParseTapes([]byte(branchTapes), "b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewScript(ScriptConfig{Tapes: tapes})
+}
+
+// toolTurn is the conversation after the tester tape's first turn, with the shell result given.
+func toolTurn(calls []ToolCall, shell string, isErr bool) []Message {
+	return []Message{
+		{Role: RoleUser, Text: "run the tests"},
+		{Role: RoleAssistant, Text: "running", ToolCalls: calls},
+		{Role: RoleTool, ToolCallID: calls[0].ID, ToolName: calls[0].Name, Text: "a.go"},
+		{Role: RoleTool, ToolCallID: calls[1].ID, ToolName: calls[1].Name, Text: shell, IsError: isErr},
+	}
+}
+
+// TestScriptBranchOnToolResult: on_denied is taken for a denial, on_error for any other
+// error, and neither for a result that is not an error (nor when the conversation does not
+// carry the result).
+func TestScriptBranchOnToolResult(t *testing.T) {
+	p := branchProvider(t)
+	req := Request{Agent: "tester", AgentType: "tester", Task: "run the tests", Attempt: 1}
+	_, calls, err := turnText(t, p, req)
+	if err != nil || len(calls) != 2 || calls[1].Name != "run_shell_command" {
+		t.Fatalf("turn 1: %v %+v", err, calls)
+	}
+	req.Turn = 1
+	for _, c := range []struct {
+		name, result string
+		isErr        bool
+		want         string
+		wantErr      string
+	}{
+		{"user denial", DeniedPrefix + "denied by the user", true, "denied branch", ""},
+		{"denial with a message", DeniedPrefix + "use make test instead", true, "denied branch", ""},
+		{"policy denial", DeniedPrefix + "run_shell_command is not among this agent's tools", true, "denied branch", ""},
+		{"error", "run_shell_command: exit status 1", true, "", "the tests could not run"},
+		{"success", "ok", false, "main line", ""},
+		{"not an error though it says denied", DeniedPrefix + "x", false, "main line", ""},
+	} {
+		req.Messages = toolTurn(calls, c.result, c.isErr)
+		text, _, err := turnText(t, p, req)
+		switch {
+		case c.wantErr != "":
+			if err == nil || IsTransient(err) || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s: err %v, want %q", c.name, err, c.wantErr)
+			}
+		case err != nil || !strings.Contains(text, c.want):
+			t.Errorf("%s: text %q err %v, want %q", c.name, text, err, c.want)
+		}
+	}
+	// The denied branch's capsule ends the tape: there is no turn after it.
+	req.Messages = append(toolTurn(calls, DeniedPrefix+"no", true), Message{Role: RoleAssistant, Text: "denied branch"})
+	req.Turn = 2
+	if _, _, err := turnText(t, p, req); err == nil || !strings.Contains(err.Error(), "has 2 turns") {
+		t.Errorf("turn 3 after the branch: %v", err)
+	}
+	// Without the results in the conversation the tape goes on as written.
+	req.Messages, req.Turn = nil, 1
+	if text, _, _ := turnText(t, p, req); text != "main line" {
+		t.Errorf("no conversation: %q", text)
+	}
+}
+
+// askTurn is the conversation after the builder tape's ask, answered with reply.
+func askTurn(reply string) []Message {
+	return []Message{
+		{Role: RoleUser, Text: "pair on the README"},
+		{Role: RoleAssistant, Text: "Usage or Testing?"},
+		{Role: RoleUser, Text: reply},
+	}
+}
+
+// TestScriptBranchOnAnswer: the first answer whose regexp finds the reply (case-insensitive)
+// is taken, otherwise the otherwise branch; {{answer}} is the reply, as plain text, and
+// JSON-escaped inside tool arguments and capsules.
+func TestScriptBranchOnAnswer(t *testing.T) {
+	p := branchProvider(t)
+	req := Request{Agent: "builder", AgentType: "builder", Task: "pair on the README", Attempt: 1}
+	text, _, err := turnText(t, p, req)
+	if err != nil || text != "Usage or Testing?" {
+		t.Fatalf("turn 1: %q %v", text, err)
+	}
+	req.Turn = 1
+	req.Messages = askTurn("The USAGE section please")
+	if text, _, _ := turnText(t, p, req); text != "usage branch" {
+		t.Errorf("usage: %q", text)
+	}
+	req.Messages = askTurn("  Testing \n")
+	text, calls, _ := turnText(t, p, req)
+	if text != "" || len(calls) != 1 || calls[0].Args != `{"new_string":"## Testing for Testing","path":"README.md"}` {
+		t.Errorf("testing: %q %+v", text, calls)
+	}
+	// A reply that no answer matches takes otherwise: plain text in say, JSON-escaped where
+	// it lands in tool arguments and the capsule.
+	reply := "say \"hi\" <b> \\ \x1b[2J\ttab"
+	req.Messages = askTurn(reply)
+	text, calls, _ = turnText(t, p, req)
+	plain := `say "hi" <b> \ [2J tab`
+	if text != "you said "+plain {
+		t.Errorf("otherwise text %q", text)
+	}
+	if len(calls) != 1 {
+		t.Fatalf("otherwise calls %+v", calls)
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(calls[0].Args), &args); err != nil || args["content"] != plain || args["n"] != 3.0 {
+		t.Errorf("otherwise args %s: %v %v", calls[0].Args, args, err)
+	}
+	req.Messages = append(askTurn(reply), Message{Role: RoleAssistant, Text: "you said", ToolCalls: calls},
+		Message{Role: RoleTool, ToolCallID: calls[0].ID, Text: "wrote notes.md"})
+	req.Turn = 2
+	text, _, err = turnText(t, p, req)
+	var capsule struct{ Summary string }
+	body := strings.TrimSuffix(strings.TrimPrefix(text, "\n```json\n"), "\n```\n")
+	if err != nil || json.Unmarshal([]byte(body), &capsule) != nil || capsule.Summary != "noted: "+plain {
+		t.Errorf("otherwise capsule %q: %v", text, err)
+	}
+
+	// An ask without answers or otherwise, or a reply missing from the conversation, goes on.
+	req.Messages, req.Turn = nil, 1
+	if text, _, _ := turnText(t, p, req); text != "no branch taken" {
+		t.Errorf("no reply: %q", text)
+	}
+}
+
+// TestScriptBranchNested: a branch's own ask picks a nested branch by its own reply, and the
+// outer {{answer}} is substituted in the nested ask's question.
+func TestScriptBranchNested(t *testing.T) {
+	p := branchProvider(t)
+	base := append(askTurn("testing"), Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "call-2-1", Name: "replace"}}},
+		Message{Role: RoleTool, ToolCallID: "call-2-1", Text: "replaced"})
+	req := Request{Agent: "builder", AgentType: "builder", Task: "pair on the README", Attempt: 1, Turn: 2, Messages: base}
+	if text, _, _ := turnText(t, p, req); text != "Which runner for testing?" {
+		t.Errorf("nested ask: %q", text)
+	}
+	req.Turn = 3
+	req.Messages = append(slices.Clone(base), Message{Role: RoleAssistant, Text: "Which runner for testing?"}, Message{Role: RoleUser, Text: "GoTest"})
+	if text, _, _ := turnText(t, p, req); text != "runner GoTest" {
+		t.Errorf("nested answer: %q", text)
+	}
+	req.Messages = append(slices.Clone(base), Message{Role: RoleAssistant, Text: "Which runner for testing?"}, Message{Role: RoleUser, Text: "make"})
+	if text, _, _ := turnText(t, p, req); text != "nested main line" {
+		t.Errorf("nested no match: %q", text)
+	}
+}
+
+func TestParseTapeBranchErrors(t *testing.T) {
+	head := "tapes:\n  - name: a\n    steps:\n"
+	cases := []struct{ name, src, want string }{
+		{"on_denied on say", "      - say: hi\n        on_denied: [{say: x}]\n", "b.yaml:4: on_denied belongs to a tool step"},
+		{"on_error on ask", "      - ask: hi\n        on_error: [{say: x}]\n", "b.yaml:4: on_error belongs to a tool step"},
+		{"answers on tool", "      - tool: glob\n        answers: [{match: x, steps: [{say: y}]}]\n", "b.yaml:4: answers belongs to an ask step"},
+		{"otherwise on say", "      - say: hi\n        otherwise: [{say: x}]\n", "b.yaml:4: otherwise belongs to an ask step"},
+		{"empty on_denied", "      - tool: glob\n        on_denied: []\n", "b.yaml:5: on_denied is a non-empty list of steps"},
+		{"on_error not a list", "      - tool: glob\n        on_error: {say: x}\n", "b.yaml:5: on_error is a non-empty list of steps"},
+		{"empty otherwise", "      - ask: hi\n        otherwise: []\n", "b.yaml:5: otherwise is a non-empty list of steps"},
+		{"empty answers", "      - ask: hi\n        answers: []\n", "b.yaml:5: answers is a non-empty list"},
+		{"bad regexp", "      - ask: hi\n        answers:\n          - match: \"(\"\n            steps: [{say: x}]\n", "b.yaml:6: answers.match: error parsing regexp"},
+		{"no match", "      - ask: hi\n        answers:\n          - steps: [{say: x}]\n", "b.yaml:6: an answer needs match"},
+		{"no steps", "      - ask: hi\n        answers:\n          - match: x\n", "b.yaml:6: an answer needs steps"},
+		{"empty steps", "      - ask: hi\n        answers:\n          - match: x\n            steps: []\n", "b.yaml:7: an answer's steps is a non-empty list"},
+		{"unknown answer key", "      - ask: hi\n        answers:\n          - match: x\n            stpes: [{say: x}]\n", `b.yaml:7: unknown key "stpes" (known: match, steps)`},
+		{"bad nested step", "      - tool: glob\n        on_denied:\n          - say: x\n          - sya: y\n", `b.yaml:7: unknown key "sya"`},
+		{"nested misplaced", "      - tool: glob\n        on_denied:\n          - say: x\n            answers: [{match: x, steps: [{say: y}]}]\n", "b.yaml:6: answers belongs to an ask step"},
+	}
+	for _, c := range cases {
+		_, err := ParseTapes([]byte(head+c.src), "b.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}
 	}
 }

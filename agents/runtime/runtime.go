@@ -335,7 +335,7 @@ func (l *loop) toolCall(call provider.ToolCall) error {
 		if err := l.emit(session.TranscriptEvent{EventType: session.TranscriptPolicyDenied, Tool: name, Reason: reason}); err != nil {
 			return err
 		}
-		return result("denied: "+reason, true)
+		return result(provider.DeniedPrefix+reason, true)
 	}
 	if argErr != nil {
 		return result(argErr.Error(), true)

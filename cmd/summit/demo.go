@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -70,23 +71,85 @@ func stopped(ids ...string) func(*session.State) bool {
 	}
 }
 
+// The demo's texts each fit one 80-column line (demo_test.go checks). They name the keys of
+// the workbench: ctrl+o opens prompts and the approvals inbox, ↑↓ or a number selects a
+// choice and enter confirms it, tab moves focus between input, tree and transcript.
 var demoSteps = []demoStep{
-	{say: "1/5 · An explorer maps the sample project while two builders fix the same bug in parallel. Select one in the tree (tab, ↑↓) to watch it stream.",
+	{say: "1/5 · An explorer and two builders start. tab to the tree, ↑↓ to watch one.",
 		lines: []string{`/delegate "map the sample project" --agent-type explore`, `/delegate "fix rounding in cart.go, variant A" --agent-type builder`, `/delegate "fix rounding in cart.go, variant B" --agent-type builder`},
 		until: stopped("sa-1", "sa-2", "sa-3")},
-	{say: "2/5 · /converge merges both fixes. They change the same line differently: a review opens. Choose a side with 1 or 2 (m adds a note).",
+	{say: "2/5 · The two fixes clash on one line: pick a side (1 or 2, then enter).",
 		lines: []string{"/converge sa-2 sa-3 --strategy merge"},
 		until: func(st *session.State) bool {
 			cv := st.Convergence("cv-1")
 			return cv != nil && cv.Status == session.ConvergenceDone
 		}},
-	{say: "3/5 · /apply writes the merged fix. Then a tester runs a shell command: approve it (a once, s for the subagent, d deny).",
+	{say: "3/5 · /apply lands the fix. A tester asks for the shell: 1 allow, 3 deny, enter.",
 		lines: []string{"/apply cv-1", `/delegate "run the tests" --agent-type tester`},
 		until: stopped("sa-4")},
-	{say: "4/5 · A handoff: control passes to a builder that asks you a question. Type your answer and press enter.",
+	{say: "4/5 · A builder takes control and asks you: type usage or testing, enter.",
 		lines: []string{`/delegate "pair on the README" --agent-type builder`, "/handoff sa-5 --transfer-control"},
 		until: stopped("sa-5")},
-	{say: "5/5 · That is the tour. Browse the tree, type /help, or ctrl+c to quit; the session is recorded for 'summit replay'."},
+	{say: "5/5 · Done. tab and ↑↓ browse, ctrl+o the inbox, /help commands, ctrl+c quits."},
+}
+
+// The first notice of a workbench whose subagents run on script tapes says so, and how to
+// connect a real model (one 80-column line each).
+const (
+	tapesNote   = "tapes, no model"
+	demoWelcome = "Welcome to summit · demo " + tapesNote + ": summit --provider P uses a real one"
+	noModelHint = "demo " + tapesNote + ": set a provider in .summit/config.yaml or pass --provider"
+	ownTapeHint = "script " + tapesNote + ": set a provider in .summit/config.yaml or --provider"
+)
+
+// startHint is the workbench's first notice: hint, unless the subagents run on script tapes
+// and hint does not say so already (summit demo's welcome does).
+func (w *wired) startHint(hint string) string {
+	switch {
+	case w.provider != "script" || strings.Contains(hint, tapesNote):
+		return hint
+	case w.ownTapes:
+		return ownTapeHint
+	}
+	return noModelHint
+}
+
+// demoRecordDir is where summit demo keeps its recordings, so they outlive the temporary
+// workspace: $XDG_DATA_HOME/summit/demo, else ~/.local/share/summit/demo (created 0700).
+func demoRecordDir() (string, error) {
+	base := os.Getenv("XDG_DATA_HOME")
+	if !filepath.IsAbs(base) { // the XDG spec: a relative path is ignored
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no data directory for the demo's recording: %w", err)
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	dir := filepath.Join(base, "summit", "demo")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("the demo's recording directory: %w", err)
+	}
+	return dir, nil
+}
+
+// demoSession writes the sample workspace into a new temporary directory and returns the
+// session flags of the demo: the script tapes, and the recording in demoRecordDir.
+func demoSession() (*sessionFlags, error) {
+	recDir, err := demoRecordDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "summit-demo-")
+	if err != nil {
+		return nil, err
+	}
+	for name, body := range demoFiles {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	return &sessionFlags{workspace: dir, mode: "acceptEdits", provider: "script", parallel: 8, recordDir: recDir}, nil
 }
 
 func newDemo(stderr io.Writer) *cobra.Command {
@@ -97,33 +160,32 @@ func newDemo(stderr io.Writer) *cobra.Command {
 		Long: `Demo creates a temporary sample workspace and runs the workbench on the embedded script
 tapes, guiding you through delegation, parallel builders, a merge with a conflict to review,
 a shell command that asks for permission, and a transfer-control handoff. No API key or
-network is needed. The workspace is removed afterwards unless --keep is given.`,
+network is needed. The tapes react to your choices: deny the shell and the tester says it
+could not run the tests; your answer to the builder decides what it writes.
+
+The recording is kept in $XDG_DATA_HOME/summit/demo (else ~/.local/share/summit/demo); its
+path and the replay command are printed at the end. The workspace is removed afterwards
+unless --keep is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := needTerminal(); err != nil {
 				return err
 			}
-			dir, err := os.MkdirTemp("", "summit-demo-")
+			f, err := demoSession()
 			if err != nil {
 				return badFile(err)
 			}
 			if !keep {
-				defer os.RemoveAll(dir)
+				defer os.RemoveAll(f.workspace)
 			}
-			for name, body := range demoFiles {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-					return badFile(err)
-				}
-			}
-			f := &sessionFlags{workspace: dir, mode: "acceptEdits", provider: "script", parallel: 8}
-			err = workbench(f, stderr, "Welcome to summit. The tour starts in a moment…", runGuide)
+			err = workbench(f, stderr, demoWelcome, runGuide)
 			if keep {
-				fmt.Fprintf(stderr, "summit: the demo workspace is kept at %s\n", dir)
+				fmt.Fprintf(stderr, "summit: the demo workspace is kept at %s\n", f.workspace)
 			}
 			return err
 		},
 	}
-	c.Flags().BoolVar(&keep, "keep", false, "keep the sample workspace (and its recording) after the demo")
+	c.Flags().BoolVar(&keep, "keep", false, "keep the sample workspace after the demo (the recording is always kept)")
 	return c
 }
 

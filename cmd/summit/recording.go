@@ -5,11 +5,28 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/summit-dev/summit/session"
 )
+
+// recordedNote is what a closed workbench session prints on stderr: where its recording is,
+// and the exact command that replays it.
+func recordedNote(path string) string {
+	return fmt.Sprintf("summit: recorded %s\nreplay it with: summit replay %s\n", path, shellQuote(path))
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,@%=", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
 
 // load reads and folds a recording, printing the reader's warnings (torn last line, unknown
 // types, lenient skips) to stderr. Any error is a bad file (exit 1).

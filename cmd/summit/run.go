@@ -26,6 +26,7 @@ type sessionFlags struct {
 	provider   string
 	agentDirs  []string
 	record     string
+	recordDir  string // where the default recording goes ("" = <workspace>/.summit/sessions)
 	noRecord   bool
 	tapes      string
 	approve    string
@@ -55,6 +56,8 @@ type wired struct {
 	recording string
 	workspace string
 	agents    []string // agent names, for completion
+	provider  string   // the routing, as recorded ("script" on the tapes)
+	ownTapes  bool     // the tapes came from --tapes
 }
 
 // wire builds the catalogue, the providers, the clock and the recorder, and starts the session.
@@ -137,7 +140,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		id = live.NewSessionID(time.Now())
 	}
 
-	w := &wired{clock: clock, workspace: ws}
+	w := &wired{clock: clock, workspace: ws, provider: describe, ownTapes: f.tapes != ""}
 	for _, d := range cat.List() {
 		w.agents = append(w.agents, d.Name)
 	}
@@ -147,7 +150,11 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		if f.record != "" {
 			rec, err = session.OpenRecorderFile(f.record, opts)
 		} else {
-			rec, err = openDefaultRecording(filepath.Join(ws, ".summit", "sessions"), id, opts)
+			dir := f.recordDir
+			if dir == "" {
+				dir = filepath.Join(ws, ".summit", "sessions")
+			}
+			rec, err = openDefaultRecording(dir, id, opts)
 		}
 		if err != nil {
 			return nil, badFile(err)

@@ -88,43 +88,57 @@ func body(screen string) string {
 	return strings.Join(ls, "\n")
 }
 
-// TestTerminalDemo runs 'summit demo' in tmux as a person would: the guided tour delegates
-// to three subagents, converges with a conflict (resolved with a key), asks for a shell
-// command (approved with a key), hands control to a subagent (answered by typing), and
-// quits. The recording then replays, in the terminal, to the same final screen.
+// TestTerminalDemo runs 'summit demo' in tmux at 80×24 as a person would: the guided tour
+// delegates to three subagents, converges with a conflict (a side picked with 2 then enter),
+// asks for a shell command (allowed with 1 then enter), hands control to a subagent (answered
+// by typing), and quits. Every step's text is readable in full. The recording, kept in the
+// data dir at the printed path, then replays in the terminal to the same final screen.
 func TestTerminalDemo(t *testing.T) {
 	bin := buildBinary(t)
-	errFile := filepath.Join(t.TempDir(), "stderr")
-	tm := newTerm(t, 120, 36, bin+" demo --keep 2>"+errFile+"; sleep 60")
+	dir := t.TempDir()
+	errFile := filepath.Join(dir, "stderr")
+	data := filepath.Join(dir, "data")
+	tm := newTerm(t, 80, 24, "XDG_DATA_HOME="+data+" "+bin+" demo --keep 2>"+errFile+"; sleep 60")
 
-	tm.waitFor(`1/5`, 15*time.Second)
-	s := tm.waitFor(`conflict cf-1 · hunk cart\.go:13[\s\S]*\[2\] sa-3`, 30*time.Second)
-	if !strings.Contains(s, "current file:") || !strings.Contains(s, "confidence 0.80") {
+	step := func(i int) string {
+		return tm.waitFor(regexp.QuoteMeta(demoSteps[i].say), 40*time.Second)
+	}
+	step(0)
+	s := tm.waitFor(`conflict cf-1 · hunk cart\.go:13`, 40*time.Second)
+	step(1)
+	tm.waitFor(`↑↓ or 1-\d select`, 5*time.Second) // the grace period is over
+	if !strings.Contains(s, "take sa-3") {
 		t.Errorf("review prompt:\n%s", s)
 	}
-	tm.waitFor(`\[1\] sa-2   \[2\] sa-3`, 5*time.Second) // the grace period is over
 	tm.keys("2")
-	s = tm.waitFor(`permission pr-1 · sa-4 tester asks to use run_shell_command`, 30*time.Second)
+	tm.waitFor(`enter confirms take sa-3`, 5*time.Second)
+	tm.keys("Enter")
+	s = tm.waitFor(`permission pr-1 · sa-4 tester`, 30*time.Second)
+	step(2)
+	tm.waitFor(`↑↓ or 1-\d select`, 5*time.Second)
 	if !strings.Contains(s, "$ grep -c 'func Test' cart_test.go") {
 		t.Errorf("permission prompt:\n%s", s)
 	}
-	tm.waitFor(`\[a\] allow once`, 5*time.Second)
-	tm.keys("a")
+	tm.keys("1", "Enter")
+	step(3)
 	tm.waitFor(`sa-5 has control`, 30*time.Second)
-	tm.keys("The Usage section please", "Enter")
-	final := tm.waitFor(`5/5`, 30*time.Second)
+	tm.waitFor(`Which one should I write\?`, 30*time.Second)
+	tm.keys("usage", "Enter")
+	final := step(4)
 	if strings.Contains(final, "running") && !strings.Contains(final, "0 running") {
 		t.Errorf("still running at the end:\n%s", final)
 	}
 	final = tm.screen()
 	tm.keys("C-c")
 
-	var rec string
+	var rec, ws string
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		b, _ := os.ReadFile(errFile)
-		if m := regexp.MustCompile(`recorded (\S+\.jsonl)`).FindSubmatch(b); m != nil && bytes.Contains(b, []byte("kept at")) {
-			rec = string(m[1])
+		m := regexp.MustCompile(`replay it with: summit replay (\S+\.jsonl)`).FindSubmatch(b)
+		k := regexp.MustCompile(`kept at (\S+)`).FindSubmatch(b)
+		if m != nil && k != nil {
+			rec, ws = string(m[1]), string(k[1])
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -133,8 +147,10 @@ func TestTerminalDemo(t *testing.T) {
 		b, _ := os.ReadFile(errFile)
 		t.Fatalf("no recording reported; stderr:\n%s", b)
 	}
-	ws := filepath.Dir(filepath.Dir(filepath.Dir(rec)))
 	t.Cleanup(func() { os.RemoveAll(ws) })
+	if !strings.HasPrefix(rec, filepath.Join(data, "summit", "demo")) {
+		t.Errorf("the recording %s is not in the data dir %s", rec, data)
+	}
 	cart, _ := os.ReadFile(filepath.Join(ws, "cart.go"))
 	if !strings.Contains(string(cart), "cents := int64(l.Price*100+0.5) * int64(l.Qty)") || !strings.Contains(string(cart), "return round(t)") {
 		t.Errorf("the merged fix was not applied:\n%s", cart)
@@ -147,16 +163,19 @@ func TestTerminalDemo(t *testing.T) {
 	if code := run([]string{"replay", rec, "--print"}, &out, &errb); code != 0 {
 		t.Fatalf("replay --print: %d %s", code, errb.String())
 	}
-	for _, w := range []string{"resolved by manual: sa-3", "pr-1 sa-4 run_shell_command", "→ granted (once)", "user: The Usage section please"} {
+	for _, w := range []string{"resolved by manual: sa-3", "pr-1 sa-4 run_shell_command", "→ granted (once)", "user: usage"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("replay --print lacks %q", w)
 		}
 	}
 
-	// The replay, stopped just before the session's end, shows the live session's last screen.
-	rp := newTerm(t, 120, 36, bin+" replay "+rec+"; sleep 60")
+	// The replay, from the printed path, stopped just before the session's end, shows the
+	// live session's last screen.
+	rp := newTerm(t, 80, 24, bin+" replay "+rec+"; sleep 60")
 	rp.waitFor(`paused`, 10*time.Second)
 	rp.keys("$", ",")
+	// The live workbench selected sa-5 when it took control; select it in the replay too.
+	rp.keys("Down", "Down", "Down", "Down", "Down")
 	var got string
 	pos := regexp.MustCompile(`paused .* (\d+)/(\d+) · seq`)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -164,13 +183,100 @@ func TestTerminalDemo(t *testing.T) {
 		if m := pos.FindStringSubmatch(got); m != nil {
 			at, _ := strconv.Atoi(m[1])
 			n, _ := strconv.Atoi(m[2])
-			if at == n-1 && n > 1 {
+			if at == n-1 && n > 1 && strings.Contains(got, "sa-5 builder · done") {
 				break
 			}
 		}
 	}
-	if body(got) != body(final) {
+	if panes(body(got)) != panes(body(final)) {
 		t.Errorf("the replay's screen differs from the live one\nlive:\n%s\nreplay:\n%s", body(final), body(got))
+	}
+}
+
+// panes is the body without the pane borders: the live screen has the input focused, the
+// replay the tree, so only their border shapes differ.
+func panes(s string) string {
+	return strings.NewReplacer("┏", "╭", "┓", "╮", "┗", "╰", "┛", "╯", "━", "─", "┃", "│").Replace(s)
+}
+
+// TestTerminalStrayKeys is the finding of the prompt issue, driven in a real terminal: a
+// tester asks to run "echo pwned > pwned.txt"; a second after the prompt opens the user types
+// /status and enter. Later /frobnicate is typed into an open review. Nothing is decided: the
+// file is never written, the recording has no grant and no resolution, and the keys went
+// where they were typed (the /status panel, the rejected /frobnicate).
+func TestTerminalStrayKeys(t *testing.T) {
+	bin := buildBinary(t)
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"hello\") // TODO: say more\n}\n"), 0o644)
+	tapes := t.TempDir()
+	live, _ := filepath.Abs("../../session/live/testdata/tapes/converge.yaml")
+	b, err := os.ReadFile(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tapes, "converge.yaml"), b, 0o644)
+	os.WriteFile(filepath.Join(tapes, "pwn.yaml"), []byte(`tapes:
+  - name: pwn
+    match: {agent: tester, task: "(?i)run tests"}
+    steps:
+      - say: "Running the tests."
+      - tool: run_shell_command
+        args: {command: "echo pwned > pwned.txt"}
+        on_denied:
+          - capsule: {summary: "could not run the tests"}
+      - capsule: {summary: "ran the tests"}
+`), 0o644)
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	tm := newTerm(t, 100, 30, "cd "+ws+" && "+bin+" --tapes "+tapes+" --record "+rec+"; sleep 60")
+	tm.waitFor(`type /help`, 10*time.Second)
+	tm.keys(`/delegate "run tests" --agent-type tester`, "Enter")
+	tm.waitFor(`permission pr-1 · sa-1 tester`, 20*time.Second)
+	time.Sleep(time.Second)
+	tm.keys("/status", "Enter")
+	s := tm.waitFor(`/status · ↑↓ scroll`, 10*time.Second)
+	if !strings.Contains(s, "waiting for approval pr-1") {
+		t.Errorf("the /status panel:\n%s", s)
+	}
+	tm.keys("Escape")
+	tm.waitFor(`⚠ pr-1 sa-1 tester .* ctrl\+o answers`, 5*time.Second)
+	// A review open on screen, and /frobnicate typed into it.
+	tm.keys("/delegate variant a --agent-type builder", "Enter")
+	tm.keys("/delegate variant b --agent-type builder", "Enter")
+	tm.keys("/converge sa-2 sa-3 --strategy merge", "Enter")
+	tm.waitFor(`cv-1 merge \(sa-2, sa-3\)`, 20*time.Second)
+	tm.keys("C-o")
+	tm.waitFor(`inbox · 2 waiting`, 20*time.Second)
+	tm.keys("Tab")
+	tm.waitFor(`conflict cf-1 · hunk main\.go:4`, 5*time.Second)
+	time.Sleep(time.Second)
+	tm.keys("/frobnicate", "Enter")
+	tm.waitFor(`✗ .*frobnicate`, 10*time.Second)
+	tm.keys("C-u", "n", "b", "2", "Enter")
+	tm.waitFor(`✗|nb2`, 5*time.Second)
+	tm.keys("C-u", "/quit", "Enter")
+	deadline := time.Now().Add(10 * time.Second)
+	var data []byte
+	for time.Now().Before(deadline) {
+		if data, _ = os.ReadFile(rec); bytes.Contains(data, []byte(`"type":"SessionEnded"`)) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !bytes.Contains(data, []byte(`"type":"SessionEnded"`)) {
+		t.Fatalf("the recording did not close:\n%s", data)
+	}
+	for _, bad := range []string{`"type":"PermissionGranted"`, `"type":"ConflictResolved"`} {
+		if bytes.Contains(data, []byte(bad)) {
+			t.Errorf("stray keys took a decision: the recording has %s", bad)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "pwned.txt")); err == nil {
+		t.Error("pwned.txt exists: the shell command ran")
+	}
+	for _, want := range []string{`"line":"/status"`, `"line":"/frobnicate"`} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("the typed line %s was lost", want)
+		}
 	}
 }
 
@@ -216,11 +322,13 @@ func TestTerminalTyped(t *testing.T) {
 	tm.waitFor(`› /converge`, 5*time.Second)
 	tm.keys("sa-1 sa-2 --strategy merge", "Enter")
 	tm.waitFor(`conflict cf-1 · hunk main\.go:4`, 20*time.Second)
-	tm.waitFor(`\[1\] sa-1   \[2\] sa-2`, 5*time.Second) // the keys line: the grace period is over
-	tm.keys("m", "user greeting", "Enter", "2")
+	tm.waitFor(`↑↓ or 1-\d select`, 5*time.Second) // the keys line: the grace period is over
+	tm.keys("4", "Enter")                          // note… (no "both" here: the changes overlap)
+	tm.waitFor(`note: █`, 5*time.Second)
+	tm.keys("user greeting", "Enter", "2", "Enter")
 	tm.waitFor(`cv-1 merge \(sa-1, sa-2\)\s+complete`, 10*time.Second)
 	tm.keys("/apply cv-1", "Enter")
-	tm.waitFor(`cv-1 applied: 1 files`, 10*time.Second)
+	tm.waitFor(`cv-1 applied: 1 file`, 10*time.Second)
 	// A bad command stays in the input with its error.
 	tm.keys("/cancel sa-9", "Enter")
 	s := tm.waitFor(`✗ .*unknown subagent sa-9`, 10*time.Second)

@@ -87,7 +87,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		return err
 	}
 	m := ui.New(ui.Options{Backend: backend{w.x}, History: loadHistory(w.workspace), SaveHistory: saveHistory(w.workspace),
-		Agents: w.agents, Demo: hint})
+		Agents: w.agents, Demo: w.startHint(hint)})
 	p := tea.NewProgram(m)
 	done := make(chan struct{})
 	go bridge.Run(p.Send, done)
@@ -98,7 +98,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	cerr := w.x.Close("quit")
 	close(done)
 	if w.recording != "" {
-		fmt.Fprintf(stderr, "summit: recorded %s (summit replay %s)\n", w.recording, w.recording)
+		fmt.Fprint(stderr, recordedNote(w.recording))
 	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		return badFile(runErr)

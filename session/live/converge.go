@@ -336,7 +336,7 @@ func (x *Orchestrator) apply(line string, c commands.Apply) (Reply, error) {
 	if _, err := x.emit("", session.DeltaBatchApplied{ConvergenceID: cv.ID, Files: files}); err != nil {
 		return Reply{}, err
 	}
-	return Reply{Output: fmt.Sprintf("%s applied: %d files, %d playbook operations", cv.ID, len(files), len(cv.Batch.Operations))}, nil
+	return Reply{Output: fmt.Sprintf("%s applied: %s, %s", cv.ID, session.Plural(len(files), "file"), session.Plural(len(cv.Batch.Operations), "playbook operation"))}, nil
 }
 
 func orNone(s string) string {

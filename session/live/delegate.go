@@ -13,6 +13,7 @@ import (
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/converge"
 )
 
 // sub is a subagent the orchestrator runs.
@@ -117,7 +118,23 @@ func (x *Orchestrator) delegate(line string, c commands.Delegate) (Reply, error)
 	if !s.slot.Fired() {
 		out += fmt.Sprintf(" (queued: %d running, cap %d)", x.o.MaxParallel, x.o.MaxParallel)
 	}
+	if asked := requestedMode(def, c); asked.Valid() && asked.Rank() > x.o.Ceiling.Rank() {
+		why := "asked " + string(asked)
+		if c.PermissionMode == "" {
+			why = fmt.Sprintf("%s is %s's default", asked, def.Name)
+		}
+		out += fmt.Sprintf(" · permission mode capped at %s by the session ceiling (%s)", x.o.Ceiling, why)
+	}
 	return Reply{Output: out}, nil
+}
+
+// requestedMode is the permission mode a /delegate asks for: its --permission-mode, else the
+// agent's default ("" when neither says).
+func requestedMode(def *agents.Definition, c commands.Delegate) agents.PermissionMode {
+	if c.PermissionMode != "" {
+		return agents.PermissionMode(c.PermissionMode)
+	}
+	return def.PermissionMode
 }
 
 // spawn creates a subagent for a checked /delegate (or a handoff's retry of one) and starts
@@ -157,6 +174,9 @@ func (x *Orchestrator) spawn(c commands.Delegate) (*sub, error) {
 		ParentSessionRef: x.o.SessionID, PermissionMode: string(pol.Mode), Tools: pol.Tools,
 		TaskDescription: c.Task, TimeoutS: c.Timeout, InheritContext: c.InheritContext,
 		SubagentSessionID: x.o.SessionID + "/" + id, Queued: queued,
+	}
+	if asked := requestedMode(def, c); asked != "" && asked != pol.Mode {
+		spawned.RequestedPermissionMode = string(asked)
 	}
 	if _, err := x.emit(id, spawned); err != nil {
 		return nil, err
@@ -332,7 +352,7 @@ func (x *Orchestrator) subIDs() []string {
 }
 
 // wait is /wait: until each subagent has stopped and each convergence is complete or waits
-// for review.
+// for review. Its reply says how long it waited and how each ended.
 func (x *Orchestrator) wait(ctx context.Context, line string, c commands.Wait) (Reply, error) {
 	x.mu.Lock()
 	var evs []*Event
@@ -354,12 +374,74 @@ func (x *Orchestrator) wait(ctx context.Context, line string, c commands.Wait) (
 	if err := x.issue(line, c); err != nil {
 		return Reply{}, err
 	}
+	start := x.clock.Now()
+	head := "waited"
 	for _, ev := range evs {
 		if err := ev.Wait(ctx); err != nil {
-			return Reply{Output: "wait interrupted"}, nil
+			head = "wait interrupted after"
+			break
 		}
 	}
-	return Reply{}, nil
+	return Reply{Output: x.waitSummary(head, c.IDs, x.clock.Now().Sub(start))}, nil
+}
+
+// waitSummary is /wait's reply: "waited 4.2s: sa-1 success · cv-1 complete (1 conflict
+// resolved)", or "wait interrupted after 0.5s: sa-1 active".
+func (x *Orchestrator) waitSummary(head string, ids []string, took time.Duration) string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var parts []string
+	for _, id := range ids {
+		if sa := x.state.Subagent(id); sa != nil {
+			end := sa.Status
+			if sa.Stopped {
+				end = sa.Outcome
+			}
+			parts = append(parts, id+" "+end)
+		} else if cv := x.state.Convergence(id); cv != nil {
+			parts = append(parts, id+" "+convergenceEnd(cv))
+		}
+	}
+	return fmt.Sprintf("%s %s: %s", head, seconds(took), strings.Join(parts, " · "))
+}
+
+// convergenceEnd says where a convergence stands for /wait.
+func convergenceEnd(cv *session.Convergence) string {
+	var open []string
+	for _, cf := range cv.Conflicts {
+		if cf.Resolution == nil {
+			open = append(open, cf.ID)
+		}
+	}
+	switch cv.Status {
+	case session.ConvergenceDone:
+		var notes []string
+		end := "complete"
+		switch cv.Outcome {
+		case converge.OutcomeFailure:
+			end = "failed"
+		case converge.OutcomePartial:
+			notes = append(notes, "partial")
+		}
+		if cv.ResolutionCount > 0 {
+			notes = append(notes, session.Plural(cv.ResolutionCount, "conflict")+" resolved")
+		}
+		if len(notes) > 0 {
+			end += " (" + strings.Join(notes, " · ") + ")"
+		}
+		return end
+	case session.ConvergenceReview:
+		return "waits for review (" + strings.Join(open, ", ") + " open)"
+	}
+	return "pending"
+}
+
+// seconds renders a wait: "0.3s", "4.2s", "2m5s".
+func seconds(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
 }
 
 // WaitAll waits until every subagent has stopped and every convergence has settled.

@@ -23,6 +23,7 @@ type harness struct {
 	approve string
 	cap     int
 	real    bool
+	ceiling agents.PermissionMode // "" = acceptEdits
 }
 
 func newHarness(t *testing.T) *harness {
@@ -64,7 +65,7 @@ func (h *harness) start(clock Clock) *Orchestrator {
 		Workspace: h.ws, SessionID: "s-test", ProgramVersion: "test", Clock: clock, Recorder: rec,
 		Catalogue:    agents.Load(agents.Options{Workspace: h.ws}),
 		Route:        func(*agents.Definition) (provider.Provider, string, error) { return script, "", nil },
-		ProviderName: "script", Approve: h.approve, MaxParallel: h.cap,
+		ProviderName: "script", Approve: h.approve, MaxParallel: h.cap, Ceiling: h.ceiling,
 		Backoff: func(int) time.Duration { return time.Millisecond },
 	})
 	if err != nil {

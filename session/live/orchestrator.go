@@ -331,6 +331,8 @@ func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Comman
 		return x.wait(ctx, line, c)
 	case commands.Status:
 		return x.status(line, c)
+	case commands.Inbox:
+		return x.inbox(line, c)
 	case commands.Agents:
 		if err := x.issue(line, c); err != nil {
 			return Reply{}, err

@@ -1,0 +1,74 @@
+package session
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Waiting is one decision the session waits for: a pending permission request or a conflict
+// whose review was asked for and is not resolved.
+type Waiting struct {
+	ID         string // pr-N or cf-N
+	Review     bool   // a conflict review; else a permission request
+	SubagentID string // the asking subagent (permission requests)
+	Seq        uint64 // when it was asked: the inbox lists items oldest first
+}
+
+// WaitingItems lists every decision the whole tree waits for, oldest first. The workbench's
+// approvals inbox and /inbox both show this list.
+func WaitingItems(s *State) []Waiting {
+	var out []Waiting
+	for _, p := range s.Permissions {
+		if p.Decision == DecisionPending {
+			out = append(out, Waiting{ID: p.ID, SubagentID: p.SubagentID, Seq: p.Seq})
+		}
+	}
+	for _, cv := range s.Convergences {
+		for _, cf := range cv.Conflicts {
+			if cf.ReviewRequested && cf.Resolution == nil {
+				out = append(out, Waiting{ID: cf.ID, Review: true, Seq: cf.ReviewSeq})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Waiting) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
+}
+
+// WaitingText is one line about a waiting item, for /inbox and the workbench's dock.
+func WaitingText(s *State, w Waiting) string {
+	if w.Review {
+		cf := s.Conflict(w.ID)
+		if cf == nil {
+			return w.ID
+		}
+		return fmt.Sprintf("%s %s · %s needs review (%s)", cf.ID, cf.ConvergenceID, ConflictWhere(cf.Kind, cf.File, cf.Lines), Plural(len(cf.Sides), "side"))
+	}
+	p := s.Permission(w.ID)
+	if p == nil {
+		return w.ID
+	}
+	who := p.SubagentID
+	if sa := s.Subagent(p.SubagentID); sa != nil {
+		who += " " + Sanitize(sa.AgentType)
+		if sa.PermissionMode != "" {
+			who += " (" + sa.PermissionMode + ")"
+		}
+	}
+	return fmt.Sprintf("%s %s asks to use %s", p.ID, who, Sanitize(p.Tool))
+}
+
+// Plural is "1 tool call", "2 tool calls", "3 patches": n and the noun, which takes an s
+// (es after s, x, ch or sh) unless n is 1.
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	for _, end := range []string{"s", "x", "ch", "sh"} {
+		if strings.HasSuffix(noun, end) {
+			return fmt.Sprintf("%d %ses", n, noun)
+		}
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
