@@ -13,8 +13,14 @@
 // tview); glamour runs once per capsule and width. Every piece of model or tool text passes
 // session.Sanitize before it is drawn, so no control sequence from it reaches the terminal.
 //
-// Prompts (permission requests, conflict reviews) open by themselves with a grace period in
-// which keys are ignored. Replay (Replay) drives the same model from an indexed recording,
-// with play/pause, speed, an idle cap, stepping, markers, seeking by percent or seq, and
-// checkpoints for seeking backwards.
+// Decisions (permission requests, conflict reviews) wait in one approvals inbox (inbox.go),
+// oldest first, answered in place: a number or ↑↓ selects, enter confirms, so no single key
+// decides. The inbox takes the keys only when it opens while the user is idle; a key that is
+// not one of its choices docks it and goes to the input, so nothing typed is lost and nothing
+// typed for something else answers it. Replay (Replay) drives the same model from an indexed
+// recording, with play/pause, speed, an idle cap, stepping, markers, seeking by percent or
+// seq, and checkpoints for seeking backwards.
+//
+// Keys are data (KeyMap, grouped by pane for the help screen); the footer lists the keys of
+// the focused pane. Esc then a fast key arrives from terminals as Alt+key and is split back.
 package ui

@@ -408,7 +408,11 @@ func (m *Model) renderInbox(w, h int) []string {
 	if pr := m.st.Permission(ib.id); pr != nil {
 		body = m.permissionBody(pr, inner)
 	} else if cf := m.st.Conflict(ib.id); cf != nil {
-		body = m.reviewBody(cf, inner)
+		body = m.reviewBody(cf, inner, false)
+		if len(lines)+len(body)+len(m.choices(ib.id))+4 > h {
+			// Short of room: each side's changed lines only, so both sides stay in view.
+			body = m.reviewBody(cf, inner, true)
+		}
 	}
 	cs := m.choices(ib.id)
 	chooser := m.chooser(cs, inner, true)
@@ -448,6 +452,13 @@ func (m *Model) renderInbox(w, h int) []string {
 	content = append(content, chooser...)
 	content = append(content, m.sty.prompt.Render(ansi.Truncate(keys, inner, "…")))
 	return m.box(title, content, w, true)
+}
+
+// isNotDiff reports whether a side's value is not a unified diff (a finding, a vote): it is
+// shown whole.
+func isNotDiff(v any) bool {
+	s, ok := v.(string)
+	return !ok || !strings.Contains(s, "\n+") && !strings.Contains(s, "\n-") && !strings.HasPrefix(s, "@@")
 }
 
 // chooser lists the choices with what each does: wrapped under each choice (full), or one
@@ -538,7 +549,7 @@ func (m *Model) permissionBody(pr *session.Permission, inner int) []string {
 	return body
 }
 
-func (m *Model) reviewBody(cf *session.Conflict, inner int) []string {
+func (m *Model) reviewBody(cf *session.Conflict, inner int, changesOnly bool) []string {
 	head := fmt.Sprintf("conflict %s · %s", cf.ID, conflictWhere(cf))
 	if cv := m.st.Convergence(cf.ConvergenceID); cv != nil {
 		pos := ""
@@ -553,8 +564,8 @@ func (m *Model) reviewBody(cf *session.Conflict, inner int) []string {
 	if cf.ReviewReason != "" {
 		body = append(body, wrap("why: "+cf.ReviewReason, inner)...)
 	}
-	body = append(body, m.sides(cf, inner)...)
-	if cf.Context != "" {
+	body = append(body, m.sides(cf, inner, changesOnly)...)
+	if cf.Context != "" && !changesOnly {
 		body = append(body, m.sty.bold.Render("current file:"))
 		body = append(body, m.styled(wrap(cf.Context, inner), m.sty.dim.Render)...)
 	}
@@ -562,12 +573,17 @@ func (m *Model) reviewBody(cf *session.Conflict, inner int) []string {
 }
 
 // sides draws a conflict's sides: side by side when two fit, else one under the other. A
-// hunk is shown with its - and + lines coloured: the diff against the current file.
-func (m *Model) sides(cf *session.Conflict, width int) []string {
+// hunk is shown with its - and + lines coloured: the diff against the current file. With
+// changesOnly, a hunk's context and @@ lines are left out.
+func (m *Model) sides(cf *session.Conflict, width int, changesOnly bool) []string {
 	col := func(i int, sd session.ConflictSide, w int) []string {
 		head := m.sty.bold.Render(ansi.Truncate(fmt.Sprintf("%d %s", i+1, sideHeader(sd)), w, "…"))
 		out := []string{head}
 		for _, l := range wrap(valueText(sd.Value), w) {
+			changed := (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")) && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---")
+			if changesOnly && !changed && !isNotDiff(sd.Value) {
+				continue
+			}
 			switch {
 			case strings.HasPrefix(l, "+"):
 				l = m.sty.add.Render(l)

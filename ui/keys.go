@@ -32,28 +32,28 @@ func DefaultKeyMap() KeyMap {
 	}
 	return KeyMap{
 		Focus: h("tab", "next pane", "tab"),
-		Slash: h("/", "type a command (from any pane)", "/"),
-		Inbox: h("ctrl+o", "approvals inbox (or /inbox)", "ctrl+o"),
+		Slash: h("/", "command (from any pane)", "/"),
+		Inbox: h("ctrl+o", "inbox (or /inbox: every waiting approval and review)", "ctrl+o"),
 		Help:  b("help", "?"),
 		Quit:  h("ctrl+c", "quit (asks while subagents run)", "ctrl+c"),
 
-		Complete: h("tab", "complete a /command, flag or id", "tab"),
+		Complete: h("tab", "complete (a /command, flag or id)", "tab"),
 		History:  h("↑↓", "history", "up", "down"),
 		Submit:   h("enter", "send", "enter"),
 		Clear:    h("esc", "close completion · empty line: tree", "esc"),
 
 		Select:   h("↑↓", "select", "up", "down", "k", "j"),
-		Open:     h("enter", "open in the transcript", "enter"),
-		Filter:   h("f", "filter the tree", "f"),
+		Open:     h("enter", "open (in the transcript)", "enter"),
+		Filter:   h("f", "filter (a filter: line shows it)", "f"),
 		Resize:   h("< >", "narrower / wider", "<", ">"),
 		TreeBack: h("esc", "clear the filter · input", "esc"),
 
 		Scroll:   h("↑↓", "scroll", "up", "down", "k", "j"),
 		Page:     h("pgup pgdn", "page", "pgup", "pgdown", "space"),
-		Follow:   h("G", "follow the tail", "G", "end"),
+		Follow:   h("G", "follow (the tail)", "G", "end"),
 		Top:      h("g", "top", "g", "home"),
-		Expand:   h("enter", "expand tool calls", "enter"),
-		Thinking: h("t", "thinking on/off", "t"),
+		Expand:   h("enter", "expand (tool calls)", "enter"),
+		Thinking: h("t", "thinking (on/off)", "t"),
 		Search:   h("ctrl+f", "search (enter: previous match)", "ctrl+f"),
 		Back:     h("esc", "tree", "esc"),
 

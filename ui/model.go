@@ -6,6 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
@@ -279,7 +280,7 @@ func (m *Model) onReply(r replyMsg) tea.Cmd {
 		m.setNotice(rep.Error, true)
 	case rep.Error != "":
 		m.setNotice(rep.Error, true)
-	case strings.Contains(strings.TrimRight(rep.Output, "\n"), "\n"):
+	case strings.Contains(strings.TrimRight(rep.Output, "\n"), "\n") || ansi.StringWidth(rep.Output) > m.w:
 		// A long answer (/status, /agents, /help) gets a panel over the body, wrapped and
 		// scrollable, until esc.
 		m.panel = strings.Split(strings.TrimRight(rep.Output, "\n"), "\n")

@@ -181,7 +181,7 @@ func TestGoldenBusyTree(t *testing.T) {
 			t.Fatalf("selected %q", m.sel)
 		}
 		out := golden(t, "busy-"+size(sz), m)
-		for _, w := range []string{"sa-1 explore ·plan", "sa-2 builder ·edits", "› ", "┏━ tree", "f filter the tree"} {
+		for _, w := range []string{"sa-1 explore ·plan", "sa-2 builder ·edits", "› ", "┏━ tree", "f filter · tab next pane · / command"} {
 			if !strings.Contains(out, w) {
 				t.Errorf("%v: busy view lacks %q", sz, w)
 			}

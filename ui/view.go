@@ -330,7 +330,9 @@ func (m *Model) footer() string {
 	var parts []string
 	for _, b := range m.footerKeys() {
 		h := b.Help()
-		parts = append(parts, m.sty.footerKey.Render(h.Key)+" "+m.sty.footer.Render(h.Desc))
+		// The footer keeps a description's first words; the help screen has the rest.
+		desc, _, _ := strings.Cut(h.Desc, " (")
+		parts = append(parts, m.sty.footerKey.Render(h.Key)+" "+m.sty.footer.Render(desc))
 	}
 	return ansi.Truncate(strings.Join(parts, m.sty.footer.Render(" · ")), m.w, "…")
 }

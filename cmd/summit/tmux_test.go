@@ -253,7 +253,17 @@ func TestTerminalStrayKeys(t *testing.T) {
 	tm.waitFor(`✗ .*frobnicate`, 10*time.Second)
 	tm.keys("C-u", "n", "b", "2", "Enter")
 	tm.waitFor(`✗|nb2`, 5*time.Second)
-	tm.keys("C-u", "/quit", "Enter")
+	// Help groups the keys by pane; / from the tree goes to the input.
+	tm.keys("C-u", "?")
+	tm.waitFor(`help · keys by pane`, 5*time.Second)
+	tm.keys("Escape", "Tab")
+	tm.waitFor(`┏━ tree`, 5*time.Second)
+	tm.keys("/sta")
+	tm.waitFor(`› /sta`, 5*time.Second)
+	// ctrl+c with a subagent running (sa-1 waits for its answer) asks first.
+	tm.keys("C-u", "C-c")
+	tm.waitFor(`1 subagent running: ctrl\+c again quits`, 5*time.Second)
+	tm.keys("C-c")
 	deadline := time.Now().Add(10 * time.Second)
 	var data []byte
 	for time.Now().Before(deadline) {
