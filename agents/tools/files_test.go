@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,5 +185,47 @@ func TestLooseLine(t *testing.T) {
 		if got := looseLine(text, c.old); got != c.want {
 			t.Errorf("looseLine(%q) = %d, want %d", c.old, got, c.want)
 		}
+	}
+}
+
+// .summit/ is out of every tool's reach: by name, by a symlink into it, in a glob and a search.
+func TestPrivateDirUnreachable(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".summit", "sessions"), 0o755)
+	os.WriteFile(filepath.Join(root, ".summit", "history"), []byte("secret-history-line\n"), 0o600)
+	os.WriteFile(filepath.Join(root, ".summit", "sessions", "s.jsonl"), []byte(`{"thinking":"secret-history-line"}`), 0o600)
+	os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n"), 0o644)
+	os.Symlink(filepath.Join(root, ".summit", "history"), filepath.Join(root, "h"))
+	s, err := New(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct{ tool, args string }{
+		{"read_file", `{"path": ".summit/history"}`},
+		{"read_file", `{"path": "./.summit/../.summit/history"}`},
+		{"read_file", `{"path": "h"}`},
+		{"write_file", `{"path": ".summit/config.yaml", "content": "providers: {}"}`},
+		{"write_file", `{"path": ".summit/sessions/s.jsonl", "content": "forged"}`},
+		{"replace", `{"path": ".summit/history", "old_string": "secret", "new_string": "x"}`},
+		{"glob", `{"pattern": "**/*", "path": ".summit"}`},
+	} {
+		r := s.Call(ctx, c.tool, c.args)
+		if !r.IsError || !strings.Contains(r.Output, ".summit/") {
+			t.Errorf("%s %s: %+v", c.tool, c.args, r)
+		}
+	}
+	for _, c := range []struct{ tool, args string }{
+		{"glob", `{"pattern": "**/*"}`},
+		{"glob", `{"pattern": ".summit/**"}`},
+		{"search_file_content", `{"pattern": "secret-history-line"}`},
+	} {
+		r := s.Call(ctx, c.tool, c.args)
+		if strings.Contains(r.Output, ".summit/history") || strings.Contains(r.Output, "s.jsonl") || strings.Contains(r.Output, "h:") {
+			t.Errorf("%s %s reached .summit/: %s", c.tool, c.args, r.Output)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, ".summit", "sessions", "s.jsonl")); string(b) != `{"thinking":"secret-history-line"}` {
+		t.Errorf("the recording was changed: %s", b)
 	}
 }

@@ -178,7 +178,20 @@ func (s *Sandbox) resolve(arg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.ToSlash(rel), nil
+	rel = filepath.ToSlash(rel)
+	if Private(rel) {
+		return "", fmt.Errorf("%s: .summit/ holds summit's own state (recordings, config, history) and is out of every tool's reach", arg)
+	}
+	return rel, nil
+}
+
+// PrivateDir is the workspace folder summit keeps its own state in. No tool reaches it: not
+// by name, through a symlink, or in a glob or search.
+const PrivateDir = ".summit"
+
+// Private reports whether a workspace-relative slash path is PrivateDir or inside it.
+func Private(rel string) bool {
+	return rel == PrivateDir || strings.HasPrefix(rel, PrivateDir+"/")
 }
 
 // inside reports whether the clean absolute path p is the root or below it; the separator

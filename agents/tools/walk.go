@@ -160,7 +160,7 @@ func walk(ctx context.Context, fsys fs.FS, base string, fn func(rel string) bool
 		}
 		switch {
 		case d.IsDir():
-			if d.Name() == ".git" || rel != base && ig.ignored(rel, true) {
+			if d.Name() == ".git" || Private(rel) || rel != base && ig.ignored(rel, true) {
 				return fs.SkipDir
 			}
 			ig.load(rel)
