@@ -452,6 +452,54 @@ func Apply(s *State, e Event) error {
 		s.Counters.DeltaBatchesApplied++
 		s.log(e, "convergence", fmt.Sprintf("%s applied: %s", cv.ID, Plural(len(d.Files), "file")), "")
 
+	case SubagentIsolated:
+		if err = live(); err != nil {
+			return err
+		}
+		if sa.Isolation != nil {
+			return fail("%s is already isolated", sa.ID)
+		}
+		iso := d
+		sa.Isolation = &iso
+		s.log(e, "workspace", fmt.Sprintf("%s works in its own worktree at %s", sa.ID, d.Base), "")
+
+	case SubagentChanges:
+		if err = live(); err != nil {
+			return err
+		}
+		ch := d
+		sa.Changes = &ch
+		text := fmt.Sprintf("%s changed %s (+%d −%d)", sa.ID, Plural(len(d.Files), "file"), d.Added, d.Removed)
+		if d.Error != "" {
+			text = fmt.Sprintf("%s: its changes could not be read: %s", sa.ID, d.Error)
+		}
+		s.log(e, "workspace", text, "")
+
+	case ChangesApplied:
+		if d.ApplyID == "" || s.FindApply(d.ApplyID) != nil {
+			return fail("apply id %q is empty or already used", d.ApplyID)
+		}
+		if s.subagents[d.Source] == nil && s.convergences[d.Source] == nil {
+			return fail("apply of unknown %q", d.Source)
+		}
+		s.Applies = append(s.Applies, &Applied{ChangesApplied: d, Seq: e.Seq})
+		s.log(e, "workspace", fmt.Sprintf("%s applied %s: %s", d.ApplyID, d.Source, Plural(len(d.Files), "file")), strings.Join(d.Files, ", "))
+
+	case ApplyUndone:
+		a := s.FindApply(d.ApplyID)
+		if a == nil || a.Undone {
+			return fail("%q is not an apply that can be undone", d.ApplyID)
+		}
+		a.Undone = true
+		s.log(e, "workspace", fmt.Sprintf("%s undone: %s restored", d.ApplyID, Plural(len(d.Files), "file")), "")
+
+	case WorktreeDiscarded:
+		if err = needSub(); err != nil {
+			return err
+		}
+		sa.Discarded = true
+		s.log(e, "workspace", sa.ID+"'s worktree discarded", d.Reason)
+
 	default:
 		// Reached only if a type is added to Types without a rule here; the exhaustiveness
 		// test catches that before it ships.

@@ -417,3 +417,43 @@ func BenchmarkApply(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
 }
+
+// The workspace events fold into the subagent and the applies, and print without a worktree.
+func TestWorkspaceEvents(t *testing.T) {
+	s := &State{}
+	for _, e := range fullSession() {
+		if err := Apply(s, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sa := s.Subagent("sa-2")
+	if sa.Isolation == nil || sa.Isolation.Base != "base-1" || sa.Changes == nil || len(sa.Changes.Files) != 3 || !sa.Discarded {
+		t.Fatalf("sa-2: %+v %+v %v", sa.Isolation, sa.Changes, sa.Discarded)
+	}
+	if a := s.FindApply("apply-1"); a == nil || !a.Undone || a.Source != "sa-2" {
+		t.Fatalf("apply-1: %+v", a)
+	}
+	out := Render(s)
+	for _, want := range []string{"3 files +1 −1", "worktree: isolated at base-1 (0123456789ab) · discarded",
+		"modified a.go +1 −1", "mode run.sh (mode 100644 → 100755)", "added logo.png (binary)", "+y",
+		"== applied to the workspace ==", "apply-1 sa-2: a.go, logo.png, run.sh · undone"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Render lacks %q:\n%s", want, out)
+		}
+	}
+	// Undoing twice, or an apply of something unknown, is refused.
+	bad := []Event{
+		{V: 1, Seq: s.LastSeq + 1, TS: s.LastTS, SessionID: s.SessionID, Type: TypeApplyUndone, Data: ApplyUndone{ApplyID: "apply-1"}},
+	}
+	s2 := &State{}
+	for _, e := range fullSession() {
+		if e.Type == TypeSessionEnded {
+			break
+		}
+		Apply(s2, e)
+	}
+	bad[0].Seq = s2.LastSeq + 1
+	if err := Apply(s2, bad[0]); err == nil {
+		t.Error("an apply was undone twice")
+	}
+}

@@ -309,6 +309,11 @@ var decoders = map[Type]func([]byte) (Data, error){
 	TypeConvergedResult:       decodeAs[ConvergedResult],
 	TypeDeltaBatch:            decodeAs[DeltaBatch],
 	TypeDeltaBatchApplied:     decodeAs[DeltaBatchApplied],
+	TypeSubagentIsolated:      decodeAs[SubagentIsolated],
+	TypeSubagentChanges:       decodeAs[SubagentChanges],
+	TypeChangesApplied:        decodeAs[ChangesApplied],
+	TypeApplyUndone:           decodeAs[ApplyUndone],
+	TypeWorktreeDiscarded:     decodeAs[WorktreeDiscarded],
 }
 
 // LineRange is a conflict's line span in a file, written as "40-58" (or "40" for one line).

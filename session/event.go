@@ -48,6 +48,12 @@ const (
 	TypeConvergedResult       Type = "ConvergedResult"
 	TypeDeltaBatch            Type = "DeltaBatch"
 	TypeDeltaBatchApplied     Type = "DeltaBatchApplied"
+
+	TypeSubagentIsolated  Type = "SubagentIsolated"
+	TypeSubagentChanges   Type = "SubagentChanges"
+	TypeChangesApplied    Type = "ChangesApplied"
+	TypeApplyUndone       Type = "ApplyUndone"
+	TypeWorktreeDiscarded Type = "WorktreeDiscarded"
 )
 
 // Types is the closed set of event types of schema v1, in documentation order.
@@ -61,6 +67,8 @@ var Types = []Type{
 	TypeConvergenceInitiated, TypeConflictDetected, TypeConflictReviewRequest,
 	TypeManualReviewRequired, TypeConflictResolved, TypeConvergenceComplete,
 	TypeConvergedResult, TypeDeltaBatch, TypeDeltaBatchApplied,
+	TypeSubagentIsolated, TypeSubagentChanges, TypeChangesApplied, TypeApplyUndone,
+	TypeWorktreeDiscarded,
 }
 
 // Known reports whether t is a type of schema v1.
@@ -417,6 +425,82 @@ type DeltaBatchApplied struct {
 	ConvergenceID string   `json:"convergence_id"`
 	Files         []string `json:"files"`
 }
+
+// SubagentIsolated: a subagent that can change files works in its own git worktree of the
+// workspace, on a detached HEAD at a base snapshot (DESIGN §11). It follows SubagentSpawned.
+type SubagentIsolated struct {
+	Base       string `json:"base"`        // base-N: subagents delegated while the workspace did not change share one
+	BaseCommit string `json:"base_commit"` // the snapshot commit (refs/summit/<session>/base-N)
+	Worktree   string `json:"worktree"`    // where it works, outside the workspace
+	Private    bool   `json:"private,omitempty"`
+}
+
+// File change kinds of a FileChange.
+const (
+	ChangeAdded    = "added"
+	ChangeModified = "modified"
+	ChangeDeleted  = "deleted"
+	ChangeRenamed  = "renamed"
+	ChangeMode     = "mode"
+)
+
+// FileChange is one file a subagent really changed.
+type FileChange struct {
+	Path    string `json:"path"`
+	OldPath string `json:"old_path,omitempty"` // renames
+	Kind    string `json:"kind"`               // added, modified, deleted, renamed, mode
+	Binary  bool   `json:"binary,omitempty"`
+	Added   int    `json:"added"` // lines; 0 for a binary file
+	Removed int    `json:"removed"`
+	OldMode string `json:"old_mode,omitempty"` // git modes: 100644, 100755, 120000
+	NewMode string `json:"new_mode,omitempty"`
+	// Diff is the file's unified diff (text files), cut past a size with a marker line and
+	// Truncated set; the result commit keeps the whole change.
+	Diff      string `json:"diff,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// SubagentChanges is what an isolated subagent really changed, computed by summit against its
+// base when it stops, whatever the outcome (shell edits included). It comes just before
+// SubagentStop. Replay, /diff, /converge and --print read it; none needs the worktree.
+type SubagentChanges struct {
+	Base         string       `json:"base"`
+	BaseCommit   string       `json:"base_commit"`
+	ResultCommit string       `json:"result_commit"` // refs/summit/<session>/<sa-N>/result
+	Files        []FileChange `json:"files"`
+	Added        int          `json:"added"`
+	Removed      int          `json:"removed"`
+	Truncated    bool         `json:"truncated,omitempty"`
+	Outside      []string     `json:"outside,omitempty"` // changed outside the workspace's subtree; never applied
+	Error        string       `json:"error,omitempty"`   // the changes could not be computed
+}
+
+// ChangesApplied: /apply landed a subagent's or a convergence's changes in the main workspace
+// with a three-way merge against the workspace as it was, all files or none.
+type ChangesApplied struct {
+	ApplyID    string   `json:"apply_id"` // apply-N
+	Source     string   `json:"source"`   // sa-N or cv-N
+	Files      []string `json:"files"`
+	PreCommit  string   `json:"pre_commit"`  // the workspace just before (refs/summit/<session>/apply-N-pre)
+	PostCommit string   `json:"post_commit"` // and just after: /undo restores pre while the files still match post
+}
+
+// ApplyUndone: /undo restored the files of an apply to their state before it.
+type ApplyUndone struct {
+	ApplyID string   `json:"apply_id"`
+	Files   []string `json:"files"`
+}
+
+// WorktreeDiscarded: /discard dropped a subagent's worktree; its recorded changes stay.
+type WorktreeDiscarded struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+func (SubagentIsolated) Type() Type  { return TypeSubagentIsolated }
+func (SubagentChanges) Type() Type   { return TypeSubagentChanges }
+func (ChangesApplied) Type() Type    { return TypeChangesApplied }
+func (ApplyUndone) Type() Type       { return TypeApplyUndone }
+func (WorktreeDiscarded) Type() Type { return TypeWorktreeDiscarded }
 
 func (SessionStarted) Type() Type        { return TypeSessionStarted }
 func (SessionEnded) Type() Type          { return TypeSessionEnded }

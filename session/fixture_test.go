@@ -68,6 +68,10 @@ func fullSession() []Event {
 	b.add("sa-2", HandoffInitiated{ParentSessionID: "s-test", HandoffMode: HandoffTransferControl, TimeoutS: 600, OnFailure: "retry"})
 	b.add("sa-2", UserNote{Text: "use the existing helper"})
 	b.add("sa-2", TranscriptEvent{EventType: TranscriptError, Text: "tool crashed"})
+	b.add("sa-2", SubagentIsolated{Base: "base-1", BaseCommit: "0123456789abcdef0123", Worktree: "/cache/summit/worktrees/s-test/sa-2"})
+	b.add("sa-2", SubagentChanges{Base: "base-1", BaseCommit: "0123456789abcdef0123", ResultCommit: "fedcba9876543210fedc", Added: 1, Removed: 1,
+		Files: []FileChange{{Path: "a.go", Kind: ChangeModified, Added: 1, Removed: 1, Diff: "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y\n"},
+			{Path: "run.sh", Kind: ChangeMode, OldMode: "100644", NewMode: "100755"}, {Path: "logo.png", Kind: ChangeAdded, Binary: true}}})
 	b.add("sa-2", SubagentStop{Outcome: OutcomeSuccess, DurationMS: 2000, Capsule: &protocols.Capsule{Summary: "patched a.go",
 		PatchSuggestions: []protocols.PatchSuggestion{{Paths: []string{"a.go"}, Diff: "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y\n"}}}})
 	b.add("sa-2", HandoffComplete{Outcome: OutcomeSuccess})
@@ -85,6 +89,9 @@ func fullSession() []Event {
 		Patches: []Patch{{Path: "a.go", Diff: "--- a/a.go\n+++ b/a.go\n"}}})
 	b.add("", ConvergenceComplete{ConvergenceID: "cv-1", Outcome: "merged", ConflictCount: 1, ResolutionCount: 1, OutputSize: 13})
 	b.add("", DeltaBatchApplied{ConvergenceID: "cv-1", Files: []string{"a.go"}})
+	b.add("", ChangesApplied{ApplyID: "apply-1", Source: "sa-2", Files: []string{"a.go", "logo.png", "run.sh"}, PreCommit: "aaaa", PostCommit: "bbbb"})
+	b.add("", ApplyUndone{ApplyID: "apply-1", Files: []string{"a.go", "logo.png", "run.sh"}})
+	b.add("sa-2", WorktreeDiscarded{Reason: "discarded by the user"})
 	b.add("sa-4", SubagentSpawned{AgentType: "retriever", AgentName: "retriever", ParentSessionID: "s-test", PermissionMode: "plan", TaskDescription: "fetch docs", TimeoutS: 60, Queued: true})
 	b.add("sa-4", SubagentCancelled{Reason: "cancelled by user"})
 	b.add("sa-4", SubagentStop{Outcome: OutcomeCancelled})

@@ -24,6 +24,7 @@ func Print(w io.Writer, s *State) error {
 	p.log()
 	p.convergences()
 	p.permissions()
+	p.applies()
 	p.playbook()
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -102,6 +103,9 @@ func (p printer) tree() {
 		if sa.PendingRequest != "" {
 			p.f(" · waiting on %s", sa.PendingRequest)
 		}
+		if ch := sa.Changes; ch != nil && ch.Error == "" {
+			p.f(" · %s", ChangeStat(ch))
+		}
 		p.f("\n")
 	}
 	for _, cv := range p.s.Convergences {
@@ -152,6 +156,7 @@ func (p printer) transcripts() {
 			}
 			p.f("\n")
 		}
+		p.changes(sa)
 		if c := sa.Capsule; c != nil {
 			p.f("capsule: %s\n", indentRest(Sanitize(c.Summary)))
 			if c.Confidence != nil {
@@ -176,6 +181,79 @@ func (p printer) transcripts() {
 		}
 	}
 }
+
+// ChangeStat is a change set in brief: "2 files +12 −3".
+func ChangeStat(ch *SubagentChanges) string {
+	return fmt.Sprintf("%s +%d −%d", Plural(len(ch.Files), "file"), ch.Added, ch.Removed)
+}
+
+// FileChangeLine is one file of a change set: kind, path (old → new for a rename), counts.
+func FileChangeLine(f FileChange) string {
+	name := Sanitize(f.Path)
+	if f.OldPath != "" && f.OldPath != f.Path {
+		name = Sanitize(f.OldPath) + " → " + name
+	}
+	s := fmt.Sprintf("%s %s", f.Kind, name)
+	switch {
+	case f.Binary:
+		s += " (binary)"
+	case f.Kind != ChangeMode:
+		s += fmt.Sprintf(" +%d −%d", f.Added, f.Removed)
+	}
+	if f.OldMode != "" && f.NewMode != "" && f.OldMode != f.NewMode {
+		s += fmt.Sprintf(" (mode %s → %s)", f.OldMode, f.NewMode)
+	}
+	if f.Truncated {
+		s += " (diff cut; the result commit has it whole)"
+	}
+	return s
+}
+
+// changes prints an isolated subagent's worktree and what it really changed, with the diffs.
+func (p printer) changes(sa *Subagent) {
+	if iso := sa.Isolation; iso != nil {
+		p.f("worktree: isolated at %s (%s)", iso.Base, shortCommit(iso.BaseCommit))
+		if sa.Discarded {
+			p.f(" · discarded")
+		}
+		p.f("\n")
+	}
+	ch := sa.Changes
+	if ch == nil {
+		return
+	}
+	if ch.Error != "" {
+		p.f("changes: could not be read: %s\n", Sanitize(ch.Error))
+		return
+	}
+	p.f("changes: %s\n", ChangeStat(ch))
+	for _, f := range ch.Files {
+		p.f("  %s\n", FileChangeLine(f))
+		if f.Diff != "" {
+			p.f("    %s\n", indentRestBy(Sanitize(f.Diff), "    "))
+		}
+	}
+	for _, o := range ch.Outside {
+		p.f("  outside the workspace, not applied: %s\n", Sanitize(o))
+	}
+}
+
+// applies lists what /apply landed in the main workspace and what /undo took back.
+func (p printer) applies() {
+	if len(p.s.Applies) == 0 {
+		return
+	}
+	p.section("applied to the workspace")
+	for _, a := range p.s.Applies {
+		p.f("%s %s: %s", a.ApplyID, a.Source, Sanitize(strings.Join(a.Files, ", ")))
+		if a.Undone {
+			p.f(" · undone")
+		}
+		p.f("\n")
+	}
+}
+
+func shortCommit(c string) string { return c[:min(len(c), 12)] }
 
 // item prints one transcript item; its text is sanitized and continuation lines are indented
 // so an item never looks like the start of another.

@@ -38,6 +38,8 @@ type State struct {
 	Permissions []*Permission
 	// Playbook entries in insertion order.
 	Playbook []PlaybookEntry
+	// Applies are the /apply of real changes in order; /undo marks one undone.
+	Applies  []*Applied
 	Counters Counters
 
 	subagents    map[string]*Subagent
@@ -93,7 +95,30 @@ type Subagent struct {
 	PolicyDenials  int
 	PendingRequest string // a permission request waiting for a decision
 
+	// Isolation is set for a subagent that works in its own worktree; Changes is what it
+	// really changed there (at its stop); Discarded is set once /discard dropped the worktree.
+	Isolation *SubagentIsolated
+	Changes   *SubagentChanges
+	Discarded bool
+
 	Transcript *Transcript
+}
+
+// Applied is one /apply of real changes into the main workspace.
+type Applied struct {
+	ChangesApplied
+	Seq    uint64
+	Undone bool
+}
+
+// FindApply returns the apply with the id, or nil.
+func (s *State) FindApply(id string) *Applied {
+	for _, a := range s.Applies {
+		if a.ApplyID == id {
+			return a
+		}
+	}
+	return nil
 }
 
 // Elapsed is the subagent's running time as of now (the state's last event time while it runs).

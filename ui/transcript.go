@@ -59,11 +59,23 @@ func (s itemSource) count() int {
 	if s.sa.Capsule != nil || s.sa.Stopped {
 		n++
 	}
+	if s.sa.Changes != nil {
+		n++
+	}
 	return n
 }
 
 func (s itemSource) lines(i, width int) []string {
 	t := s.sa.Transcript
+	if s.sa.Changes != nil && i == s.count()-1 {
+		key := fmt.Sprintf("changes/%d/%v/%p", width, s.m.expanded, s.sa.Changes)
+		if c, ok := s.v.cache[i]; ok && c.key == key {
+			return c.lines
+		}
+		ls := s.m.changesLines(s.sa, width)
+		s.v.cache[i] = wrapped{key: key, lines: ls}
+		return ls
+	}
 	if i >= t.Len() {
 		// A stopped subagent's capsule and totals no longer change: build them once per width.
 		key := fmt.Sprintf("cap/%d/%p/%s", width, s.sa.Capsule, s.sa.Outcome)
@@ -231,6 +243,43 @@ func (m *Model) capsuleLines(sa *session.Subagent, width int) []string {
 		return out
 	}
 	return append(out, m.md.render(sa.ID, capsuleMarkdown(sa.Capsule), width)...)
+}
+
+// changesLines is the transcript's last section for an isolated subagent: what it really
+// changed, a line per file, and with the tool calls expanded (enter) each file's coloured diff.
+func (m *Model) changesLines(sa *session.Subagent, width int) []string {
+	ch := sa.Changes
+	if ch.Error != "" {
+		return m.styled(wrap("■ changes could not be read: "+ch.Error, width), m.sty.bad.Render)
+	}
+	head := "■ changes · " + session.ChangeStat(ch)
+	if !m.expanded && len(ch.Files) > 0 {
+		head += " · enter shows the diffs"
+	}
+	out := []string{m.sty.bold.Render(ansi.Truncate(head, width, "…"))}
+	for _, f := range ch.Files {
+		out = append(out, m.styled(wrap("  "+session.FileChangeLine(f), width), m.sty.tool.Render)...)
+		if !m.expanded || f.Diff == "" {
+			continue
+		}
+		for _, l := range wrap(f.Diff, width) {
+			switch {
+			case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
+				l = m.sty.bold.Render(l)
+			case strings.HasPrefix(l, "+"):
+				l = m.sty.add.Render(l)
+			case strings.HasPrefix(l, "-"):
+				l = m.sty.del.Render(l)
+			case strings.HasPrefix(l, "@@"):
+				l = m.sty.dim.Render(l)
+			}
+			out = append(out, l)
+		}
+	}
+	for _, o := range ch.Outside {
+		out = append(out, m.sty.warn.Render(ansi.Truncate("  outside the workspace, not applied: "+session.Sanitize(o), width, "…")))
+	}
+	return out
 }
 
 func capsuleMarkdown(c *protocols.Capsule) string {

@@ -82,6 +82,9 @@ func (m *Model) rows() []row {
 		if sa.CurrentTool != "" && sa.PendingRequest == "" {
 			parts = append(parts, session.Sanitize(sa.CurrentTool))
 		}
+		if ch := sa.Changes; ch != nil && ch.Error == "" {
+			parts = append(parts, fmt.Sprintf("+%d −%d", ch.Added, ch.Removed))
+		}
 		r.extra = strings.Join(parts, " ")
 		out = append(out, r)
 	}
