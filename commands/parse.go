@@ -191,6 +191,10 @@ func (p *parser) positional(t Token) *ParseError {
 	p.npos++
 	switch a.Kind {
 	case KindText:
+		if !a.Variadic { // one word (a path)
+			p.vals[a.Key] = t.Text
+			return nil
+		}
 		p.words = append(p.words, t)
 	case KindID:
 		if !idOf(t.Text, a.IDKinds) {

@@ -542,13 +542,43 @@ var table = []Spec{
 	},
 	{
 		Name:    "apply",
-		Summary: "apply a convergence's DeltaBatch to the workspace",
-		Help:    "Applies every patch of the convergence's DeltaBatch atomically, or none. Needs acceptEdits or higher.",
+		Summary: "land a subagent's real changes or a convergence's result in the workspace",
+		Help: "/apply sa-N lands what an isolated subagent really changed with a three-way merge\n" +
+			"against the workspace as it is now; /apply cv-N lands a convergence's DeltaBatch. All\n" +
+			"files or none. Needs acceptEdits or higher. /undo takes the last one back.",
 		Args: []Arg{{
-			Name: "convergence_id", Key: "convergence_id", Kind: KindID, Placeholder: "<convergence_id>",
-			IDKinds: []IDKind{IDConvergence}, Required: true, Help: "the convergence to apply (cv-N)",
+			Name: "id", Key: "id", Kind: KindID, Placeholder: "<subagent_id|convergence_id>",
+			IDKinds: subagentOrConv, Required: true, Help: "the subagent (sa-N) or convergence (cv-N) to apply",
 		}},
 		build: buildApply,
+	},
+	{
+		Name:    "diff",
+		Summary: "show the real changes of a subagent or a convergence",
+		Help:    "Shows the unified diff of what an isolated subagent really changed (or a convergence's\nresult), for every file or one PATH.",
+		Args: []Arg{{
+			Name: "id", Key: "id", Kind: KindID, Placeholder: "<subagent_id|convergence_id>",
+			IDKinds: subagentOrConv, Required: true, Help: "the subagent (sa-N) or convergence (cv-N)",
+		}, {
+			Name: "path", Key: "path", Kind: KindText, Placeholder: "[PATH]", Help: "one file of the change",
+		}},
+		build: func(v values) Command { return Diff{ID: v.str("id"), Path: v.str("path")} },
+	},
+	{
+		Name:    "undo",
+		Summary: "take back the last /apply",
+		Help:    "Restores every file of the last /apply to its state before it, byte for byte. Refuses,\nnaming the file, when one was edited since.",
+		build:   func(values) Command { return Undo{} },
+	},
+	{
+		Name:    "discard",
+		Summary: "drop a subagent's worktree",
+		Help:    "Removes an isolated subagent's worktree. Its recorded changes stay (for /diff and replay).",
+		Args: []Arg{{
+			Name: "subagent_id", Key: "subagent_id", Kind: KindID, Placeholder: "<subagent_id>",
+			IDKinds: subagentOnly, Required: true, Help: "the subagent whose worktree goes (sa-N)",
+		}},
+		build: func(v values) Command { return Discard{SubagentID: v.str("subagent_id")} },
 	},
 	{
 		Name:    "cancel",

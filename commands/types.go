@@ -67,8 +67,45 @@ type Deny struct {
 	Reason    string
 }
 
-// Apply is /apply: apply a convergence's DeltaBatch.
-type Apply struct{ ConvergenceID string }
+// Apply is /apply: land a subagent's real changes (SubagentID) or a convergence's DeltaBatch
+// (ConvergenceID); exactly one is set.
+type Apply struct{ SubagentID, ConvergenceID string }
+
+// ID is the subagent or convergence to apply.
+func (c Apply) ID() string { return c.SubagentID + c.ConvergenceID }
+
+// Diff is /diff: the real changes of a subagent or a convergence, all files or Path.
+type Diff struct{ ID, Path string }
+
+// Undo is /undo: take back the last /apply.
+type Undo struct{}
+
+// Discard is /discard: drop a subagent's worktree.
+type Discard struct{ SubagentID string }
+
+func (Diff) Name() string    { return "diff" }
+func (Undo) Name() string    { return "undo" }
+func (Discard) Name() string { return "discard" }
+
+func (c Diff) Args() map[string]any {
+	m := map[string]any{"id": c.ID}
+	if c.Path != "" {
+		m["path"] = c.Path
+	}
+	return m
+}
+func (Undo) Args() map[string]any      { return map[string]any{} }
+func (c Discard) Args() map[string]any { return map[string]any{"subagent_id": c.SubagentID} }
+
+func (c Diff) String() string {
+	l := newLine("diff").word(c.ID)
+	if c.Path != "" {
+		l = l.word(c.Path)
+	}
+	return l.String()
+}
+func (Undo) String() string      { return "/undo" }
+func (c Discard) String() string { return newLine("discard").word(c.SubagentID).String() }
 
 // Cancel is /cancel: stop a subagent.
 type Cancel struct{ SubagentID string }
@@ -161,7 +198,9 @@ func (c Deny) Args() map[string]any {
 	return m
 }
 
-func (c Apply) Args() map[string]any  { return map[string]any{"convergence_id": c.ConvergenceID} }
+// Args of /apply: recordings made before /apply sa-N name the key convergence_id; it is
+// only shown, never read back.
+func (c Apply) Args() map[string]any  { return map[string]any{"id": c.ID()} }
 func (c Cancel) Args() map[string]any { return map[string]any{"subagent_id": c.SubagentID} }
 func (c Status) Args() map[string]any { return optional("id", c.ID) }
 func (Agents) Args() map[string]any   { return map[string]any{} }
@@ -278,7 +317,7 @@ func (c Deny) String() string {
 	return newLine("deny").word(c.RequestID).flagIf("reason", c.Reason, "").String()
 }
 
-func (c Apply) String() string  { return newLine("apply").word(c.ConvergenceID).String() }
+func (c Apply) String() string  { return newLine("apply").word(c.ID()).String() }
 func (c Cancel) String() string { return newLine("cancel").word(c.SubagentID).String() }
 func (Agents) String() string   { return "/agents" }
 func (Inbox) String() string    { return "/inbox" }
@@ -340,7 +379,13 @@ func buildDeny(v values) Command {
 	return Deny{RequestID: v.str("request_id"), Reason: v.str("reason")}
 }
 
-func buildApply(v values) Command  { return Apply{ConvergenceID: v.str("convergence_id")} }
+func buildApply(v values) Command {
+	id := v.str("id")
+	if k, _, _ := ParseID(id); k == IDSubagent {
+		return Apply{SubagentID: id}
+	}
+	return Apply{ConvergenceID: id}
+}
 func buildCancel(v values) Command { return Cancel{SubagentID: v.str("subagent_id")} }
 func buildStatus(v values) Command { return Status{ID: v.str("id")} }
 func buildWait(v values) Command   { return Wait{IDs: v.list("ids")} }

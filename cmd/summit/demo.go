@@ -90,7 +90,8 @@ var demoSteps = []demoStep{
 	{say: "4/5 · A builder takes control and asks you: type usage or testing, enter.",
 		lines: []string{`/delegate "pair on the README" --agent-type builder`, "/handoff sa-5 --transfer-control"},
 		until: stopped("sa-5")},
-	{say: "5/5 · Done. tab and ↑↓ browse, ctrl+o the inbox, /help commands, ctrl+c quits."},
+	{say: "5/5 · sa-5 wrote in its own worktree; /apply sa-5 landed it (/undo reverts).",
+		lines: []string{"/apply sa-5"}},
 }
 
 // The first notice of a workbench whose subagents run on script tapes says so, and how to

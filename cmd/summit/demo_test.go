@@ -126,7 +126,7 @@ func demoScript(reply string) string {
 			case strings.HasPrefix(l, "/delegate \"run the tests\""):
 				b.WriteString("/wait sa-4\n")
 			case strings.HasPrefix(l, "/handoff"):
-				b.WriteString(reply + "\n")
+				b.WriteString(reply + "\n/wait sa-5\n")
 			}
 		}
 	}

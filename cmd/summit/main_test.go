@@ -160,3 +160,16 @@ func TestAgentsCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestMain keeps the tests' worktrees and private git dirs (and every run of the binary they
+// start, in tmux too) out of the user's cache dir.
+func TestMain(m *testing.M) {
+	cache, err := os.MkdirTemp("", "summit-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
+}

@@ -32,6 +32,8 @@ type sessionFlags struct {
 	approve    string
 	parallel   int
 	maxScriptB int64
+	// keepWorktrees leaves the worktrees when the session ends.
+	keepWorktrees bool
 	// interactive sessions run on the wall clock (a person watches them stream) and ask the
 	// user about permission requests instead of deciding by --approve.
 	interactive bool
@@ -47,6 +49,7 @@ func (f *sessionFlags) register(c *cobra.Command) {
 	fl.BoolVar(&f.noRecord, "no-record", false, "do not record the session")
 	fl.StringVar(&f.tapes, "tapes", "", "script tapes: a directory of *.yaml (or one file) instead of the embedded demo tapes")
 	fl.IntVar(&f.parallel, "max-parallel", 8, "subagents running at once; the rest wait as queued")
+	fl.BoolVar(&f.keepWorktrees, "keep-worktrees", false, "leave the subagents' git worktrees when the session ends (summit gc lists and removes them)")
 }
 
 // wired is a session ready to run, and what to release after it.
@@ -66,6 +69,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if f.record != "" && f.noRecord {
 		return nil, usageErr("--record and --no-record exclude each other")
 	}
+	noteLeftovers(stderr)
 	mode, err := agents.ParseMode(f.mode)
 	if err != nil {
 		return nil, usageErr("--permission-mode: %v", err)
@@ -167,7 +171,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			return router.Resolve(def.Model.Name)
 		},
 		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel,
-		Approve: f.approve, OnEvent: onEvent,
+		Approve: f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,
 		Config: map[string]any{"approve": f.approve, "max_parallel": f.parallel, "tapes": f.tapes != ""},
 	})
 	if err != nil {

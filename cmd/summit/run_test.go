@@ -31,7 +31,7 @@ func runScript(t *testing.T, ws, script string, extra ...string) (int, string, s
 // exit codes follow DESIGN §10; escapes from a model never reach stdout raw.
 func TestRunScript(t *testing.T) {
 	ws := runWorkspace(t)
-	code, out, errOut, rec := runScript(t, ws, "/delegate \"change the greeting\" --agent-type builder\n/delegate escape test --agent-type analyzer\n")
+	code, out, errOut, rec := runScript(t, ws, "/delegate \"change the greeting\" --agent-type builder\n/delegate escape test --agent-type analyzer\n/wait sa-1\n/apply sa-1\n")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}

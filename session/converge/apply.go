@@ -54,7 +54,7 @@ func Plan(read ReadFunc, patches []session.Patch) ([]Change, error) {
 		if len(files) == 0 {
 			return nil, fmt.Errorf("patch for %s is not a unified diff", p.Path)
 		}
-		prefixed := hasABPrefixes(p.Diff)
+		prefixed := hasABPrefixes(p.Diff) && !isGitDiff(p.Diff)
 		for _, f := range files {
 			name, err := patchPath(f, prefixed)
 			if err != nil {

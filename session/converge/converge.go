@@ -24,6 +24,13 @@ type Member struct {
 	Capsule  *protocols.Capsule // nil when it produced none
 	Finished uint64             // seq of its SubagentStop: the completion order
 	Error    string             // its last error, for the report
+	// Changes is what the member really changed in its isolated worktree (nil for a
+	// read-only member). When set without an Error, its patches are these recorded changes,
+	// not its capsule's patch_suggestions; with an Error the member is left out.
+	Changes *session.SubagentChanges
+	// Rebased says the caller already brought Changes onto the newest base of the members
+	// (with git); otherwise a member on an older base is a base conflict under merge.
+	Rebased bool
 }
 
 // Input is everything a convergence depends on. Analyze and Output are pure functions of it,
@@ -49,6 +56,13 @@ const (
 	KindPlaybook  = "playbook"
 	KindVote      = "vote"
 	KindConsensus = "consensus"
+	// KindFile is a file-level conflict between recorded changes (File is set): modify
+	// versus delete, two different adds, rename versus modify or a second rename, differing
+	// binaries, two different mode changes.
+	KindFile = "file"
+	// KindBase is a member whose changes were made on an older base than the newest of the
+	// convergence and were not rebased: sides are that member and one on the newest base.
+	KindBase = "base"
 )
 
 // Outcomes of a convergence.
@@ -102,6 +116,9 @@ type Analysis struct {
 	units     []unit
 	conflicts []*conflict
 	winner    string // vote / consensus / first_success: the result taken without conflicts
+	failed    map[string]bool
+	origin    map[string]map[string]origin // member → path → its recorded change and units
+	inFile    map[int]bool                 // units in a file conflict
 }
 
 // ReviewItem is a conflict waiting for /resolve.
@@ -116,6 +133,8 @@ const (
 	uHunk unitKind = iota
 	uFinding
 	uOp
+	uFile // a whole recorded file change (fc)
+	uMode // a recorded mode change of a text file (fc)
 )
 
 // unit is one atomic piece of a combined result.
@@ -127,6 +146,12 @@ type unit struct {
 	op      session.PlaybookOp
 	okey    string
 	sources []string
+	// Recorded changes: the file change a uFile or uMode is (the one a real hunk came
+	// from), its path, every path a uFile touches, and a text add's or delete's hunks.
+	fc    *session.FileChange
+	path  string
+	paths []string
+	fhs   []*hunk
 }
 
 type conflict struct {
@@ -137,6 +162,8 @@ type conflict struct {
 	order   []string         // side order (by id)
 	canBoth bool
 	sortKey string
+	file    string            // file conflicts
+	values  map[string]string // base conflicts: each side's account
 }
 
 // Analyze combines the members' results by the strategy and finds the conflicts. It fails
@@ -152,13 +179,19 @@ func Analyze(in Input) (*Analysis, error) {
 	if err := Check(in.Strategy, ids); err != nil {
 		return nil, err
 	}
-	a := &Analysis{in: in}
+	a := &Analysis{in: in, failed: map[string]bool{}}
 	var ok []Member
 	for _, m := range sortedMembers(in.Members) {
+		if m.Outcome == session.OutcomeSuccess && m.Capsule != nil && m.Changes != nil && m.Changes.Error != "" {
+			a.failed[m.ID] = true
+			a.Notes = append(a.Notes, fmt.Sprintf("%s left out: its changes could not be recorded (%s)", m.ID, m.Changes.Error))
+			continue
+		}
 		if m.Outcome == session.OutcomeSuccess && m.Capsule != nil {
 			ok = append(ok, m)
 			continue
 		}
+		a.failed[m.ID] = true
 		why := m.Outcome
 		if m.Outcome == session.OutcomeSuccess {
 			why = "no result capsule"
@@ -180,6 +213,7 @@ func Analyze(in Input) (*Analysis, error) {
 		}
 		a.used = ok
 		a.pool()
+		a.baseConflicts()
 	case commands.StrategyFirstSuccess:
 		if len(ok) == 0 {
 			a.Fatal = "no member succeeded"
@@ -201,6 +235,20 @@ func Analyze(in Input) (*Analysis, error) {
 			break
 		}
 		a.consensus(ok)
+	}
+	check := ok
+	switch in.Strategy {
+	case commands.StrategyFirstSuccess:
+		check = a.used
+	case commands.StrategyVote, commands.StrategyConsensus:
+		if n := baseNote(ok); n != "" {
+			a.Notes = append(a.Notes, n)
+		}
+	}
+	for _, m := range check {
+		if m.real() {
+			a.Notes = append(a.Notes, realNotes(m)...)
+		}
 	}
 	a.number()
 	a.resolveAuto()
@@ -247,7 +295,7 @@ func (a *Analysis) member(id string) Member {
 // between members (never within one member: its own overlapping hunks fail at /apply).
 func (a *Analysis) pool() {
 	byKey := map[string]int{}
-	add := func(u unit, key, from string) {
+	add := func(u unit, key, from string) int {
 		if i, ok := byKey[key]; ok {
 			if !slices.Contains(a.units[i].sources, from) {
 				a.units[i].sources = append(a.units[i].sources, from)
@@ -255,22 +303,29 @@ func (a *Analysis) pool() {
 			if u.kind == uOp && u.op.Type == session.OpTag {
 				a.units[i].op.Metadata = addCounts(a.units[i].op.Metadata, u.op.Metadata)
 			}
-			return
+			return i
 		}
 		u.sources = []string{from}
 		byKey[key] = len(a.units)
 		a.units = append(a.units, u)
+		return len(a.units) - 1
 	}
 	for _, m := range a.used {
 		c := m.Capsule
-		for pi, ps := range c.PatchSuggestions {
-			hs, err := parseDiff(ps.Diff)
-			if err != nil {
-				a.Notes = append(a.Notes, fmt.Sprintf("%s patch %d left out: %v", m.ID, pi+1, err))
-				continue
-			}
-			for _, h := range hs {
-				add(unit{kind: uHunk, h: h}, "h\x00"+h.key, m.ID)
+		if m.real() {
+			// Its patches are what it really changed; its proposals are only compared
+			// with that (realNotes).
+			a.poolChanges(m, add)
+		} else {
+			for pi, ps := range c.PatchSuggestions {
+				hs, err := parseDiff(ps.Diff)
+				if err != nil {
+					a.Notes = append(a.Notes, fmt.Sprintf("%s patch %d left out: %v", m.ID, pi+1, err))
+					continue
+				}
+				for _, h := range hs {
+					add(unit{kind: uHunk, h: h}, "h\x00"+h.key, m.ID)
+				}
 			}
 		}
 		for _, f := range c.Findings {
@@ -298,6 +353,7 @@ func (a *Analysis) pool() {
 	for i := range a.units {
 		slices.SortFunc(a.units[i].sources, idCompare)
 	}
+	a.fileConflicts()
 	a.hunkConflicts()
 	a.groupConflicts(uFinding, KindFinding, func(u unit) string { return u.fkey })
 	a.groupConflicts(uOp, KindPlaybook, func(u unit) string {
@@ -338,7 +394,7 @@ func findingKey(f protocols.Finding) string {
 func (a *Analysis) hunkConflicts() {
 	var idx []int
 	for i, u := range a.units {
-		if u.kind == uHunk {
+		if u.kind == uHunk && !a.inFile[i] {
 			idx = append(idx, i)
 		}
 	}
@@ -441,9 +497,13 @@ func (a *Analysis) newConflict(kind string, g []int) *conflict {
 	return c
 }
 
-// normalised is a member's result as compared by vote and consensus: its set of changes
-// when it proposes patches, else its verdict, else its summary.
+// normalised is a member's result as compared by vote and consensus: its recorded change
+// set when it has one, else its set of changes when it proposes patches, else its verdict,
+// else its summary.
 func (a *Analysis) normalised(m Member) (key, show string) {
+	if m.real() {
+		return changesKey(m)
+	}
 	var keys []string
 	for _, ps := range m.Capsule.PatchSuggestions {
 		hs, err := parseDiff(ps.Diff)
@@ -641,6 +701,10 @@ func (a *Analysis) detected(c *conflict) session.ConflictDetected {
 		case KindPlaybook:
 			op := a.units[c.sides[id][0]].op
 			side.Value = map[string]any{"type": op.Type, "bullet_id": op.BulletID, "content": op.Content}
+		case KindFile:
+			side.Value = a.sideText(c.sides[id])
+		case KindBase:
+			side.Value = c.values[id]
 		default:
 			_, show := a.normalised(m)
 			side.Value = map[string]any{"result": show, "finished_seq": m.Finished}
@@ -667,6 +731,9 @@ func (a *Analysis) detected(c *conflict) session.ConflictDetected {
 				ev.Context = a.context(file, lines.Start-1, lines.End)
 			}
 		}
+	case KindFile:
+		ev.File = c.file
+		ev.Context = a.fileContext(c.file)
 	case KindPlaybook:
 		id := a.units[c.units[0]].op.BulletID
 		if i := entry(a.in.Playbook, id); i >= 0 {
@@ -797,6 +864,10 @@ func whyNotBoth(kind string) string {
 		return "they change the same lines"
 	case KindPlaybook:
 		return "they edit the same playbook entry differently"
+	case KindFile:
+		return "they change the same file in ways that cannot be combined; the chosen side's change of it is taken whole"
+	case KindBase:
+		return "the engine cannot rebase; take the member to keep its changes as recorded, or another side or none to leave them out"
 	}
 	return "only one result can stand"
 }
@@ -832,6 +903,17 @@ type Result struct {
 	Size      int // bytes of the output
 	Notes     []string
 	Doc       Document
+	// Files is the resolved change set when any used member brings recorded changes (nil
+	// otherwise): one entry per path, sorted by path. A whole-file change (add, delete,
+	// rename, binary, mode, cut diff) is the winning member's FileChange as recorded; a text
+	// file is the FileChange of the one member whose change it exactly is, else one combined
+	// from the taken hunks (a git-style diff, Kind modified). Files also holds what
+	// read-only members proposed. Live applies it with git; a binary's or cut diff's content
+	// is in the Sources member's result commit.
+	Files []session.FileChange
+	// Sources maps each path of Files to the member whose recorded change it is, or to
+	// SourceMerged when it combines several members' changes.
+	Sources map[string]string
 }
 
 // Output builds the result once every conflict has a resolution (auto or manual). It fails
@@ -854,6 +936,21 @@ func (a *Analysis) Output(resolved map[string]session.ConflictResolved) (Result,
 	for _, c := range a.conflicts {
 		r := resolved[c.id]
 		doc.Conflicts = append(doc.Conflicts, ConflictDoc{ConflictID: c.id, Kind: c.kind, Choice: r.Choice, Method: r.Method, Note: r.Note})
+	}
+	// Members whose base conflict left their changes out.
+	dropped := map[string]bool{}
+	for _, c := range a.conflicts {
+		if c.kind == KindBase {
+			if s := c.order[0]; resolved[c.id].Choice != s {
+				dropped[s] = true
+				notes = append(notes, fmt.Sprintf("%s: %s's changes are left out (made on an older base)", c.id, s))
+			}
+		}
+	}
+	for _, c := range a.conflicts {
+		if ch := resolved[c.id].Choice; c.kind != KindBase && dropped[ch] {
+			notes = append(notes, fmt.Sprintf("%s: %s's side was chosen, but its changes are left out by its base conflict", c.id, ch))
+		}
 	}
 	// Which units stand, and from which pool.
 	src, take := a, []int(nil)
@@ -913,16 +1010,19 @@ func (a *Analysis) Output(resolved map[string]session.ConflictResolved) (Result,
 	} else {
 		doc.Outcome = OutcomeSuccess
 		for _, m := range a.in.Members {
-			if m.Outcome != session.OutcomeSuccess && a.in.Strategy != commands.StrategyFirstSuccess {
+			if a.failed[m.ID] && a.in.Strategy != commands.StrategyFirstSuccess {
 				doc.Outcome = OutcomePartial
 			}
 		}
 	}
 	slices.Sort(take)
 	take = slices.Compact(take)
-	src.fill(&doc, take)
+	take = slices.DeleteFunc(take, func(i int) bool {
+		return isChange(src.units[i]) && len(src.effSources(src.units[i], dropped)) == 0
+	})
+	notes = append(notes, src.fill(&doc, take, dropped)...)
 	doc.Notes = notes
-	res := Result{Outcome: doc.Outcome, Notes: notes, Doc: doc}
+	res := Result{Outcome: doc.Outcome, Notes: notes, Doc: doc, Files: doc.Files, Sources: doc.Sources}
 	switch a.in.Format {
 	case commands.FormatDeltaBatch:
 		b := &session.DeltaBatch{ConvergenceID: a.in.ID, Reasoning: doc.reasoning(), Operations: doc.Operations, Patches: doc.Patches}
@@ -953,8 +1053,9 @@ func confOf(m Member) *float64 {
 	return m.Capsule.Confidence
 }
 
-// fill writes the standing units into the document in a canonical order.
-func (a *Analysis) fill(doc *Document, take []int) {
+// fill writes the standing units into the document in a canonical order. It returns notes
+// on the combined change set.
+func (a *Analysis) fill(doc *Document, take []int, dropped map[string]bool) []string {
 	files := map[string][]*hunk{}
 	var ops []unit
 	for _, i := range take {
@@ -962,6 +1063,10 @@ func (a *Analysis) fill(doc *Document, take []int) {
 		switch u.kind {
 		case uHunk:
 			files[u.h.file] = append(files[u.h.file], u.h)
+		case uFile:
+			if len(u.fhs) > 0 { // a text add or delete: a plain text patch can carry it
+				files[u.path] = append(files[u.path], u.fhs...)
+			}
 		case uFinding:
 			doc.Findings = append(doc.Findings, FindingDoc{Finding: u.finding, Sources: u.sources})
 		case uOp:
@@ -1017,6 +1122,12 @@ func (a *Analysis) fill(doc *Document, take []int) {
 		}
 	}
 	doc.Summary = strings.Join(sums, "\n")
+	if !a.hasReal() || doc.Outcome == OutcomeFailure {
+		return nil
+	}
+	var notes []string
+	doc.Files, doc.Sources, notes = a.changedFiles(take, dropped)
+	return notes
 }
 
 func severityRank(s string) int {

@@ -97,7 +97,7 @@ func parseDiff(diff string) ([]*hunk, error) {
 		return nil, fmt.Errorf("not a unified diff (no ---/+++ file headers with @@ hunks)")
 	}
 	var out []*hunk
-	prefixed := hasABPrefixes(diff)
+	prefixed := hasABPrefixes(diff) && !isGitDiff(diff)
 	for _, f := range files {
 		name, err := patchPath(f, prefixed)
 		if err != nil {
@@ -112,26 +112,37 @@ func parseDiff(diff string) ([]*hunk, error) {
 		if len(f.TextFragments) == 0 && !f.IsNew {
 			return nil, fmt.Errorf("%s: the diff has no hunks", name)
 		}
-		for _, fr := range f.TextFragments {
-			if err := fr.Validate(); err != nil {
-				return nil, fmt.Errorf("%s %s: %v", name, strings.TrimSpace(fr.Header()), err)
+		hs, err := fileHunks(name, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hs...)
+	}
+	return out, nil
+}
+
+// fileHunks cuts one parsed file diff into hunks of the file name.
+func fileHunks(name string, f *gitdiff.File) ([]*hunk, error) {
+	var out []*hunk
+	for _, fr := range f.TextFragments {
+		if err := fr.Validate(); err != nil {
+			return nil, fmt.Errorf("%s %s: %v", name, strings.TrimSpace(fr.Header()), err)
+		}
+		// Unified diffs name the line before an empty old range.
+		start := int(fr.OldPosition) - 1
+		if fr.OldLines == 0 {
+			start = int(fr.OldPosition)
+		}
+		start = max(start, 0)
+		for _, h := range split(fr.Lines, start) {
+			h.file, h.isNew, h.isDelete = name, f.IsNew, f.IsDelete
+			var k strings.Builder
+			fmt.Fprintf(&k, "%s\x00%d\x00%v%v\x00", h.file, h.coreStart, h.isNew, h.isDelete)
+			for _, l := range h.core() {
+				k.WriteString(lineText(l))
 			}
-			// Unified diffs name the line before an empty old range.
-			start := int(fr.OldPosition) - 1
-			if fr.OldLines == 0 {
-				start = int(fr.OldPosition)
-			}
-			start = max(start, 0)
-			for _, h := range split(fr.Lines, start) {
-				h.file, h.isNew, h.isDelete = name, f.IsNew, f.IsDelete
-				var k strings.Builder
-				fmt.Fprintf(&k, "%s\x00%d\x00%v%v\x00", h.file, h.coreStart, h.isNew, h.isDelete)
-				for _, l := range h.core() {
-					k.WriteString(lineText(l))
-				}
-				h.key = k.String()
-				out = append(out, h)
-			}
+			h.key = k.String()
+			out = append(out, h)
 		}
 	}
 	return out, nil
@@ -186,7 +197,12 @@ func split(lines []gitdiff.Line, start int) []*hunk {
 var (
 	oldHeaderRe = regexp.MustCompile(`(?m)^--- (a/|/dev/null)`)
 	newHeaderRe = regexp.MustCompile(`(?m)^\+\+\+ (b/|/dev/null)`)
+	gitHeaderRe = regexp.MustCompile(`(?m)^diff --git `)
 )
+
+// isGitDiff reports whether a diff has git's "diff --git" headers: the parser has stripped
+// its a/ and b/ prefixes already, so they must not be stripped twice (a directory named a).
+func isGitDiff(diff string) bool { return gitHeaderRe.MatchString(diff) }
 
 // hasABPrefixes reports whether a plain unified diff names its files a/… and b/… (as git
 // and diff -u with labels do). The parser strips those only for "diff --git" patches.

@@ -21,6 +21,10 @@ type Document struct {
 	Operations         []session.PlaybookOp `json:"operations"`
 	Conflicts          []ConflictDoc        `json:"conflicts"`
 	Notes              []string             `json:"notes"`
+	// Files and Sources are the resolved change set when members bring recorded changes
+	// (Result.Files, Result.Sources).
+	Files   []session.FileChange `json:"files,omitempty"`
+	Sources map[string]string    `json:"sources,omitempty"`
 }
 
 // MemberDoc is one member and whether its result was used.
@@ -60,6 +64,15 @@ func (d Document) reasoning() string {
 	}
 	s := fmt.Sprintf("%s of %s (%s): %d file patches (%d hunks), %d findings, %d playbook operations",
 		d.Strategy, orDash(strings.Join(used, ", ")), d.Outcome, len(d.Patches), hunks, len(d.Findings), len(d.Operations))
+	if d.Files != nil {
+		whole := 0
+		for _, f := range d.Files {
+			if !textPatchable(f) {
+				whole++
+			}
+		}
+		s += fmt.Sprintf("; %s really changed (%d beyond the text patches)", session.Plural(len(d.Files), "file"), whole)
+	}
 	for _, c := range d.Conflicts {
 		s += fmt.Sprintf("; %s → %s (%s)", c.ConflictID, c.Choice, c.Method)
 	}
@@ -114,6 +127,12 @@ func (d Document) Markdown() string {
 		b.WriteString("\n## Patches\n")
 		for _, p := range d.Patches {
 			fmt.Fprintf(&b, "\n```diff\n%s```\n", p.Diff)
+		}
+	}
+	if len(d.Files) > 0 {
+		b.WriteString("\n## Changed files\n\n")
+		for _, f := range d.Files {
+			fmt.Fprintf(&b, "- %s — %s\n", session.FileChangeLine(f), d.Sources[f.Path])
 		}
 	}
 	if len(d.Operations) > 0 {

@@ -262,6 +262,7 @@ func TestConvergeStalePatch(t *testing.T) {
 /wait cv-1
 /delegate change the greeting --agent-type builder
 /wait sa-3
+/apply sa-3
 /apply cv-1
 `)
 	r := o.rejections()

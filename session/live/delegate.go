@@ -10,10 +10,12 @@ import (
 
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/runtime"
+	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/converge"
+	"github.com/summit-dev/summit/session/gitws"
 )
 
 // sub is a subagent the orchestrator runs.
@@ -36,6 +38,11 @@ type sub struct {
 	timedOut bool
 	outcome  string
 	clock    Clock
+	// wt and sandbox are set for an isolated subagent: its worktree and the tools rooted
+	// there; isoErr says why isolation failed (the run then fails at once).
+	wt      *gitws.Worktree
+	sandbox *tools.Sandbox
+	isoErr  error
 }
 
 func (s *sub) cancel(reason string) {
@@ -106,6 +113,11 @@ func (x *Orchestrator) delegate(line string, c commands.Delegate) (Reply, error)
 	}
 	if len(pol.Tools) == 0 {
 		return x.rejectf(line, c, "agent %s would have no tools left (%s)", def.Name, strings.Join(pol.Notes, "; "))
+	}
+	if x.isolated(pol.Tools) {
+		if _, err := x.repo(); err != nil {
+			return x.rejectf(line, c, "%v", err)
+		}
 	}
 	if err := x.issue(line, c); err != nil {
 		return Reply{}, err
@@ -181,6 +193,9 @@ func (x *Orchestrator) spawn(c commands.Delegate) (*sub, error) {
 	if _, err := x.emit(id, spawned); err != nil {
 		return nil, err
 	}
+	if x.isolated(pol.Tools) {
+		s.isoErr = x.isolate(s)
+	}
 	if _, err := x.emit(id, session.TranscriptEvent{EventType: session.TranscriptStart, Text: c.Task}); err != nil {
 		return nil, err
 	}
@@ -223,6 +238,12 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 			s.policy.Mode = agents.ModeBypass
 		}
 	}
+	if s.isoErr != nil {
+		msg := "no isolated worktree: " + s.isoErr.Error()
+		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: msg})
+		_, _ = x.emit(s.id, session.SubagentError{Error: msg, Attempt: 1, Context: "isolation"})
+		return runtime.Result{Outcome: session.OutcomeFailure, Err: s.isoErr}
+	}
 	prov, model, err := x.o.Route(s.def)
 	if err != nil {
 		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: err.Error()})
@@ -231,7 +252,7 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 	}
 	return runtime.Run(s.ctx, runtime.Config{
 		Agent: s.def, AgentType: s.cmd.AgentType, Policy: s.policy, Provider: prov, Model: model,
-		Sandbox: x.sandbox, System: x.prompt(s), Task: s.cmd.Task, MaxTurns: s.def.MaxTurns,
+		Sandbox: x.sandboxOf(s), System: x.prompt(s), Task: s.cmd.Task, MaxTurns: s.def.MaxTurns,
 		Deadline: deadline, Clock: x.clock,
 		Emit: func(d session.Data) error { _, err := x.emit(s.id, d); return err },
 		Approve: func(_ context.Context, tool string, args map[string]any, reason string) (bool, string, error) {
@@ -241,12 +262,20 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 	})
 }
 
+// sandboxOf is where a subagent's tools work: its worktree when isolated, else the workspace.
+func (x *Orchestrator) sandboxOf(s *sub) *tools.Sandbox {
+	if s.sandbox != nil {
+		return s.sandbox
+	}
+	return x.sandbox
+}
+
 // prompt assembles the delegation prompt; with --inherit-context the playbook and the
 // Downstream Context of every finished subagent form the context chain (DESIGN §6).
 func (x *Orchestrator) prompt(s *sub) string {
 	in := protocols.PromptInput{
 		AgentName: s.def.Name, AgentBody: s.def.Body, PermissionMode: string(s.policy.Mode),
-		Workspace: x.sandbox.Root(), Tools: s.policy.Tools, InheritContext: s.cmd.InheritContext,
+		Workspace: x.sandboxOf(s).Root(), Tools: s.policy.Tools, InheritContext: s.cmd.InheritContext,
 		Task: s.cmd.Task,
 	}
 	for _, t := range agents.CanonicalTools() {
@@ -297,6 +326,7 @@ func (x *Orchestrator) finish(s *sub, res runtime.Result, start time.Time) {
 	if artifacts == nil {
 		artifacts = []string{}
 	}
+	x.captureChanges(s)
 	_, _ = x.emit(s.id, session.SubagentStop{
 		Outcome: outcome, Capsule: res.Capsule, ToolInvocationCount: res.ToolCalls,
 		ArtifactPaths: artifacts, DurationMS: x.clock.Now().Sub(start).Milliseconds(),

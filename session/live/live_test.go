@@ -24,6 +24,7 @@ type harness struct {
 	cap     int
 	real    bool
 	ceiling agents.PermissionMode // "" = acceptEdits
+	cache   string                // worktrees and private git dirs
 }
 
 func newHarness(t *testing.T) *harness {
@@ -32,7 +33,7 @@ func newHarness(t *testing.T) *harness {
 	write(t, ws, "main_test.go", "package main\n")
 	// A file outside the workspace that no tool may read.
 	write(t, filepath.Dir(ws), "outside.txt", "secret outside")
-	return &harness{t: t, ws: ws, rec: filepath.Join(t.TempDir(), "rec.jsonl"), approve: ApproveNone}
+	return &harness{t: t, ws: ws, rec: filepath.Join(t.TempDir(), "rec.jsonl"), approve: ApproveNone, cache: t.TempDir()}
 }
 
 func write(t *testing.T, dir, name, content string) {
@@ -66,7 +67,8 @@ func (h *harness) start(clock Clock) *Orchestrator {
 		Catalogue:    agents.Load(agents.Options{Workspace: h.ws}),
 		Route:        func(*agents.Definition) (provider.Provider, string, error) { return script, "", nil },
 		ProviderName: "script", Approve: h.approve, MaxParallel: h.cap, Ceiling: h.ceiling,
-		Backoff: func(int) time.Duration { return time.Millisecond },
+		Backoff:  func(int) time.Duration { return time.Millisecond },
+		CacheDir: h.cache,
 	})
 	if err != nil {
 		h.t.Fatal(err)

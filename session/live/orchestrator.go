@@ -30,6 +30,7 @@ import (
 	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/gitws"
 )
 
 // Approval policies of headless runs (--approve).
@@ -63,6 +64,13 @@ type Options struct {
 	OnEvent func(session.Event)
 	// Backoff between retries of a transient provider failure (default 500ms·2^(n-1)).
 	Backoff func(attempt int) time.Duration
+	// NoIsolation runs every subagent in the workspace itself (no git worktrees). Only for
+	// tests of the shared-workspace behaviour: parallel writers then overwrite each other.
+	NoIsolation bool
+	// CacheDir holds worktrees and private git dirs (default gitws.DefaultCacheDir()).
+	CacheDir string
+	// KeepWorktrees leaves the worktrees when the session closes (summit gc lists them).
+	KeepWorktrees bool
 }
 
 // Orchestrator runs one session.
@@ -72,6 +80,12 @@ type Orchestrator struct {
 	sandbox *tools.Sandbox
 	ctx     context.Context
 	stop    context.CancelFunc
+
+	// The git layer of isolation, opened on first use (repo).
+	repoMu  sync.Mutex
+	git     *gitws.Repo
+	gitErr  error
+	applied []*gitws.Applied // /apply of real changes, in order (guarded by mu)
 
 	emitMu sync.Mutex // the serialising path: held from seq assignment to the OnEvent call
 	mu     sync.Mutex // guards everything below and state
@@ -357,7 +371,16 @@ func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Comman
 	case commands.Resolve:
 		return x.resolve(line, c)
 	case commands.Apply:
+		if c.SubagentID != "" {
+			return x.applySub(line, c)
+		}
 		return x.apply(line, c)
+	case commands.Diff:
+		return x.diffCmd(line, c)
+	case commands.Undo:
+		return x.undo(line, c)
+	case commands.Discard:
+		return x.discard(line, c)
 	}
 	return x.rejectf(line, cmd, "not supported")
 }
@@ -534,6 +557,7 @@ func (x *Orchestrator) Close(reason string) error {
 	x.mu.Unlock()
 	_, err := x.emit("", session.SessionEnded{Reason: reason, DurationMS: d.Milliseconds()})
 	x.stop()
+	x.closeIsolation()
 	if x.o.Recorder != nil {
 		if cerr := x.o.Recorder.Close(); err == nil {
 			err = cerr

@@ -60,8 +60,8 @@ a note for the log
 			}
 		}
 	}
-	want := []string{"SubagentSpawned", "subagent_start", "SubagentActive", "token", "tool_call", "tool_result",
-		"tool_call", "tool_result", "token", "SubagentStop"}
+	want := []string{"SubagentSpawned", "SubagentIsolated", "subagent_start", "SubagentActive", "token", "tool_call", "tool_result",
+		"tool_call", "tool_result", "token", "SubagentChanges", "SubagentStop"}
 	if !slices.Equal(order, want) {
 		t.Errorf("sa-1 order\n got %v\nwant %v", order, want)
 	}
@@ -98,6 +98,10 @@ a note for the log
 		if started, ok := a.Data.(session.SessionStarted); ok {
 			started.Workspace = b.Data.(session.SessionStarted).Workspace
 			a.Data = started
+		}
+		if iso, ok := a.Data.(session.SubagentIsolated); ok {
+			iso.Worktree = b.Data.(session.SubagentIsolated).Worktree // under each run's own cache dir
+			a.Data = iso
 		}
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("event %d differs:\n%+v\n%+v", i+1, a, b)

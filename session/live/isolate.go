@@ -1,0 +1,317 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/tools"
+	"github.com/summit-dev/summit/commands"
+	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/gitws"
+)
+
+// Isolation (DESIGN §11). A subagent whose tools can change files works in its own git
+// worktree on a base snapshot of the workspace, never in the workspace: parallel builders
+// cannot overwrite each other, and what each really changed is computed at its stop and
+// recorded (SubagentChanges). /apply sa-N lands it with a three-way merge, /undo takes the
+// last apply back, /discard drops a worktree. Read-only subagents read the main workspace.
+
+// writingTools are the tools that can change files: a subagent with any of them is isolated.
+var writingTools = []string{"write_file", "replace", "run_shell_command"}
+
+func writes(toolset []string) bool {
+	for _, t := range toolset {
+		if slices.Contains(writingTools, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitTimeout bounds one git step of isolation (a snapshot, a change set, an apply).
+const gitTimeout = 2 * time.Minute
+
+// isolated reports whether a subagent with these tools works in its own worktree.
+func (x *Orchestrator) isolated(toolset []string) bool {
+	return !x.o.NoIsolation && writes(toolset)
+}
+
+// repo opens the workspace's git layer on first use, so sessions without writing subagents
+// never need git.
+func (x *Orchestrator) repo() (*gitws.Repo, error) {
+	x.repoMu.Lock()
+	defer x.repoMu.Unlock()
+	if x.git != nil || x.gitErr != nil {
+		return x.git, x.gitErr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	x.git, x.gitErr = gitws.Open(ctx, x.sandbox.Root(), gitws.Options{SessionID: x.o.SessionID, CacheDir: x.o.CacheDir})
+	if x.gitErr != nil {
+		x.gitErr = fmt.Errorf("subagents that change files work in their own git worktree, and that failed: %w", x.gitErr)
+	}
+	return x.git, x.gitErr
+}
+
+// isolate gives a spawned subagent its worktree: a snapshot of the workspace now (shared with
+// every subagent delegated while it did not change) and a detached worktree on it. Its tools
+// are rooted there.
+func (x *Orchestrator) isolate(s *sub) error {
+	r, err := x.repo()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	base, err := r.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	wt, err := r.AddWorktree(ctx, base, s.id)
+	if err != nil {
+		return err
+	}
+	sb, err := tools.New(wt.Root(), x.o.Tools)
+	if err != nil {
+		_ = r.Remove(ctx, wt)
+		return err
+	}
+	s.wt, s.sandbox = wt, sb
+	_, err = x.emit(s.id, session.SubagentIsolated{Base: base.ID, BaseCommit: base.Commit, Worktree: wt.Path, Private: r.Private()})
+	return err
+}
+
+// captureChanges records what an isolated subagent really changed, whatever its outcome.
+func (x *Orchestrator) captureChanges(s *sub) {
+	if s.wt == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	cs, err := x.git.Changes(ctx, s.wt)
+	ev := session.SubagentChanges{Base: s.wt.Base.ID, BaseCommit: s.wt.Base.Commit, Files: []session.FileChange{}}
+	if err != nil {
+		ev.Error = err.Error()
+	} else {
+		ev.ResultCommit, ev.Added, ev.Removed, ev.Truncated, ev.Outside = cs.Result, cs.Added, cs.Removed, cs.Truncated, cs.Outside
+		for _, f := range cs.Files {
+			ev.Files = append(ev.Files, session.FileChange{Path: f.Path, OldPath: f.OldPath, Kind: string(f.Kind), Binary: f.Binary,
+				Added: f.Added, Removed: f.Removed, OldMode: f.OldMode, NewMode: f.NewMode, Diff: f.Diff, Truncated: f.Truncated})
+		}
+	}
+	_, _ = x.emit(s.id, ev)
+}
+
+// closeIsolation removes the session's worktrees (unless kept) when the session closes.
+func (x *Orchestrator) closeIsolation() {
+	x.repoMu.Lock()
+	r := x.git
+	x.repoMu.Unlock()
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	_ = r.Close(ctx, x.o.KeepWorktrees)
+}
+
+// diffCmd is /diff: the recorded changes, from the event log (no worktree needed).
+func (x *Orchestrator) diffCmd(line string, c commands.Diff) (Reply, error) {
+	x.mu.Lock()
+	sa := x.state.Subagent(c.ID)
+	cv := x.state.Convergence(c.ID)
+	ids := x.knownIDs()
+	x.mu.Unlock()
+	var text string
+	switch {
+	case sa == nil && cv == nil:
+		return x.rejectf(line, c, "unknown id %s%s", c.ID, didYouMean(c.ID, ids))
+	case sa != nil && sa.Changes == nil && sa.Isolation == nil:
+		return x.rejectf(line, c, "%s works in the main workspace (it cannot change files): it has no changes of its own", sa.ID)
+	case sa != nil && sa.Changes == nil:
+		return x.rejectf(line, c, "%s is still running: its changes are recorded when it stops", sa.ID)
+	case sa != nil:
+		t, err := diffText(sa.Changes.Files, c.Path)
+		if err != nil {
+			return x.rejectf(line, c, "%v", err)
+		}
+		text = t
+	case cv.Batch == nil:
+		return x.rejectf(line, c, "%s has no DeltaBatch to show (it is %s)", cv.ID, cv.Status)
+	default:
+		var b strings.Builder
+		for _, p := range cv.Batch.Patches {
+			if c.Path == "" || p.Path == c.Path {
+				b.WriteString(strings.TrimRight(p.Diff, "\n") + "\n")
+			}
+		}
+		if b.Len() == 0 {
+			return x.rejectf(line, c, "%s changes no file %s", cv.ID, c.Path)
+		}
+		text = b.String()
+	}
+	if err := x.issue(line, c); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Output: text}, nil
+}
+
+// diffText is a change set as text: a line per file, then its diff.
+func diffText(files []session.FileChange, path string) (string, error) {
+	var b strings.Builder
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Path)
+		if path != "" && f.Path != path && f.OldPath != path {
+			continue
+		}
+		b.WriteString(session.FileChangeLine(f) + "\n")
+		if f.Diff != "" {
+			b.WriteString(strings.TrimRight(f.Diff, "\n") + "\n")
+		}
+	}
+	switch {
+	case len(files) == 0:
+		return "no changes\n", nil
+	case b.Len() == 0:
+		return "", fmt.Errorf("no change to %s%s (changed: %s)", path, didYouMean(path, names), strings.Join(names, ", "))
+	}
+	return b.String(), nil
+}
+
+// applySub is /apply sa-N: a three-way merge of what the subagent changed (base → result)
+// into the workspace as it is now. Clean merges land, all files or none; overlapping edits
+// are named with their merged text and nothing is written.
+func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
+	x.mu.Lock()
+	sa := x.state.Subagent(c.SubagentID)
+	ids := x.knownIDs()
+	mode := agents.PermissionMode(x.state.Info.PermissionMode)
+	x.mu.Unlock()
+	switch {
+	case sa == nil:
+		return x.rejectf(line, c, "unknown subagent %s%s", c.SubagentID, didYouMean(c.SubagentID, ids))
+	case mode.Rank() < agents.ModeAcceptEdits.Rank():
+		return x.rejectf(line, c, "/apply writes files and needs acceptEdits or higher; this session runs in %s", mode)
+	case sa.Isolation == nil:
+		return x.rejectf(line, c, "%s worked in the main workspace: it has no isolated changes to apply", sa.ID)
+	case sa.Changes == nil:
+		return x.rejectf(line, c, "%s is still running; /wait %s, then /apply it", sa.ID, sa.ID)
+	case sa.Changes.Error != "":
+		return x.rejectf(line, c, "%s's changes could not be read: %s", sa.ID, sa.Changes.Error)
+	case len(sa.Changes.Files) == 0:
+		return x.rejectf(line, c, "%s changed nothing", sa.ID)
+	}
+	for _, a := range x.state.Applies {
+		if a.Source == sa.ID && !a.Undone {
+			return x.rejectf(line, c, "%s is already applied (%s); /undo takes it back", sa.ID, a.ApplyID)
+		}
+	}
+	r, err := x.repo()
+	if err != nil {
+		return x.rejectf(line, c, "%v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	applied, err := r.Apply(ctx, sa.Changes.BaseCommit, sa.Changes.ResultCommit, sa.ID)
+	var ce *gitws.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		var b strings.Builder
+		fmt.Fprintf(&b, "/apply %s: nothing applied: %s overlap the workspace as it is now:\n", sa.ID, session.Plural(len(ce.Conflicts), "file"))
+		for _, cf := range ce.Conflicts {
+			fmt.Fprintf(&b, "  %s (%s)\n", cf.Path, strings.Join(cf.Types, ", "))
+			if cf.Merged != "" {
+				b.WriteString(indentLines(cf.Merged, "    "))
+			}
+		}
+		b.WriteString("edit the workspace to match, or /converge the subagents first")
+		return x.reject(line, b.String(), commands.Usage("apply"))
+	case err != nil:
+		return x.rejectf(line, c, "nothing applied: %v", err)
+	}
+	if err := x.issue(line, c); err != nil {
+		return Reply{}, err
+	}
+	x.mu.Lock()
+	x.applied = append(x.applied, applied)
+	x.mu.Unlock()
+	if _, err := x.emit("", session.ChangesApplied{ApplyID: applied.ID, Source: sa.ID, Files: applied.Files,
+		PreCommit: applied.Pre, PostCommit: applied.Post}); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Output: fmt.Sprintf("%s: %s applied: %s (/undo takes it back)", applied.ID, sa.ID, strings.Join(applied.Files, ", "))}, nil
+}
+
+func indentLines(s, pre string) string {
+	s = strings.TrimRight(s, "\n")
+	return pre + strings.ReplaceAll(s, "\n", "\n"+pre) + "\n"
+}
+
+// undo is /undo: the last apply of real changes, restored byte for byte, unless a file it
+// touched was edited since (then nothing changes and the file is named).
+func (x *Orchestrator) undo(line string, c commands.Undo) (Reply, error) {
+	x.mu.Lock()
+	var last *gitws.Applied
+	for i := len(x.applied) - 1; i >= 0; i-- {
+		if a := x.state.FindApply(x.applied[i].ID); a != nil && !a.Undone {
+			last = x.applied[i]
+			break
+		}
+	}
+	x.mu.Unlock()
+	if last == nil {
+		return x.rejectf(line, c, "nothing to undo: no /apply of a subagent's changes is in effect")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	var ee *gitws.EditedError
+	if err := x.git.Undo(ctx, last); errors.As(err, &ee) {
+		return x.rejectf(line, c, "%s cannot be undone: edited since it was applied: %s; nothing was changed", last.ID, strings.Join(ee.Files, ", "))
+	} else if err != nil {
+		return x.rejectf(line, c, "%s cannot be undone: %v", last.ID, err)
+	}
+	if err := x.issue(line, c); err != nil {
+		return Reply{}, err
+	}
+	if _, err := x.emit("", session.ApplyUndone{ApplyID: last.ID, Files: last.Files}); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Output: fmt.Sprintf("%s undone: %s restored", last.ID, strings.Join(last.Files, ", "))}, nil
+}
+
+// discard is /discard sa-N: the worktree goes; the recorded changes stay.
+func (x *Orchestrator) discard(line string, c commands.Discard) (Reply, error) {
+	x.mu.Lock()
+	s := x.subs[c.SubagentID]
+	sa := x.state.Subagent(c.SubagentID)
+	ids := x.knownIDs()
+	x.mu.Unlock()
+	switch {
+	case sa == nil || s == nil:
+		return x.rejectf(line, c, "unknown subagent %s%s", c.SubagentID, didYouMean(c.SubagentID, ids))
+	case s.wt == nil:
+		return x.rejectf(line, c, "%s has no worktree: it worked in the main workspace", sa.ID)
+	case sa.Discarded:
+		return x.rejectf(line, c, "%s's worktree is already discarded", sa.ID)
+	case !sa.Stopped:
+		return x.rejectf(line, c, "%s is still running; /cancel %s first", sa.ID, sa.ID)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	if err := x.git.Remove(ctx, s.wt); err != nil {
+		return x.rejectf(line, c, "%v", err)
+	}
+	if err := x.issue(line, c); err != nil {
+		return Reply{}, err
+	}
+	if _, err := x.emit(sa.ID, session.WorktreeDiscarded{Reason: "/discard"}); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Output: sa.ID + "'s worktree is gone; its recorded changes stay (/diff " + sa.ID + ")"}, nil
+}
