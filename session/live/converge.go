@@ -30,6 +30,7 @@ type conv struct {
 	settled  *Event // fired when complete or waiting for review (so /wait and WaitAll return)
 	analysis *converge.Analysis
 	done     bool
+	result   *converge.Result // the output, once complete (its Files are the real changes to land)
 }
 
 func (x *Orchestrator) converge(line string, c commands.Converge) (Reply, error) {
@@ -94,7 +95,7 @@ func (x *Orchestrator) runConv(cv *conv, subs []*sub) {
 	for _, id := range cv.cmd.SubagentIDs {
 		sa := x.state.Subagent(id)
 		in.Members = append(in.Members, converge.Member{ID: id, Outcome: sa.Outcome, Capsule: sa.Capsule,
-			Finished: sa.StopSeq, Error: sa.LastError})
+			Finished: sa.StopSeq, Error: sa.LastError, Changes: sa.Changes})
 	}
 	x.mu.Unlock()
 	a, err := converge.Analyze(in)
@@ -202,6 +203,7 @@ func (x *Orchestrator) finishConv(cv *conv, res *converge.Result, notes []string
 		return
 	}
 	cv.done = true
+	cv.result = res
 	x.mu.Unlock()
 	defer cv.settled.Fire()
 	done := session.ConvergenceComplete{ConvergenceID: cv.id, Outcome: converge.OutcomeFailure, Notes: notes}
@@ -313,6 +315,15 @@ func (x *Orchestrator) apply(line string, c commands.Apply) (Reply, error) {
 		return x.rejectf(line, c, "%s has no DeltaBatch: its output is %s; converge again with --output-format delta_batch", cv.ID, orNone(cv.ResultFormat))
 	case cv.Outcome == converge.OutcomeFailure:
 		return x.rejectf(line, c, "%s produced no result to apply", cv.ID)
+	}
+	x.mu.Lock()
+	var res *converge.Result
+	if lc := x.convs[cv.ID]; lc != nil {
+		res = lc.result
+	}
+	x.mu.Unlock()
+	if res != nil && len(res.Files) > 0 {
+		return x.applyConvReal(line, c, cv, res, book)
 	}
 	changes, err := converge.Plan(x.readFile, cv.Batch.Patches)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/converge"
 	"github.com/summit-dev/summit/session/gitws"
 )
 
@@ -314,4 +315,83 @@ func (x *Orchestrator) discard(line string, c commands.Discard) (Reply, error) {
 		return Reply{}, err
 	}
 	return Reply{Output: sa.ID + "'s worktree is gone; its recorded changes stay (/diff " + sa.ID + ")"}, nil
+}
+
+// applyConvReal is /apply cv-N when the members really changed files: the resolved result is
+// composed on the members' base with git (files a single member changed are taken whole from
+// its result commit; merged files are patched) and landed like /apply sa-N, three-way and
+// all or nothing. The DeltaBatch's playbook operations apply with it.
+func (x *Orchestrator) applyConvReal(line string, c commands.Apply, cv *session.Convergence, res *converge.Result, book []session.PlaybookEntry) (Reply, error) {
+	x.mu.Lock()
+	results := map[string]string{}
+	base, baseN := "", -1
+	for _, id := range cv.Members {
+		sa := x.state.Subagent(id)
+		if sa == nil || sa.Changes == nil || sa.Changes.Error != "" {
+			continue
+		}
+		results[id] = sa.Changes.ResultCommit
+		var n int
+		fmt.Sscanf(sa.Changes.Base, "base-%d", &n)
+		if n > baseN {
+			base, baseN = sa.Changes.BaseCommit, n
+		}
+	}
+	x.mu.Unlock()
+	r, err := x.repo()
+	if err != nil {
+		return x.rejectf(line, c, "%v", err)
+	}
+	var patch strings.Builder
+	var takes []gitws.Take
+	for _, f := range res.Files {
+		if from, ok := results[res.Sources[f.Path]]; ok {
+			takes = append(takes, gitws.Take{Path: f.Path, OldPath: f.OldPath, From: from})
+			continue
+		}
+		if f.Truncated {
+			return x.rejectf(line, c, "nothing applied: %s was merged from cut diffs; /apply one member's changes instead", f.Path)
+		}
+		patch.WriteString(strings.TrimRight(f.Diff, "\n") + "\n")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	result, err := r.Compose(ctx, base, patch.String(), takes)
+	if err != nil {
+		return x.rejectf(line, c, "nothing applied: %v", err)
+	}
+	if _, err := session.ApplyPlaybook(book, cv.Batch.Operations, cv.ID); err != nil {
+		return x.rejectf(line, c, "nothing applied: %v", err)
+	}
+	applied, err := r.Apply(ctx, base, result, cv.ID)
+	var ce *gitws.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		var b strings.Builder
+		fmt.Fprintf(&b, "/apply %s: nothing applied: %s overlap the workspace as it is now:\n", cv.ID, session.Plural(len(ce.Conflicts), "file"))
+		for _, cf := range ce.Conflicts {
+			fmt.Fprintf(&b, "  %s (%s)\n", cf.Path, strings.Join(cf.Types, ", "))
+			if cf.Merged != "" {
+				b.WriteString(indentLines(cf.Merged, "    "))
+			}
+		}
+		return x.reject(line, strings.TrimRight(b.String(), "\n"), commands.Usage("apply"))
+	case err != nil:
+		return x.rejectf(line, c, "nothing applied: %v", err)
+	}
+	if err := x.issue(line, c); err != nil {
+		return Reply{}, err
+	}
+	x.mu.Lock()
+	x.applied = append(x.applied, applied)
+	x.mu.Unlock()
+	if _, err := x.emit("", session.ChangesApplied{ApplyID: applied.ID, Source: cv.ID, Files: applied.Files,
+		PreCommit: applied.Pre, PostCommit: applied.Post}); err != nil {
+		return Reply{}, err
+	}
+	if _, err := x.emit("", session.DeltaBatchApplied{ConvergenceID: cv.ID, Files: applied.Files}); err != nil {
+		return Reply{}, err
+	}
+	return Reply{Output: fmt.Sprintf("%s: %s applied: %s, %s (/undo takes the files back)", applied.ID, cv.ID,
+		session.Plural(len(applied.Files), "file"), session.Plural(len(cv.Batch.Operations), "playbook operation"))}, nil
 }

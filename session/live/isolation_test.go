@@ -321,3 +321,71 @@ func TestUserGitStateUntouched(t *testing.T) {
 		t.Error(".summit/ is not in .git/info/exclude")
 	}
 }
+
+// Convergence on real changes: two builders edit one function differently, so merge reports
+// the conflict from their real edits; the chosen side lands on /apply cv-1, and the main
+// workspace is untouched until then.
+func TestConvergeRealConflict(t *testing.T) {
+	h := newHarness(t)
+	before := treeSum(t, h.ws)
+	o := h.run(`/delegate iso replace --agent-type builder
+/delegate iso write --agent-type builder
+/converge sa-1 sa-2 --strategy merge
+/wait cv-1
+/resolve cf-1 --choose sa-2
+/wait cv-1
+`)
+	cfs := o.find(session.TypeConflictDetected, "")
+	if len(cfs) != 1 {
+		t.Fatalf("conflicts %+v", cfs)
+	}
+	cf := cfs[0].Data.(session.ConflictDetected)
+	if cf.File != "main.go" || !strings.Contains(fmt.Sprint(cf.Sides[0].Value), "hello from A") || !strings.Contains(fmt.Sprint(cf.Sides[1].Value), "hello from B") {
+		t.Errorf("the conflict is not the real edits: %+v", cf)
+	}
+	if treeSum(t, h.ws) != before {
+		t.Fatal("the workspace changed before /apply")
+	}
+	h2 := *h
+	h2.rec = filepath.Join(t.TempDir(), "rec2.jsonl")
+	x := h2.start(RealClock{})
+	defer x.Close("quit")
+	ctx := context.Background()
+	for _, l := range []string{"/delegate iso replace --agent-type builder", "/delegate iso write --agent-type builder",
+		"/converge sa-1 sa-2 --strategy merge", "/wait cv-1", "/resolve cf-1 --choose sa-2", "/wait cv-1", "/apply cv-1"} {
+		if r, err := x.Submit(ctx, l); err != nil || r.Rejected {
+			t.Fatalf("%s: %+v %v", l, r, err)
+		}
+	}
+	if got := string(readFile(t, filepath.Join(h.ws, "main.go"))); !strings.Contains(got, `println("hello from B")`) || strings.Contains(got, "from A") {
+		t.Errorf("main.go after /apply cv-1:\n%s", got)
+	}
+}
+
+// Three builders change different files: a clean merge lands all three.
+func TestConvergeRealCleanMerge(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(RealClock{})
+	defer x.Close("quit")
+	ctx := context.Background()
+	for _, l := range []string{"/delegate iso file one --agent-type builder", "/delegate iso file two --agent-type builder",
+		"/delegate iso file three --agent-type builder", "/converge sa-1 sa-2 sa-3 --strategy merge", "/wait cv-1", "/apply cv-1"} {
+		if r, err := x.Submit(ctx, l); err != nil || r.Rejected {
+			t.Fatalf("%s: %+v %v", l, r, err)
+		}
+	}
+	for name, want := range map[string]string{"docs/one.txt": "one\n", "docs/two.txt": "two\n"} {
+		if got := string(readFile(t, filepath.Join(h.ws, name))); got != want {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if got := string(readFile(t, filepath.Join(h.ws, "main.go"))); !strings.HasPrefix(got, "// Package main greets.\npackage main") {
+		t.Errorf("main.go:\n%s", got)
+	}
+	if r, _ := x.Submit(ctx, "/undo"); r.Rejected {
+		t.Fatalf("/undo: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(h.ws, "docs")); err == nil {
+		t.Error("undo left docs/")
+	}
+}
