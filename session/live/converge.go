@@ -94,8 +94,13 @@ func (x *Orchestrator) runConv(cv *conv, subs []*sub) {
 		Playbook: slices.Clone(x.state.Playbook), Read: x.readFile}
 	for _, id := range cv.cmd.SubagentIDs {
 		sa := x.state.Subagent(id)
-		in.Members = append(in.Members, converge.Member{ID: id, Outcome: sa.Outcome, Capsule: sa.Capsule,
-			Finished: sa.StopSeq, Error: sa.LastError, Changes: sa.Changes})
+		m := converge.Member{ID: id, Outcome: sa.Outcome, Capsule: sa.Capsule, Finished: sa.StopSeq, Error: sa.LastError}
+		// A subagent that changed files converges on what it really changed; one that changed
+		// nothing (read-only, or proposing only) on its capsule's proposals.
+		if ch := sa.Changes; ch != nil && (len(ch.Files) > 0 || ch.Error != "") {
+			m.Changes = ch
+		}
+		in.Members = append(in.Members, m)
 	}
 	x.mu.Unlock()
 	a, err := converge.Analyze(in)
