@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,6 +168,10 @@ func TestMain(m *testing.M) {
 	cache, err := os.MkdirTemp("", "summit-test-cache-")
 	if err != nil {
 		panic(err)
+	}
+	// go build (the tmux tests build the binary) keeps its own cache where it was.
+	if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil && os.Getenv("GOCACHE") == "" {
+		os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()

@@ -100,8 +100,11 @@ func TestTerminalDemo(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	tm := newTerm(t, 80, 24, "XDG_DATA_HOME="+data+" "+bin+" demo --keep 2>"+errFile+"; sleep 60")
 
+	t0 := time.Now()
 	step := func(i int) string {
-		return tm.waitFor(regexp.QuoteMeta(demoSteps[i].say), 40*time.Second)
+		s := tm.waitFor(regexp.QuoteMeta(demoSteps[i].say), 40*time.Second)
+		t.Logf("step %d at %v", i+1, time.Since(t0).Round(100*time.Millisecond))
+		return s
 	}
 	step(0)
 	s := tm.waitFor(`conflict cf-1 · hunk cart\.go:13`, 40*time.Second)
