@@ -9,6 +9,14 @@
 //
 // Concurrency: each subagent runs as a participant of the session Clock (see Clock); the
 // orchestrator's state is guarded by one mutex that is never held while waiting.
+//
+// Isolation (isolate.go, DESIGN §11): a subagent whose tools can change files gets its own git
+// worktree (session/gitws) when it is delegated: SubagentSpawned, SubagentIsolated{base,
+// worktree}, then the run with every tool rooted in the worktree; just before SubagentStop,
+// SubagentChanges records what it really changed. /apply sa-N and /apply cv-N land real
+// changes with a three-way merge (ChangesApplied), /undo takes the last one back
+// (ApplyUndone), /discard drops a worktree (WorktreeDiscarded). Read-only subagents work in the
+// workspace. A subagent that changed nothing converges on its capsule's proposals.
 package live
 
 import (
