@@ -62,6 +62,9 @@ func (m *Model) rows() []row {
 			}
 		}
 		var parts []string
+		if ch := sa.Changes; ch != nil && ch.Error == "" {
+			parts = append(parts, fmt.Sprintf("+%d −%d", ch.Added, ch.Removed)) // first: it is what matters once it stopped
+		}
 		switch {
 		case sa.PendingRequest != "":
 			r.style, r.glyph = rowWarn, "⚠"
@@ -81,9 +84,6 @@ func (m *Model) rows() []row {
 		}
 		if sa.CurrentTool != "" && sa.PendingRequest == "" {
 			parts = append(parts, session.Sanitize(sa.CurrentTool))
-		}
-		if ch := sa.Changes; ch != nil && ch.Error == "" {
-			parts = append(parts, fmt.Sprintf("+%d −%d", ch.Added, ch.Removed))
 		}
 		r.extra = strings.Join(parts, " ")
 		out = append(out, r)
