@@ -3,7 +3,6 @@ package gitws
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -27,15 +26,11 @@ func (r *Repo) Compose(ctx context.Context, base, patch string, takes []Take) (s
 	if err := validRevs(base); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(r.tmpDir, "compose-")
+	idx, done, err := r.tempIndex("compose-")
 	if err != nil {
-		return "", fmt.Errorf("gitws: %w", err)
+		return "", err
 	}
-	idx := f.Name()
-	f.Close()
-	os.Remove(idx)
-	defer os.Remove(idx)
-	defer os.Remove(idx + ".lock")
+	defer done()
 	env := append(r.repoEnv(false), "GIT_INDEX_FILE="+idx)
 	run := func(stdin string, args ...string) ([]byte, error) {
 		c := gitCmd{dir: r.top, env: env, args: args}

@@ -60,19 +60,28 @@ func (r *Repo) head(ctx context.Context) (string, error) {
 	return trim(out), nil
 }
 
+// tempIndex names a fresh temporary index file in the session's tmp dir (not created: git
+// makes it); done removes it and its lock.
+func (r *Repo) tempIndex(prefix string) (idx string, done func(), err error) {
+	f, err := os.CreateTemp(r.tmpDir, prefix)
+	if err != nil {
+		return "", nil, fmt.Errorf("gitws: %w", err)
+	}
+	idx = f.Name()
+	f.Close()
+	os.Remove(idx)
+	return idx, func() { os.Remove(idx); os.Remove(idx + ".lock") }, nil
+}
+
 // snapshotTree writes the tree of the workspace's working state through a temporary index and
 // returns its id. The index is seeded with a copy of the stat cache (the user's index, or the
 // private dir's own) so git only hashes files that changed.
 func (r *Repo) snapshotTree(ctx context.Context) (string, error) {
-	f, err := os.CreateTemp(r.tmpDir, "index-")
+	idx, done, err := r.tempIndex("index-")
 	if err != nil {
-		return "", fmt.Errorf("gitws: %w", err)
+		return "", err
 	}
-	idx := f.Name()
-	f.Close()
-	os.Remove(idx)
-	defer os.Remove(idx)
-	defer os.Remove(idx + ".lock")
+	defer done()
 
 	env := append(r.repoEnv(true), "GIT_INDEX_FILE="+idx)
 	seeded, err := copyIndex(filepath.Join(r.gitDir, "index"), idx)

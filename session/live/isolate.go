@@ -220,33 +220,43 @@ func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	applied, err := r.Apply(ctx, sa.Changes.BaseCommit, sa.Changes.ResultCommit, sa.ID)
+	if rep, ok, err := x.land(line, c, sa.ID, applied, err); !ok {
+		return rep, err
+	}
+	return Reply{Output: fmt.Sprintf("%s: %s applied: %s (/undo takes it back)", applied.ID, sa.ID, strings.Join(applied.Files, ", "))}, nil
+}
+
+// land records a successful Apply of source's changes (CommandIssued, ChangesApplied) and
+// reports ok; an overlap with the workspace, or any other failure, rejects the line whole
+// (nothing was written) and names each overlapping file with its conflict-marked merge.
+func (x *Orchestrator) land(line string, c commands.Apply, source string, applied *gitws.Applied, err error) (Reply, bool, error) {
 	var ce *gitws.ConflictError
 	switch {
 	case errors.As(err, &ce):
 		var b strings.Builder
-		fmt.Fprintf(&b, "/apply %s: nothing applied: %s overlap the workspace as it is now:\n", sa.ID, session.Plural(len(ce.Conflicts), "file"))
+		fmt.Fprintf(&b, "/apply %s: nothing applied: %s overlap the workspace as it is now:\n", source, session.Plural(len(ce.Conflicts), "file"))
 		for _, cf := range ce.Conflicts {
 			fmt.Fprintf(&b, "  %s (%s)\n", cf.Path, strings.Join(cf.Types, ", "))
 			if cf.Merged != "" {
 				b.WriteString(indentLines(cf.Merged, "    "))
 			}
 		}
-		b.WriteString("edit the workspace to match, or /converge the subagents first")
-		return x.reject(line, b.String(), commands.Usage("apply"))
+		b.WriteString("edit the workspace so they no longer overlap, or /apply the other side first")
+		rep, rerr := x.reject(line, b.String(), commands.Usage("apply"))
+		return rep, false, rerr
 	case err != nil:
-		return x.rejectf(line, c, "nothing applied: %v", err)
+		rep, rerr := x.rejectf(line, c, "nothing applied: %v", err)
+		return rep, false, rerr
 	}
 	if err := x.issue(line, c); err != nil {
-		return Reply{}, err
+		return Reply{}, false, err
 	}
 	x.mu.Lock()
 	x.applied = append(x.applied, applied)
 	x.mu.Unlock()
-	if _, err := x.emit("", session.ChangesApplied{ApplyID: applied.ID, Source: sa.ID, Files: applied.Files,
-		PreCommit: applied.Pre, PostCommit: applied.Post}); err != nil {
-		return Reply{}, err
-	}
-	return Reply{Output: fmt.Sprintf("%s: %s applied: %s (/undo takes it back)", applied.ID, sa.ID, strings.Join(applied.Files, ", "))}, nil
+	_, err = x.emit("", session.ChangesApplied{ApplyID: applied.ID, Source: source, Files: applied.Files,
+		PreCommit: applied.Pre, PostCommit: applied.Post})
+	return Reply{}, err == nil, err
 }
 
 func indentLines(s, pre string) string {
@@ -364,30 +374,8 @@ func (x *Orchestrator) applyConvReal(line string, c commands.Apply, cv *session.
 		return x.rejectf(line, c, "nothing applied: %v", err)
 	}
 	applied, err := r.Apply(ctx, base, result, cv.ID)
-	var ce *gitws.ConflictError
-	switch {
-	case errors.As(err, &ce):
-		var b strings.Builder
-		fmt.Fprintf(&b, "/apply %s: nothing applied: %s overlap the workspace as it is now:\n", cv.ID, session.Plural(len(ce.Conflicts), "file"))
-		for _, cf := range ce.Conflicts {
-			fmt.Fprintf(&b, "  %s (%s)\n", cf.Path, strings.Join(cf.Types, ", "))
-			if cf.Merged != "" {
-				b.WriteString(indentLines(cf.Merged, "    "))
-			}
-		}
-		return x.reject(line, strings.TrimRight(b.String(), "\n"), commands.Usage("apply"))
-	case err != nil:
-		return x.rejectf(line, c, "nothing applied: %v", err)
-	}
-	if err := x.issue(line, c); err != nil {
-		return Reply{}, err
-	}
-	x.mu.Lock()
-	x.applied = append(x.applied, applied)
-	x.mu.Unlock()
-	if _, err := x.emit("", session.ChangesApplied{ApplyID: applied.ID, Source: cv.ID, Files: applied.Files,
-		PreCommit: applied.Pre, PostCommit: applied.Post}); err != nil {
-		return Reply{}, err
+	if rep, ok, err := x.land(line, c, cv.ID, applied, err); !ok {
+		return rep, err
 	}
 	if _, err := x.emit("", session.DeltaBatchApplied{ConvergenceID: cv.ID, Files: applied.Files}); err != nil {
 		return Reply{}, err
