@@ -105,3 +105,26 @@ func TestPlurals(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// A refusal of several lines (an /apply that overlaps the workspace) opens the panel whole;
+// the line stays in the input.
+func TestLongRefusalShownWhole(t *testing.T) {
+	msg := "/apply sa-1: nothing applied: 1 file overlaps the workspace as it is now:\n  main.go (contents)\n    <<<<<<< workspace\n    mine\n    =======\n    theirs\n    >>>>>>> sa-1\nedit the workspace"
+	b := &fakeBackend{replies: map[string]Reply{"/apply sa-1": {Rejected: true, Error: msg}}}
+	m, _ := newModel(t, 100, 30, b)
+	typeText(m, "/apply sa-1")
+	press(m, "enter")
+	out := ansi.Strip(m.Render())
+	if m.panel == nil || !strings.Contains(out, "<<<<<<< workspace") || !strings.Contains(out, ">>>>>>> sa-1") || m.in.Value() != "/apply sa-1" {
+		t.Errorf("the refusal:\n%s", out)
+	}
+	// A refusal that is one line and its usage stays on the notice line.
+	b.replies["/cancel sa-9"] = Reply{Rejected: true, Error: "/cancel: unknown subagent sa-9\nusage: /cancel <subagent_id>"}
+	m.in.SetValue("")
+	press(m, "esc")
+	typeText(m, "/cancel sa-9")
+	press(m, "enter")
+	if m.panel != nil {
+		t.Error("a one-line refusal opened the panel")
+	}
+}

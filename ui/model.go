@@ -278,6 +278,11 @@ func (m *Model) onReply(r replyMsg) tea.Cmd {
 			m.in.CursorEnd()
 		}
 		m.setNotice(rep.Error, true)
+		if first, rest, ok := strings.Cut(strings.TrimRight(rep.Error, "\n"), "\n"); ok && !strings.HasPrefix(rest, "usage:") {
+			// A long refusal (the files an /apply overlaps, with their merge) is shown whole.
+			m.panel = strings.Split(first+"\n"+rest, "\n")
+			m.panelName, m.panelTop = "✗ "+r.line, 0
+		}
 	case rep.Error != "":
 		m.setNotice(rep.Error, true)
 	case strings.Contains(strings.TrimRight(rep.Output, "\n"), "\n") || ansi.StringWidth(rep.Output) > m.w:
