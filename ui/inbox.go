@@ -110,7 +110,7 @@ func (m *Model) autoPrompt() {
 // idle reports whether an item may open by itself and take the keys: the user is typing
 // nothing, nothing else is on top, and the input is empty.
 func (m *Model) idle() bool {
-	return !m.help && m.panel == nil && !m.searching && !m.seeking && m.in.Value() == "" &&
+	return !m.help && m.panel == nil && !m.searching && !m.filtering && !m.seeking && m.in.Value() == "" &&
 		m.o.Now().Sub(m.lastKey) >= typingQuiet
 }
 
