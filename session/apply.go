@@ -493,6 +493,17 @@ func Apply(s *State, e Event) error {
 		a.Undone = true
 		s.log(e, "workspace", fmt.Sprintf("%s undone: %s restored", d.ApplyID, Plural(len(d.Files), "file")), "")
 
+	case ChangesRebased:
+		if err = needSub(); err != nil {
+			return err
+		}
+		if sa.Changes == nil {
+			return fail("%s has no changes to rebase", sa.ID)
+		}
+		rb := d
+		sa.Rebased = &rb
+		s.log(e, "workspace", fmt.Sprintf("%s's changes rebased onto %s for %s", sa.ID, d.Base, d.ConvergenceID), "")
+
 	case WorktreeDiscarded:
 		if err = needSub(); err != nil {
 			return err

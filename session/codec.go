@@ -314,6 +314,7 @@ var decoders = map[Type]func([]byte) (Data, error){
 	TypeChangesApplied:        decodeAs[ChangesApplied],
 	TypeApplyUndone:           decodeAs[ApplyUndone],
 	TypeWorktreeDiscarded:     decodeAs[WorktreeDiscarded],
+	TypeChangesRebased:        decodeAs[ChangesRebased],
 }
 
 // LineRange is a conflict's line span in a file, written as "40-58" (or "40" for one line).

@@ -40,7 +40,7 @@
 //	             ManualReviewRequired ConflictResolved ConvergenceComplete ConvergedResult
 //	             DeltaBatch DeltaBatchApplied
 //	workspace    SubagentIsolated SubagentChanges ChangesApplied ApplyUndone
-//	             WorktreeDiscarded
+//	             WorktreeDiscarded ChangesRebased
 //
 // Fields are added freely and never renamed or dropped. A type this build does not know is
 // decoded as Unknown, kept, and skipped by the fold (it still takes its seq). A line with

@@ -54,6 +54,7 @@ const (
 	TypeChangesApplied    Type = "ChangesApplied"
 	TypeApplyUndone       Type = "ApplyUndone"
 	TypeWorktreeDiscarded Type = "WorktreeDiscarded"
+	TypeChangesRebased    Type = "ChangesRebased"
 )
 
 // Types is the closed set of event types of schema v1, in documentation order.
@@ -68,7 +69,7 @@ var Types = []Type{
 	TypeManualReviewRequired, TypeConflictResolved, TypeConvergenceComplete,
 	TypeConvergedResult, TypeDeltaBatch, TypeDeltaBatchApplied,
 	TypeSubagentIsolated, TypeSubagentChanges, TypeChangesApplied, TypeApplyUndone,
-	TypeWorktreeDiscarded,
+	TypeWorktreeDiscarded, TypeChangesRebased,
 }
 
 // Known reports whether t is a type of schema v1.
@@ -491,6 +492,15 @@ type ApplyUndone struct {
 	Files   []string `json:"files"`
 }
 
+// ChangesRebased: for a /converge whose members started from different bases, a member's
+// changes brought onto the newest base with git's merge machinery (the change set against
+// that base). A member that cannot be rebased gets none: its convergence reports a base
+// conflict instead.
+type ChangesRebased struct {
+	ConvergenceID string `json:"convergence_id"`
+	SubagentChanges
+}
+
 // WorktreeDiscarded: /discard dropped a subagent's worktree; its recorded changes stay.
 type WorktreeDiscarded struct {
 	Reason string `json:"reason,omitempty"`
@@ -501,6 +511,7 @@ func (SubagentChanges) Type() Type   { return TypeSubagentChanges }
 func (ChangesApplied) Type() Type    { return TypeChangesApplied }
 func (ApplyUndone) Type() Type       { return TypeApplyUndone }
 func (WorktreeDiscarded) Type() Type { return TypeWorktreeDiscarded }
+func (ChangesRebased) Type() Type    { return TypeChangesRebased }
 
 func (SessionStarted) Type() Type        { return TypeSessionStarted }
 func (SessionEnded) Type() Type          { return TypeSessionEnded }

@@ -91,6 +91,8 @@ func fullSession() []Event {
 	b.add("", DeltaBatchApplied{ConvergenceID: "cv-1", Files: []string{"a.go"}})
 	b.add("", ChangesApplied{ApplyID: "apply-1", Source: "sa-2", Files: []string{"a.go", "logo.png", "run.sh"}, PreCommit: "aaaa", PostCommit: "bbbb"})
 	b.add("", ApplyUndone{ApplyID: "apply-1", Files: []string{"a.go", "logo.png", "run.sh"}})
+	b.add("sa-2", ChangesRebased{ConvergenceID: "cv-1", SubagentChanges: SubagentChanges{Base: "base-2", BaseCommit: "2222", ResultCommit: "3333",
+		Files: []FileChange{{Path: "a.go", Kind: ChangeModified, Added: 1, Removed: 1}}, Added: 1, Removed: 1}})
 	b.add("sa-2", WorktreeDiscarded{Reason: "discarded by the user"})
 	b.add("sa-4", SubagentSpawned{AgentType: "retriever", AgentName: "retriever", ParentSessionID: "s-test", PermissionMode: "plan", TaskDescription: "fetch docs", TimeoutS: 60, Queued: true})
 	b.add("sa-4", SubagentCancelled{Reason: "cancelled by user"})

@@ -100,6 +100,8 @@ type Subagent struct {
 	Isolation *SubagentIsolated
 	Changes   *SubagentChanges
 	Discarded bool
+	// Rebased is its changes brought onto a newer base for a convergence (the last one).
+	Rebased *ChangesRebased
 
 	Transcript *Transcript
 }

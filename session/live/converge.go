@@ -103,6 +103,7 @@ func (x *Orchestrator) runConv(cv *conv, subs []*sub) {
 		in.Members = append(in.Members, m)
 	}
 	x.mu.Unlock()
+	x.rebaseMembers(cv.id, in.Members)
 	a, err := converge.Analyze(in)
 	if err != nil { // Check ran at /converge and every member has stopped: not reachable
 		x.finishConv(cv, nil, []string{"convergence failed: " + err.Error()})

@@ -95,15 +95,9 @@ func (x *Orchestrator) captureChanges(s *sub) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	cs, err := x.git.Changes(ctx, s.wt)
-	ev := session.SubagentChanges{Base: s.wt.Base.ID, BaseCommit: s.wt.Base.Commit, Files: []session.FileChange{}}
+	ev := changeEvent(cs, s.wt.Base.ID)
 	if err != nil {
-		ev.Error = err.Error()
-	} else {
-		ev.ResultCommit, ev.Added, ev.Removed, ev.Truncated, ev.Outside = cs.Result, cs.Added, cs.Removed, cs.Truncated, cs.Outside
-		for _, f := range cs.Files {
-			ev.Files = append(ev.Files, session.FileChange{Path: f.Path, OldPath: f.OldPath, Kind: string(f.Kind), Binary: f.Binary,
-				Added: f.Added, Removed: f.Removed, OldMode: f.OldMode, NewMode: f.NewMode, Diff: f.Diff, Truncated: f.Truncated})
-		}
+		ev = session.SubagentChanges{Base: s.wt.Base.ID, BaseCommit: s.wt.Base.Commit, Files: []session.FileChange{}, Error: err.Error()}
 	}
 	_, _ = x.emit(s.id, ev)
 }
@@ -340,11 +334,15 @@ func (x *Orchestrator) applyConvReal(line string, c commands.Apply, cv *session.
 		if sa == nil || sa.Changes == nil || sa.Changes.Error != "" {
 			continue
 		}
-		results[id] = sa.Changes.ResultCommit
+		ch := sa.Changes
+		if rb := sa.Rebased; rb != nil && rb.ConvergenceID == cv.ID {
+			ch = &rb.SubagentChanges // brought onto the newest base for this convergence
+		}
+		results[id] = ch.ResultCommit
 		var n int
-		fmt.Sscanf(sa.Changes.Base, "base-%d", &n)
+		fmt.Sscanf(ch.Base, "base-%d", &n)
 		if n > baseN {
-			base, baseN = sa.Changes.BaseCommit, n
+			base, baseN = ch.BaseCommit, n
 		}
 	}
 	x.mu.Unlock()
@@ -382,4 +380,51 @@ func (x *Orchestrator) applyConvReal(line string, c commands.Apply, cv *session.
 	}
 	return Reply{Output: fmt.Sprintf("%s: %s applied: %s, %s (/undo takes the files back)", applied.ID, cv.ID,
 		session.Plural(len(applied.Files), "file"), session.Plural(len(cv.Batch.Operations), "playbook operation"))}, nil
+}
+
+// rebaseMembers brings the changes of members that started from an older base onto the
+// newest one with git's merge machinery, records each (ChangesRebased) and marks the member
+// Rebased, so the engine merges change sets of one base. A member whose changes overlap what
+// moved between the bases keeps its own: the engine reports that as a base conflict.
+func (x *Orchestrator) rebaseMembers(cvID string, members []converge.Member) {
+	newest, n := "", -1
+	var newestCommit string
+	for _, m := range members {
+		if m.Changes == nil || m.Changes.Error != "" {
+			continue
+		}
+		var k int
+		fmt.Sscanf(m.Changes.Base, "base-%d", &k)
+		if k > n {
+			newest, newestCommit, n = m.Changes.Base, m.Changes.BaseCommit, k
+		}
+	}
+	for i, m := range members {
+		ch := m.Changes
+		if ch == nil || ch.Error != "" || ch.Base == newest || ch.BaseCommit == newestCommit || x.git == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+		cs, err := x.git.Rebase(ctx, ch.BaseCommit, ch.ResultCommit, newestCommit, m.ID)
+		cancel()
+		if err != nil {
+			continue // the engine's base conflict says it
+		}
+		rb := session.ChangesRebased{ConvergenceID: cvID, SubagentChanges: changeEvent(cs, newest)}
+		if _, err := x.emit(m.ID, rb); err != nil {
+			return
+		}
+		members[i].Changes, members[i].Rebased = &rb.SubagentChanges, true
+	}
+}
+
+// changeEvent is a gitws change set as recorded.
+func changeEvent(cs gitws.ChangeSet, base string) session.SubagentChanges {
+	ev := session.SubagentChanges{Base: base, BaseCommit: cs.Base, ResultCommit: cs.Result, Added: cs.Added, Removed: cs.Removed,
+		Truncated: cs.Truncated, Outside: cs.Outside, Files: []session.FileChange{}}
+	for _, f := range cs.Files {
+		ev.Files = append(ev.Files, session.FileChange{Path: f.Path, OldPath: f.OldPath, Kind: string(f.Kind), Binary: f.Binary,
+			Added: f.Added, Removed: f.Removed, OldMode: f.OldMode, NewMode: f.NewMode, Diff: f.Diff, Truncated: f.Truncated})
+	}
+	return ev
 }

@@ -389,3 +389,44 @@ func TestConvergeRealCleanMerge(t *testing.T) {
 		t.Error("undo left docs/")
 	}
 }
+
+// Members on different bases: one builder started before the user edited the workspace, the
+// other after. The older one's changes are brought onto the newest base with git (recorded as
+// ChangesRebased), the convergence merges cleanly, and /apply keeps the user's edit.
+func TestConvergeRebasesOlderMembers(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(RealClock{})
+	ctx := context.Background()
+	submit := func(l string) Reply {
+		t.Helper()
+		r, err := x.Submit(ctx, l)
+		if err != nil || r.Rejected {
+			t.Fatalf("%s: %+v %v", l, r, err)
+		}
+		return r
+	}
+	submit("/delegate iso replace --agent-type builder")
+	submit("/wait sa-1")
+	main := filepath.Join(h.ws, "main.go")
+	os.WriteFile(main, []byte("package main\n\nfunc main() {\n\tprintln(\"hello\") // TODO: say more\n}\n\nfunc user() {}\n"), 0o644)
+	submit("/delegate iso file two --agent-type builder")
+	submit("/converge sa-1 sa-2 --strategy merge")
+	submit("/wait cv-1")
+	submit("/apply cv-1")
+	got := string(readFile(t, main))
+	if !strings.Contains(got, `println("hello from A")`) || !strings.Contains(got, "func user() {}") {
+		t.Errorf("main.go:\n%s", got)
+	}
+	if b := readFile(t, filepath.Join(h.ws, "docs", "two.txt")); string(b) != "two\n" {
+		t.Errorf("docs/two.txt: %q", b)
+	}
+	x.Close("quit")
+	o := h.read(0, x, "")
+	rb := o.find(session.TypeChangesRebased, "sa-1")
+	if len(rb) != 1 || rb[0].Data.(session.ChangesRebased).Base != "base-2" {
+		t.Fatalf("rebased: %+v", rb)
+	}
+	if n := len(o.find(session.TypeConflictDetected, "")); n != 0 {
+		t.Errorf("%d conflicts; the rebase should have cleared the base difference", n)
+	}
+}
