@@ -193,6 +193,18 @@ func (m *Model) choices(id string) []choice {
 			return l
 		}
 	}
+	if cf.Kind == "apply" { // an /apply that overlapped edits made to the workspace since
+		for _, sd := range cf.Sides {
+			if allowed(cf, sd.SubagentID) {
+				add(choice{label: "take " + sd.SubagentID, does: "land " + sd.SubagentID + "'s version of " + session.Sanitize(cf.File) + "; the workspace's edits to it are replaced",
+					line: resolve(sd.SubagentID)})
+			}
+		}
+		add(choice{label: "keep the workspace", does: "keep the workspace's version of " + session.Sanitize(cf.File) + "; the subagent's edits to it are dropped",
+			line: resolve("none")})
+		add(choice{label: "note…", does: "attach a note to the decision (it is recorded with it)", needsText: true, textHint: "note"})
+		return cs
+	}
 	for _, sd := range cf.Sides {
 		if allowed(cf, sd.SubagentID) {
 			add(choice{label: "take " + sd.SubagentID, does: "keep " + sd.SubagentID + "'s change here; the other side's is dropped",

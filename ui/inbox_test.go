@@ -356,3 +356,30 @@ func TestInboxCommand(t *testing.T) {
 		t.Errorf("empty inbox: %q", m2.notice)
 	}
 }
+
+// An /apply that overlapped the workspace is reviewed in the same prompt: its choices say
+// what they do to the file.
+func TestApplyReviewChoices(t *testing.T) {
+	g := &evGen{}
+	evs := g.start(1)
+	evs = append(evs,
+		g.ev("", session.ConvergenceInitiated{ConvergenceID: "cv-1", SubagentIDs: []string{"sa-1"}, Strategy: "apply", ConflictResolution: "manual", OutputFormat: "delta_batch"}),
+		g.ev("", session.ConflictDetected{ConvergenceID: "cv-1", ConflictID: "cf-1", Kind: "apply", File: "main.go",
+			Sides:   []session.ConflictSide{{SubagentID: "sa-1", Value: "theirs\n"}, {SubagentID: "workspace", Value: "mine\n"}},
+			Context: "<<<<<<< workspace\nmine\n=======\ntheirs\n>>>>>>> sa-1\n", Choices: []string{"sa-1", "none"}}),
+		g.ev("", session.ConflictReviewRequest{ConvergenceID: "cv-1", ConflictID: "cf-1", Reason: "sa-1 changed main.go, and so did the workspace since"}))
+	b := &fakeBackend{}
+	m, c := newModel(t, 120, 40, b)
+	m.Update(EventsMsg(evs))
+	c.now = c.now.Add(time.Second)
+	out := ansi.Strip(m.Render())
+	for _, want := range []string{"take sa-1", "land sa-1's version of main.go", "keep the workspace", "<<<<<<< workspace", "why: sa-1 changed main.go"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the apply review lacks %q:\n%s", want, out)
+		}
+	}
+	press(m, "2", "enter")
+	if len(b.lines) != 1 || b.lines[0] != "/resolve cf-1 --choose none" {
+		t.Errorf("sent %v", b.lines)
+	}
+}

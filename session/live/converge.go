@@ -262,6 +262,8 @@ func (x *Orchestrator) resolve(line string, c commands.Resolve) (Reply, error) {
 		return x.rejectf(line, c, "unknown conflict %s%s (open: %s)", c.ConflictID, didYouMean(c.ConflictID, open), strings.Join(open, ", "))
 	case cf.Resolution != nil:
 		return x.rejectf(line, c, "%s was already resolved by %s: %s", cf.ID, cf.Resolution.Method, cf.Resolution.Choice)
+	case x.applyReviewOf(cf.ConvergenceID) != nil:
+		return x.resolveApply(line, c, cf, x.applyReviewOf(cf.ConvergenceID))
 	case cv == nil || cv.analysis == nil:
 		return x.rejectf(line, c, "%s cannot be resolved in this session", cf.ID)
 	}
@@ -286,9 +288,19 @@ func (x *Orchestrator) resolve(line string, c commands.Resolve) (Reply, error) {
 	return Reply{Output: out}, nil
 }
 
+// applyReviewOf is the apply review a convergence id names, or nil.
+func (x *Orchestrator) applyReviewOf(id string) *applyReview {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.applyReviews[id]
+}
+
 // apply writes a convergence's DeltaBatch to the workspace: every hunk fits or nothing
 // changes; the playbook operations are checked before anything is written.
 func (x *Orchestrator) apply(line string, c commands.Apply) (Reply, error) {
+	if ar := x.applyReviewOf(c.ConvergenceID); ar != nil {
+		return x.applyReviewed(line, c, ar)
+	}
 	x.mu.Lock()
 	cv := x.state.Convergence(c.ConvergenceID)
 	var ids []string

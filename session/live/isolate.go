@@ -214,6 +214,9 @@ func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	applied, err := r.Apply(ctx, sa.Changes.BaseCommit, sa.Changes.ResultCommit, sa.ID)
+	if ce := (*gitws.ConflictError)(nil); errors.As(err, &ce) {
+		return x.openApplyReview(line, c, sa, ce)
+	}
 	if rep, ok, err := x.land(line, c, sa.ID, applied, err); !ok {
 		return rep, err
 	}
@@ -228,7 +231,7 @@ func (x *Orchestrator) land(line string, c commands.Apply, source string, applie
 	switch {
 	case errors.As(err, &ce):
 		var b strings.Builder
-		fmt.Fprintf(&b, "/apply %s: nothing applied: %s overlap the workspace as it is now:\n", source, session.Plural(len(ce.Conflicts), "file"))
+		fmt.Fprintf(&b, "/apply %s: nothing applied: %s the workspace as it is now:\n", source, overlapWord(len(ce.Conflicts)))
 		for _, cf := range ce.Conflicts {
 			fmt.Fprintf(&b, "  %s (%s)\n", cf.Path, strings.Join(cf.Types, ", "))
 			if cf.Merged != "" {
@@ -251,6 +254,13 @@ func (x *Orchestrator) land(line string, c commands.Apply, source string, applie
 	_, err = x.emit("", session.ChangesApplied{ApplyID: applied.ID, Source: source, Files: applied.Files,
 		PreCommit: applied.Pre, PostCommit: applied.Post})
 	return Reply{}, err == nil, err
+}
+
+func overlapWord(n int) string {
+	if n == 1 {
+		return "1 file overlaps"
+	}
+	return session.Plural(n, "file") + " overlap"
 }
 
 func indentLines(s, pre string) string {

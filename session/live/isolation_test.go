@@ -129,15 +129,41 @@ func TestApplyThreeWayAndUndo(t *testing.T) {
 	if r := submit("/undo"); !r.Rejected || !strings.Contains(r.Error, "nothing to undo") {
 		t.Errorf("undo twice: %+v", r)
 	}
-	// An edit to the same line in the workspace: the apply is refused and names the file.
+	// An edit to the same line in the workspace: the apply opens a review (kind apply) in the
+	// prompt and writes nothing; keeping the workspace's version lands nothing of main.go, and
+	// taking sa-1's lands its version.
 	os.WriteFile(main, []byte("package main\n\nfunc main() {\n\tprintln(\"hello, user\")\n}\n"), 0o644)
 	conflicted, _ := os.ReadFile(main)
 	r := submit("/apply sa-1")
-	if !r.Rejected || !strings.Contains(r.Error, "main.go") || !strings.Contains(r.Error, "<<<<<<<") {
+	if r.Rejected || !strings.Contains(r.Output, "1 file overlaps") || !strings.Contains(r.Output, "/apply cv-1") {
 		t.Fatalf("an overlapping apply: %+v", r)
 	}
 	if got, _ := os.ReadFile(main); string(got) != string(conflicted) {
-		t.Fatal("a refused apply changed main.go")
+		t.Fatal("an overlapping apply changed main.go")
+	}
+	var cf *session.Conflict
+	x.View(func(st *session.State) { cf = st.Conflict("cf-1") })
+	if cf == nil || cf.Kind != "apply" || cf.File != "main.go" || !cf.ReviewRequested || !strings.Contains(cf.Context, "<<<<<<<") ||
+		!slices.Equal(cf.Choices, []string{"sa-1", "none"}) {
+		t.Fatalf("the apply review: %+v", cf)
+	}
+	if r := submit("/apply cv-1"); !r.Rejected || !strings.Contains(r.Error, "waiting for review of cf-1") {
+		t.Errorf("applied before review: %+v", r)
+	}
+	if r := submit("/resolve cf-1 --choose sa-1"); r.Rejected {
+		t.Fatalf("/resolve: %s", r.Error)
+	}
+	if r := submit("/apply cv-1"); r.Rejected {
+		t.Fatalf("/apply cv-1: %s", r.Error)
+	}
+	if got := string(readFile(t, main)); !strings.Contains(got, `println("hello from A")`) || strings.Contains(got, "hello, user") {
+		t.Fatalf("after the reviewed apply:\n%s", got)
+	}
+	if r := submit("/undo"); r.Rejected {
+		t.Fatalf("/undo: %s", r.Error)
+	}
+	if got := readFile(t, main); string(got) != string(conflicted) {
+		t.Fatalf("undo of the reviewed apply:\n%s", got)
 	}
 	// Undo refuses when a file was edited after the apply.
 	os.WriteFile(main, original, 0o644)

@@ -94,6 +94,8 @@ type Orchestrator struct {
 	git     *gitws.Repo
 	gitErr  error
 	applied []*gitws.Applied // /apply of real changes, in order (guarded by mu)
+	// applyReviews are the reviews of applies that overlapped the workspace, by cv id (mu).
+	applyReviews map[string]*applyReview
 
 	emitMu sync.Mutex // the serialising path: held from seq assignment to the OnEvent call
 	mu     sync.Mutex // guards everything below and state
@@ -154,7 +156,7 @@ func Start(o Options) (*Orchestrator, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	x := &Orchestrator{o: o, clock: o.Clock, sandbox: sb, ctx: ctx, stop: stop,
-		state: &session.State{}, subs: map[string]*sub{}, convs: map[string]*conv{}, handoffs: map[string]*handoff{},
+		state: &session.State{}, subs: map[string]*sub{}, convs: map[string]*conv{}, handoffs: map[string]*handoff{}, applyReviews: map[string]*applyReview{},
 		requests: map[string]*request{}, grants: map[string]map[string]bool{}}
 	x.startedAt = x.clock.Now()
 	_, err = x.emit("", session.SessionStarted{

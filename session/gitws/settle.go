@@ -1,0 +1,91 @@
+package gitws
+
+import (
+	"context"
+	"strings"
+)
+
+// Settle prepares an apply whose merge overlapped the workspace, once a reviewer has chosen
+// per overlapping file: theirs[path] takes the result's version, otherwise the workspace's
+// stays. It snapshots the workspace now (pre), merges base→result onto it as Apply does, puts
+// the chosen version at each overlapping path, and returns the settled commit (parent pre).
+// Apply(pre, settled) then lands it; nothing is written here.
+func (r *Repo) Settle(ctx context.Context, base, result string, theirs map[string]bool) (pre, settled string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.checkOpen(); err != nil {
+		return "", "", err
+	}
+	if err := validRevs(base, result); err != nil {
+		return "", "", err
+	}
+	curTree, err := r.snapshotTree(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	cur, err := r.commit(ctx, curTree, "summit "+r.session+" workspace", base)
+	if err != nil {
+		return "", "", err
+	}
+	th, err := r.commit(ctx, result+"^{tree}", "summit "+r.session+" result", base)
+	if err != nil {
+		return "", "", err
+	}
+	out, code, err := runGit(ctx, r.git, gitCmd{dir: r.top, env: r.repoEnv(false), ok: []int{1},
+		args: []string{"merge-tree", "--write-tree", "-z", "--", cur, th}})
+	if err != nil {
+		return "", "", err
+	}
+	merged, stages, msgs, err := parseMergeTree(out)
+	if err != nil {
+		return "", "", err
+	}
+	idx, done, err := r.tempIndex("settle-")
+	if err != nil {
+		return "", "", err
+	}
+	defer done()
+	env := append(r.repoEnv(false), "GIT_INDEX_FILE="+idx)
+	run := func(stdin string, args ...string) ([]byte, error) {
+		c := gitCmd{dir: r.top, env: env, args: args}
+		if stdin != "" {
+			c.stdin = strings.NewReader(stdin)
+		}
+		o, _, err := runGit(ctx, r.git, c)
+		return o, err
+	}
+	if _, err := run("", "read-tree", merged); err != nil {
+		return "", "", err
+	}
+	if code == 1 {
+		conflicts, err := r.conflicts(ctx, stages, msgs, "result")
+		if err != nil {
+			return "", "", err
+		}
+		for _, c := range conflicts {
+			from := cur
+			if theirs[c.Path] {
+				from = th
+			}
+			full := r.prefix + c.Path
+			entry, err := run("", "ls-tree", "-z", from, "--", full)
+			if err != nil {
+				return "", "", err
+			}
+			if e := strings.TrimSuffix(string(entry), "\x00"); e != "" {
+				_, err = run(e+"\x00", "update-index", "-z", "--index-info")
+			} else {
+				_, err = run("", "update-index", "--force-remove", "--", full)
+			}
+			if err != nil {
+				return "", "", err
+			}
+		}
+	}
+	tree, err := run("", "write-tree")
+	if err != nil {
+		return "", "", err
+	}
+	settled, err = r.commit(ctx, trim(tree), "summit "+r.session+" settled", cur)
+	return cur, settled, err
+}
