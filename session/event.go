@@ -366,9 +366,12 @@ type ConflictResolved struct {
 	ConvergenceID string   `json:"convergence_id"`
 	ConflictID    string   `json:"conflict_id"`
 	Method        string   `json:"method"`
-	Choice        string   `json:"choice"` // a subagent id, both or none
+	Choice        string   `json:"choice"` // a subagent id, both, none, or edit
 	Note          string   `json:"note,omitempty"`
 	Overridden    []string `json:"overridden"`
+	// Content is the reviewer's own text for the conflicted lines (choice edit): what the
+	// result holds there instead of either side, recorded so a replay has it.
+	Content string `json:"content,omitempty"`
 }
 
 type ConvergenceComplete struct {
