@@ -346,6 +346,7 @@ const (
 
 	ChooseBoth = "both"
 	ChooseNone = "none"
+	ChooseEdit = "edit" // the reviewer's own text for the region, given with --content
 
 	ScopeOnce     = "once"
 	ScopeSubagent = "subagent"
@@ -486,7 +487,8 @@ var table = []Spec{
 	{
 		Name:    "resolve",
 		Summary: "settle a conflict of a convergence",
-		Help:    "Chooses one side of a conflict, both sides, or neither. The choice is recorded with your note.",
+		Help: "Chooses one side of a conflict, both sides, or neither, or (--choose edit --content TEXT)\n" +
+			"your own text for the conflicted lines. The choice is recorded with your note.",
 		Args: []Arg{{
 			Name: "conflict_id", Key: "conflict_id", Kind: KindID, Placeholder: "<conflict_id>",
 			IDKinds: []IDKind{IDConflict}, Required: true, Help: "the conflict to settle (cf-N)",
@@ -495,15 +497,20 @@ var table = []Spec{
 			{
 				Name: "choose", Key: "choose", Kind: KindID, Placeholder: "<subagent_id>",
 				IDKinds: subagentOnly, Required: true,
-				Help: "the subagent whose side wins, or both or none",
+				Help: "the subagent whose side wins, or both, none, or edit",
 				Values: []Value{
 					{ChooseBoth, "keep both sides"},
 					{ChooseNone, "drop both sides"},
+					{ChooseEdit, "your own text for the lines (--content)"},
 				},
 			},
 			{
 				Name: "note", Key: "note", Kind: KindText, Placeholder: "<text>",
 				Help: "why, recorded with the resolution",
+			},
+			{
+				Name: "content", Key: "content", Kind: KindText, Placeholder: "<text>",
+				Help: "with --choose edit: the text the conflicted lines become (\n for a new line)",
 			},
 		},
 		build: buildResolve,

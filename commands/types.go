@@ -51,8 +51,9 @@ type Converge struct {
 // Resolve is /resolve: settle a conflict.
 type Resolve struct {
 	ConflictID string
-	Choose     string // a subagent id, ChooseBoth or ChooseNone
+	Choose     string // a subagent id, ChooseBoth, ChooseNone or ChooseEdit
 	Note       string
+	Content    string // ChooseEdit: the reviewer's text for the conflicted lines
 }
 
 // Approve is /approve: grant a permission request.
@@ -183,6 +184,9 @@ func (c Resolve) Args() map[string]any {
 	if c.Note != "" {
 		m["note"] = c.Note
 	}
+	if c.Choose == ChooseEdit || c.Content != "" {
+		m["content"] = c.Content
+	}
 	return m
 }
 
@@ -306,7 +310,11 @@ func (c Converge) String() string {
 }
 
 func (c Resolve) String() string {
-	return newLine("resolve").word(c.ConflictID).flag("choose", c.Choose).flagIf("note", c.Note, "").String()
+	l := newLine("resolve").word(c.ConflictID).flag("choose", c.Choose).flagIf("note", c.Note, "")
+	if c.Choose == ChooseEdit || c.Content != "" {
+		l = l.flag("content", c.Content)
+	}
+	return l.String()
 }
 
 func (c Approve) String() string {
@@ -368,7 +376,7 @@ func buildConverge(v values) Command {
 }
 
 func buildResolve(v values) Command {
-	return Resolve{ConflictID: v.str("conflict_id"), Choose: v.str("choose"), Note: v.str("note")}
+	return Resolve{ConflictID: v.str("conflict_id"), Choose: v.str("choose"), Note: v.str("note"), Content: v.str("content")}
 }
 
 func buildApprove(v values) Command {

@@ -339,7 +339,8 @@ func Apply(s *State, e Event) error {
 		if d.ConflictID == "" || s.conflicts[d.ConflictID] != nil {
 			return fail("conflict id %q is empty or already used", d.ConflictID)
 		}
-		cf := &Conflict{ID: d.ConflictID, ConvergenceID: cv.ID, Kind: d.Kind, File: d.File, Sides: d.Sides, Context: d.Context, Choices: d.Choices}
+		cf := &Conflict{ID: d.ConflictID, ConvergenceID: cv.ID, Kind: d.Kind, File: d.File, Sides: d.Sides, Context: d.Context, Choices: d.Choices,
+			EditTemplate: d.EditTemplate}
 		if d.Lines != nil {
 			cf.Lines = *d.Lines
 		}

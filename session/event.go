@@ -336,9 +336,12 @@ type ConflictDetected struct {
 	// Context is the current file around the lines, numbered, for the reviewer (or the
 	// playbook entry a playbook conflict edits).
 	Context string `json:"context,omitempty"`
-	// Choices are the valid /resolve --choose values: the sides' subagent ids, "both" where
+	// Choices are the valid /resolve --choose values (edit: the reviewer writes the lines): the sides' subagent ids, "both" where
 	// the sides can be applied together, and "none".
 	Choices []string `json:"choices,omitempty"`
+	// EditTemplate is the conflicted region with conflict markers (git's diff3 style, the
+	// sides labelled by subagent id) for choice edit: what the reviewer's editor opens.
+	EditTemplate string `json:"edit_template,omitempty"`
 }
 
 // ConflictSide is one subagent's position in a conflict. Value is any JSON value (a hunk's

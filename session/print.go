@@ -350,6 +350,9 @@ func (p printer) convergences() {
 					p.f(" (overrides %s)", strings.Join(r.Overridden, ", "))
 				}
 				p.f("\n")
+				if r.Choice == "edit" {
+					p.f("      written by the reviewer:\n      %s\n", indentRestBy(Sanitize(r.Content), "      "))
+				}
 			} else {
 				p.f("    unresolved\n")
 			}

@@ -219,6 +219,7 @@ type Conflict struct {
 	Sides           []ConflictSide
 	Context         string   // the file around the lines when it was detected
 	Choices         []string // valid /resolve --choose values
+	EditTemplate    string   // choice edit: the region with conflict markers
 	ReviewRequested bool
 	ReviewReason    string
 	// ReviewSeq and ReviewAt are when the review was first asked for: the approvals inbox

@@ -55,6 +55,8 @@ type choice struct {
 	line  func(text string) string
 	// needsText: enter opens a text field (deny with a message, a note) instead of deciding.
 	needsText bool
+	// edit: enter opens the conflicted lines in the reviewer's editor.
+	edit bool
 	textHint  string
 }
 
@@ -217,6 +219,10 @@ func (m *Model) choices(id string) []choice {
 	if allowed(cf, "none") {
 		add(choice{label: "none", risky: true, does: "drop every side's change here; the lines stay as they are", line: resolve("none")})
 	}
+	if cf.EditTemplate != "" && len(cf.Choices) > 0 && allowed(cf, "edit") {
+		add(choice{label: "edit in $EDITOR…", edit: true,
+			does: "write the lines yourself: your editor opens them with conflict markers; what you save is recorded"})
+	}
 	add(choice{label: "note…", does: "attach a note to the decision (it is recorded with it)", needsText: true, textHint: "note"})
 	return cs
 }
@@ -294,6 +300,12 @@ func (m *Model) inboxKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		c := cs[ib.sel]
 		if c.needsText {
 			ib.typing, ib.text = true, m.notes[ib.id]
+			return nil, true
+		}
+		if c.edit {
+			if cf := m.st.Conflict(ib.id); cf != nil {
+				return m.startEdit(cf.ID, cf.EditTemplate), true
+			}
 			return nil, true
 		}
 		return m.answer(c.line("")), true

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -381,5 +382,49 @@ func TestApplyReviewChoices(t *testing.T) {
 	press(m, "2", "enter")
 	if len(b.lines) != 1 || b.lines[0] != "/resolve cf-1 --choose none" {
 		t.Errorf("sent %v", b.lines)
+	}
+}
+
+// Choice edit: the region opens in $EDITOR with conflict markers; what is saved is sent as
+// /resolve --choose edit --content; a file that still has markers decides nothing.
+func TestEditChoice(t *testing.T) {
+	tmpl := "<<<<<<< sa-1\n\tprintln(\"a\")\n||||||| base\n\tprintln(\"hello\")\n=======\n\tprintln(\"b\")\n>>>>>>> sa-2\n"
+	g := &evGen{}
+	evs := g.start(2)
+	evs = append(evs,
+		g.ev("", session.ConvergenceInitiated{ConvergenceID: "cv-1", SubagentIDs: []string{"sa-1", "sa-2"}, Strategy: "merge", ConflictResolution: "manual", OutputFormat: "delta_batch"}),
+		g.ev("", session.ConflictDetected{ConvergenceID: "cv-1", ConflictID: "cf-1", Kind: "hunk", File: "main.go",
+			Sides:   []session.ConflictSide{{SubagentID: "sa-1", Value: "+\tprintln(\"a\")"}, {SubagentID: "sa-2", Value: "+\tprintln(\"b\")"}},
+			Choices: []string{"sa-1", "sa-2", "none", "edit"}, EditTemplate: tmpl}),
+		g.ev("", session.ConflictReviewRequest{ConvergenceID: "cv-1", ConflictID: "cf-1"}))
+	b := &fakeBackend{}
+	m, c := newModel(t, 120, 40, b)
+	m.Update(EventsMsg(evs))
+	c.now = c.now.Add(time.Second)
+	if !strings.Contains(ansi.Strip(m.Render()), "4 edit in $EDITOR…") {
+		t.Fatalf("no edit choice:\n%s", ansi.Strip(m.Render()))
+	}
+	// The template goes to a file for the editor.
+	ready := m.startEdit("cf-1", tmpl)().(editReadyMsg)
+	if got, err := os.ReadFile(ready.path); err != nil || string(got) != tmpl {
+		t.Fatalf("the file for the editor: %q %v", got, err)
+	}
+	os.Remove(ready.path)
+	// Saved with the markers still in: nothing is decided.
+	m.Update(editReadMsg{id: "cf-1", content: tmpl})
+	if len(b.lines) != 0 || !m.noticeErr || !strings.Contains(m.notice, "markers are still there") {
+		t.Fatalf("a file with markers decided: %v %q", b.lines, m.notice)
+	}
+	// Saved as the reviewer wrote it: recorded as edit with the content.
+	_, cmd := m.Update(editReadMsg{id: "cf-1", content: "\tprintln(\"a and b\")\n"})
+	runCmd(m, cmd)
+	if len(b.lines) != 1 || b.lines[0] != `/resolve cf-1 --choose edit --content "\tprintln(\"a and b\")\n"` {
+		t.Errorf("sent %q", b.lines)
+	}
+	// An editor that fails decides nothing.
+	m2, _ := newModel(t, 120, 40, &fakeBackend{})
+	m2.Update(editReadMsg{id: "cf-1", err: os.ErrNotExist})
+	if !m2.noticeErr || !strings.Contains(m2.notice, "nothing was decided") {
+		t.Errorf("editor failure: %q", m2.notice)
 	}
 }

@@ -235,6 +235,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmd, m.graceTick())
 	case replayTickMsg:
 		return m, m.onReplayTick(msg)
+	case editReadyMsg, editDoneMsg, editReadMsg:
+		return m, m.onEdit(msg)
 	case tea.PasteMsg:
 		// A paste is text for the input (or the inbox's text field), never an answer.
 		m.lastKey = m.o.Now()

@@ -370,3 +370,49 @@ func TestTerminalTyped(t *testing.T) {
 		t.Errorf("main.go:\n%s", got)
 	}
 }
+
+// TestTerminalEditChoice: the review's edit choice opens $EDITOR on the conflicted lines with
+// conflict markers (here a script that writes the reviewer's text), the saved text is recorded
+// as the resolution, and /apply lands it.
+func TestTerminalEditChoice(t *testing.T) {
+	bin := buildBinary(t)
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"hello\") // TODO: say more\n}\n"), 0o644)
+	tapes, _ := filepath.Abs("../../session/live/testdata/tapes")
+	dir := t.TempDir()
+	seen := filepath.Join(dir, "seen.txt")
+	ed := filepath.Join(dir, "ed.sh")
+	os.WriteFile(ed, []byte("#!/bin/sh\ncp \"$1\" "+seen+"\nprintf '\\tprintln(\"hello from both\")\\n' > \"$1\"\n"), 0o755)
+	rec := filepath.Join(dir, "rec.jsonl")
+	tm := newTerm(t, 120, 40, "cd "+ws+" && EDITOR="+ed+" "+bin+" --tapes "+tapes+" --record "+rec+"; sleep 60")
+	tm.waitFor(`type /help`, 10*time.Second)
+	tm.keys("/delegate iso replace --agent-type builder", "Enter")
+	tm.keys("/delegate iso write --agent-type builder", "Enter")
+	tm.keys("/converge sa-1 sa-2 --strategy merge", "Enter")
+	tm.waitFor(`conflict cf-1 · hunk main\.go`, 20*time.Second)
+	tm.waitFor(`↑↓ or 1-\d select`, 10*time.Second)
+	tm.keys("4")
+	tm.waitFor(`enter confirms edit in \$EDITOR`, 5*time.Second)
+	tm.keys("Enter")
+	tm.waitFor(`cv-1 merge \(sa-1, sa-2\)\s+complete`, 20*time.Second)
+	if b, _ := os.ReadFile(seen); !strings.Contains(string(b), "<<<<<<< sa-1") || !strings.Contains(string(b), "hello from B") {
+		t.Errorf("the editor was given:\n%s", b)
+	}
+	tm.keys("/apply cv-1", "Enter")
+	tm.waitFor(`applied`, 10*time.Second)
+	if got, _ := os.ReadFile(filepath.Join(ws, "main.go")); string(got) != "package main\n\nfunc main() {\n\tprintln(\"hello from both\")\n}\n" {
+		t.Errorf("main.go:\n%s", got)
+	}
+	tm.keys("/quit", "Enter")
+	deadline := time.Now().Add(10 * time.Second)
+	var data []byte
+	for time.Now().Before(deadline) {
+		if data, _ = os.ReadFile(rec); bytes.Contains(data, []byte(`"type":"SessionEnded"`)) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !bytes.Contains(data, []byte(`"choice":"edit"`)) || !bytes.Contains(data, []byte(`hello from both`)) {
+		t.Errorf("the recording lacks the edit:\n%s", data)
+	}
+}

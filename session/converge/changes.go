@@ -672,11 +672,13 @@ func (a *Analysis) changedFiles(take []int, dropped map[string]bool) ([]session.
 		}
 		files = append(files, a.mergedChange(p, x.hunks, x.modes))
 		var srcs []string
+		edited := false
 		for _, i := range set {
 			srcs = append(srcs, a.effSources(a.units[i], dropped)...)
+			edited = edited || a.units[i].edit != ""
 		}
 		slices.SortFunc(srcs, idCompare)
-		if srcs = slices.Compact(srcs); len(srcs) == 1 {
+		if srcs = slices.Compact(srcs); len(srcs) == 1 && !edited {
 			sources[p] = srcs[0]
 		} else {
 			sources[p] = SourceMerged
@@ -687,8 +689,11 @@ func (a *Analysis) changedFiles(take []int, dropped map[string]bool) ([]session.
 
 // effSources are the members a change unit still stands for once the members left out by a
 // base conflict are taken away.
+//
+// The reviewer's hand-written lines (choice edit) stand for every side of their conflict
+// whatever the base conflicts decided.
 func (a *Analysis) effSources(u unit, dropped map[string]bool) []string {
-	if !isChange(u) || len(dropped) == 0 {
+	if !isChange(u) || len(dropped) == 0 || u.edit != "" {
 		return u.sources
 	}
 	return slices.DeleteFunc(slices.Clone(u.sources), func(s string) bool { return dropped[s] })

@@ -152,7 +152,7 @@ func TestRealHunkConflict(t *testing.T) {
 	}
 	cf := a.Conflicts[0]
 	if cf.Kind != KindHunk || cf.File != "a.go" || cf.Lines.String() != "12" || !strings.Contains(cf.Sides[0].Value.(string), "+if x == nil { return }") ||
-		!strings.Contains(cf.Sides[1].Value.(string), "+x = defaultX()") || !slices.Equal(cf.Choices, []string{"sa-1", "sa-2", "none"}) {
+		!strings.Contains(cf.Sides[1].Value.(string), "+x = defaultX()") || !slices.Equal(cf.Choices, []string{"sa-1", "sa-2", "none", ChooseEdit}) {
 		t.Fatalf("conflict %+v", cf)
 	}
 	if !slices.Contains(a.Notes, "sa-1's capsule claims patches for b.go; it really changed a.go") || len(a.Notes) != 1 {
@@ -677,6 +677,9 @@ func TestRealProperties(t *testing.T) {
 						c = ch
 					}
 					rr, err := a.Resolve(o.ConflictID, c, "")
+					if c == ChooseEdit {
+						rr, err = a.ResolveEdit(o.ConflictID, "edited\n", "")
+					}
 					if err != nil {
 						t.Fatal(err)
 					}

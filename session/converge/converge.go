@@ -65,6 +65,10 @@ const (
 	KindBase = "base"
 )
 
+// ChooseEdit is the choice of a conflict whose lines the reviewer writes by hand (see
+// EditTemplate and ResolveEdit): offered for hunk conflicts only, after none.
+const ChooseEdit = "edit"
+
 // Outcomes of a convergence.
 const (
 	OutcomeSuccess = "success" // output produced from every member
@@ -152,6 +156,9 @@ type unit struct {
 	path  string
 	paths []string
 	fhs   []*hunk
+	// edit is the conflict whose hand-written lines this hunk is (choice edit; added by
+	// Output only).
+	edit string
 }
 
 type conflict struct {
@@ -680,11 +687,7 @@ func (a *Analysis) number() {
 
 func (a *Analysis) detected(c *conflict) session.ConflictDetected {
 	ev := session.ConflictDetected{ConvergenceID: a.in.ID, ConflictID: c.id, Kind: c.kind}
-	ev.Choices = slices.Clone(c.order)
-	if c.canBoth {
-		ev.Choices = append(ev.Choices, commands.ChooseBoth)
-	}
-	ev.Choices = append(ev.Choices, commands.ChooseNone)
+	ev.Choices = a.choices(c)
 	for _, id := range c.order {
 		m := a.member(id)
 		side := session.ConflictSide{SubagentID: id, Confidence: m.Capsule.Confidence}
@@ -833,25 +836,49 @@ func (a *Analysis) resolution(c *conflict, choice, method, note string) session.
 	return r
 }
 
-// Resolve checks a manual choice for a conflict and returns the resolution event.
-func (a *Analysis) Resolve(conflictID, choice, note string) (session.ConflictResolved, error) {
-	var c *conflict
-	for _, x := range a.conflicts {
-		if x.id == conflictID {
-			c = x
+// conflict is the conflict with an id; nil when there is none.
+func (a *Analysis) conflict(id string) *conflict {
+	for _, c := range a.conflicts {
+		if c.id == id {
+			return c
 		}
 	}
+	return nil
+}
+
+// choices are a conflict's valid --choose values: its sides, both where they can be applied
+// together, none, and edit where its lines can be written by hand.
+func (a *Analysis) choices(c *conflict) []string {
+	out := slices.Clone(c.order)
+	if c.canBoth {
+		out = append(out, commands.ChooseBoth)
+	}
+	out = append(out, commands.ChooseNone)
+	if a.editable(c) {
+		out = append(out, ChooseEdit)
+	}
+	return out
+}
+
+// Resolve checks a manual choice for a conflict and returns the resolution event. Choice
+// edit needs the reviewer's text: it is refused here (use ResolveEdit).
+func (a *Analysis) Resolve(conflictID, choice, note string) (session.ConflictResolved, error) {
+	c := a.conflict(conflictID)
 	if c == nil {
 		return session.ConflictResolved{}, fmt.Errorf("%s is not a conflict of %s", conflictID, a.in.ID)
 	}
-	valid := append(slices.Clone(c.order), commands.ChooseNone)
-	if c.canBoth {
-		valid = append(valid, commands.ChooseBoth)
+	valid := a.choices(c)
+	if choice == ChooseEdit && slices.Contains(valid, ChooseEdit) {
+		return session.ConflictResolved{}, fmt.Errorf("choice edit of %s needs the text its lines become: give the content (ResolveEdit), or choose %s",
+			conflictID, orList(slices.DeleteFunc(valid, func(s string) bool { return s == ChooseEdit })))
 	}
 	if !slices.Contains(valid, choice) {
 		msg := fmt.Sprintf("%s is not a side of %s", choice, conflictID)
-		if choice == commands.ChooseBoth {
+		switch choice {
+		case commands.ChooseBoth:
 			msg = fmt.Sprintf("the sides of %s cannot both be applied: %s", conflictID, whyNotBoth(c.kind))
+		case ChooseEdit:
+			msg = fmt.Sprintf("%s cannot be edited by hand: %s", conflictID, whyNotEdit(c.kind))
 		}
 		return session.ConflictResolved{}, fmt.Errorf("%s; choose %s", msg, orList(valid))
 	}
@@ -882,14 +909,8 @@ func orList(xs []string) string {
 // Choices returns the valid --choose values of a conflict, for completion and the review
 // prompt.
 func (a *Analysis) Choices(conflictID string) []string {
-	for _, c := range a.conflicts {
-		if c.id == conflictID {
-			out := slices.Clone(c.order)
-			if c.canBoth {
-				out = append(out, commands.ChooseBoth)
-			}
-			return append(out, commands.ChooseNone)
-		}
+	if c := a.conflict(conflictID); c != nil {
+		return a.choices(c)
 	}
 	return nil
 }
@@ -928,6 +949,16 @@ func (a *Analysis) Output(resolved map[string]session.ConflictResolved) (Result,
 	if len(missing) > 0 {
 		return Result{}, fmt.Errorf("unresolved conflicts: %s", strings.Join(missing, ", "))
 	}
+	for _, c := range a.conflicts {
+		if r := resolved[c.id]; r.Choice == ChooseEdit {
+			if !a.editable(c) {
+				return Result{}, fmt.Errorf("%s cannot be edited by hand: %s", c.id, whyNotEdit(c.kind))
+			}
+			if err := checkContent(c.id, r.Content); err != nil {
+				return Result{}, err
+			}
+		}
+	}
 	notes := slices.Clone(a.Notes)
 	doc := Document{ConvergenceID: a.in.ID, Strategy: a.in.Strategy, ConflictResolution: a.in.Resolution}
 	for _, m := range sortedMembers(a.in.Members) {
@@ -935,7 +966,8 @@ func (a *Analysis) Output(resolved map[string]session.ConflictResolved) (Result,
 	}
 	for _, c := range a.conflicts {
 		r := resolved[c.id]
-		doc.Conflicts = append(doc.Conflicts, ConflictDoc{ConflictID: c.id, Kind: c.kind, Choice: r.Choice, Method: r.Method, Note: r.Note})
+		doc.Conflicts = append(doc.Conflicts, ConflictDoc{ConflictID: c.id, Kind: c.kind, Choice: r.Choice, Method: r.Method, Note: r.Note,
+			Edited: r.Choice == ChooseEdit})
 	}
 	// Members whose base conflict left their changes out.
 	dropped := map[string]bool{}
@@ -968,14 +1000,30 @@ func (a *Analysis) Output(resolved map[string]session.ConflictResolved) (Result,
 				take = append(take, i)
 			}
 		}
-		for _, c := range a.conflicts {
+		var edits []unit
+		for i, c := range a.conflicts {
 			switch ch := resolved[c.id].Choice; ch {
 			case commands.ChooseBoth:
 				take = append(take, c.units...)
 			case commands.ChooseNone:
+			case ChooseEdit:
+				// The reviewer's text in place of every side's hunks.
+				u, note := a.editUnit(c, a.Conflicts[i].Lines, resolved[c.id].Content)
+				notes = append(notes, note)
+				if u != nil {
+					edits = append(edits, *u)
+				}
 			default:
 				take = append(take, c.sides[ch]...)
 			}
+		}
+		if len(edits) > 0 {
+			cp := *a
+			cp.units = append(slices.Clone(a.units), edits...)
+			for i := range edits {
+				take = append(take, len(a.units)+i)
+			}
+			src = &cp
 		}
 	case commands.StrategyVote, commands.StrategyConsensus:
 		w := a.winner

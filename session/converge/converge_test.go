@@ -192,7 +192,7 @@ func TestMergeConflictManual(t *testing.T) {
 		t.Errorf("output before resolution: %v", err)
 	}
 	for choice, want := range map[string]string{
-		"sa-9": "sa-9 is not a side of cf-1; choose sa-1, sa-2 or none",
+		"sa-9": "sa-9 is not a side of cf-1; choose sa-1, sa-2, none or edit",
 		"both": "cannot both be applied: they change the same lines",
 	} {
 		if _, err := a.Resolve("cf-1", choice, ""); err == nil || !strings.Contains(err.Error(), want) {
@@ -230,7 +230,7 @@ func TestMergeInsertionsBoth(t *testing.T) {
 	a := analyze(t, input(commands.StrategyMerge, commands.ResolutionManual, commands.FormatDeltaBatch,
 		member("sa-2", 5, nil, "adds a", insert("a.go", 10, "A1", "A2")),
 		member("sa-1", 6, nil, "adds b", insert("a.go", 10, "B1"))))
-	if len(a.Conflicts) != 1 || !slices.Equal(a.Choices("cf-1"), []string{"sa-1", "sa-2", "both", "none"}) {
+	if len(a.Conflicts) != 1 || !slices.Equal(a.Choices("cf-1"), []string{"sa-1", "sa-2", "both", "none", ChooseEdit}) {
 		t.Fatalf("conflicts %+v choices %v", a.Conflicts, a.Choices("cf-1"))
 	}
 	r, err := a.Resolve("cf-1", "both", "")
@@ -564,11 +564,19 @@ func checkHeaders(t *testing.T, ps []session.Patch) {
 			if err := fr.Validate(); err != nil {
 				t.Fatalf("%v in\n%s", err, p.Diff)
 			}
-			if fr.OldPosition < prevEnd || fr.NewPosition-fr.OldPosition != delta {
+			// An empty range names the line before it.
+			oldAt, newAt := fr.OldPosition, fr.NewPosition
+			if fr.OldLines == 0 {
+				oldAt++
+			}
+			if fr.NewLines == 0 {
+				newAt++
+			}
+			if oldAt < prevEnd || newAt-oldAt != delta {
 				t.Fatalf("hunk %s out of place (delta %d, previous end %d) in\n%s", fr.Header(), delta, prevEnd, p.Diff)
 			}
 			delta += fr.NewLines - fr.OldLines
-			prevEnd = fr.OldPosition + fr.OldLines
+			prevEnd = oldAt + fr.OldLines
 		}
 	}
 }

@@ -53,6 +53,14 @@
 // auto_accept_latest (the side that finished last), prefer_higher_confidence (the most
 // confident side; a side without confidence, or a tie, falls back to manual with the reason).
 //
+// Choice edit (ChooseEdit, after none in the choices): the reviewer writes a hunk conflict's
+// lines by hand. EditTemplate is the conflicted region with git's diff3 conflict markers (each
+// side's lines for it, labelled by subagent id, and the base); ResolveEdit records the text
+// (ConflictResolved.Content; Resolve refuses edit without it); Output replaces the region's
+// base lines with it, merged with the file's other hunks, as a combined change (Sources
+// "merged"), and the notes and the conflict list say the lines were edited by the reviewer.
+// Only hunk conflicts that change one region of an existing file offer it (see edit.go).
+//
 // Output is json (Document), markdown (Document.Markdown) or delta_batch: per-file unified
 // diffs (hunks sorted, context trimmed so hunks never overlap) plus playbook operations in
 // ACE's DeltaBatch shape built from the members' Downstream Context (see playbook.go). With

@@ -48,6 +48,9 @@ type ConflictDoc struct {
 	Choice     string `json:"choice"`
 	Method     string `json:"method"`
 	Note       string `json:"note,omitempty"`
+	// Edited says the reviewer wrote the conflicted lines by hand (choice edit); the notes
+	// say where, and the patches hold the text.
+	Edited bool `json:"edited_by_reviewer,omitempty"`
 }
 
 // reasoning is the DeltaBatch's one-paragraph account of itself.
@@ -152,6 +155,9 @@ func (d Document) Markdown() string {
 		b.WriteString("\n## Conflicts\n\n")
 		for _, c := range d.Conflicts {
 			fmt.Fprintf(&b, "- %s (%s) → %s by %s", c.ConflictID, c.Kind, c.Choice, c.Method)
+			if c.Edited {
+				b.WriteString(" (written by hand: edited by the reviewer)")
+			}
 			if c.Note != "" {
 				fmt.Fprintf(&b, ": %s", c.Note)
 			}

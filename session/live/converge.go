@@ -113,6 +113,9 @@ func (x *Orchestrator) runConv(cv *conv, subs []*sub) {
 	cv.analysis = a
 	x.mu.Unlock()
 	for _, d := range a.Conflicts {
+		if slices.Contains(d.Choices, converge.ChooseEdit) {
+			d.EditTemplate, _ = a.EditTemplate(d.ConflictID) // what the reviewer's editor opens
+		}
 		if _, err := x.emit("", d); err != nil {
 			return
 		}
@@ -267,7 +270,16 @@ func (x *Orchestrator) resolve(line string, c commands.Resolve) (Reply, error) {
 	case cv == nil || cv.analysis == nil:
 		return x.rejectf(line, c, "%s cannot be resolved in this session", cf.ID)
 	}
-	r, err := cv.analysis.Resolve(c.ConflictID, c.Choose, c.Note)
+	var r session.ConflictResolved
+	var err error
+	switch {
+	case c.Choose == commands.ChooseEdit:
+		r, err = cv.analysis.ResolveEdit(c.ConflictID, c.Content, c.Note)
+	case c.Content != "":
+		err = fmt.Errorf("--content goes with --choose edit (the text that replaces the conflicted lines)")
+	default:
+		r, err = cv.analysis.Resolve(c.ConflictID, c.Choose, c.Note)
+	}
 	if err != nil {
 		return x.rejectf(line, c, "%v", err)
 	}

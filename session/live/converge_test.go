@@ -65,7 +65,7 @@ func TestConvergeManualResolveApply(t *testing.T) {
 	if a := cf.Sides[0]; a.SubagentID != "sa-1" || *a.Confidence != 0.8 || !strings.Contains(a.Value.(string), `+	println("hello, world")`) {
 		t.Errorf("side a %+v", a)
 	}
-	if !strings.Contains(cf.Context, `    4 │ 	println("hello") // TODO: say more`) || !slices.Equal(cf.Choices, []string{"sa-1", "sa-2", "none"}) {
+	if !strings.Contains(cf.Context, `    4 │ 	println("hello") // TODO: say more`) || !slices.Equal(cf.Choices, []string{"sa-1", "sa-2", "none", "edit"}) {
 		t.Errorf("context %q choices %v", cf.Context, cf.Choices)
 	}
 	if rr := o.data(session.TypeConflictReviewRequest); len(rr) != 1 {

@@ -456,3 +456,38 @@ func TestConvergeRebasesOlderMembers(t *testing.T) {
 		t.Errorf("%d conflicts; the rebase should have cleared the base difference", n)
 	}
 }
+
+// Choice edit: the reviewer writes the conflicted lines; the convergence records the text,
+// and /apply lands it with the other members' hunks.
+func TestConvergeEditChoice(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(RealClock{})
+	defer x.Close("quit")
+	ctx := context.Background()
+	for _, l := range []string{"/delegate iso replace --agent-type builder", "/delegate iso write --agent-type builder",
+		"/converge sa-1 sa-2 --strategy merge", "/wait cv-1"} {
+		if r, err := x.Submit(ctx, l); err != nil || r.Rejected {
+			t.Fatalf("%s: %+v %v", l, r, err)
+		}
+	}
+	var cf *session.Conflict
+	x.View(func(st *session.State) { cf = st.Conflict("cf-1") })
+	if cf == nil || !strings.Contains(cf.EditTemplate, "<<<<<<< sa-1") || !strings.Contains(cf.EditTemplate, `println("hello from B")`) {
+		t.Fatalf("edit template: %+v", cf)
+	}
+	if r, _ := x.Submit(ctx, `/resolve cf-1 --choose sa-1 --content "x"`); !r.Rejected || !strings.Contains(r.Error, "--content goes with --choose edit") {
+		t.Errorf("--content without edit: %+v", r)
+	}
+	for _, l := range []string{`/resolve cf-1 --choose edit --content "\tprintln(\"hello from both\")\n" --note "by hand"`, "/wait cv-1", "/apply cv-1"} {
+		if r, err := x.Submit(ctx, l); err != nil || r.Rejected {
+			t.Fatalf("%s: %+v %v", l, r, err)
+		}
+	}
+	if got := string(readFile(t, filepath.Join(h.ws, "main.go"))); got != "package main\n\nfunc main() {\n\tprintln(\"hello from both\")\n}\n" {
+		t.Errorf("main.go:\n%s", got)
+	}
+	x.View(func(st *session.State) { cf = st.Conflict("cf-1") })
+	if r := cf.Resolution; r == nil || r.Choice != "edit" || r.Content != "\tprintln(\"hello from both\")\n" || r.Note != "by hand" {
+		t.Errorf("recorded resolution: %+v", r)
+	}
+}
