@@ -56,8 +56,8 @@ type choice struct {
 	// needsText: enter opens a text field (deny with a message, a note) instead of deciding.
 	needsText bool
 	// edit: enter opens the conflicted lines in the reviewer's editor.
-	edit bool
-	textHint  string
+	edit     bool
+	textHint string
 }
 
 // waiting lists the items still waiting that the user has not answered in this workbench.
