@@ -88,7 +88,7 @@ func TestComplete(t *testing.T) {
 		{"/converge sa-2 |", []string{"sa-1", "sa-10", "--strategy", "--conflict-resolution", "--output-format"}},
 		{"/converge --strategy vote sa-2 sa-1 s|", []string{"sa-10"}},
 		{"/resolve |", []string{"cf-1", "cf-2", "--choose", "--note", "--content"}},
-		{"/resolve cf-1 --choose |", []string{"sa-1", "sa-2", "sa-10", "both", "none", "edit"}},
+		{"/resolve cf-1 --choose |", []string{"sa-1", "sa-2", "sa-10", "cv-1", "both", "none", "edit"}},
 		{"/resolve cf-1 --choose b|", []string{"both"}},
 		{"/approve |", []string{"pr-3", "--scope"}},
 		{"/deny p|", []string{"pr-3"}},

@@ -496,8 +496,8 @@ var table = []Spec{
 		Flags: []Flag{
 			{
 				Name: "choose", Key: "choose", Kind: KindID, Placeholder: "<subagent_id>",
-				IDKinds: subagentOnly, Required: true,
-				Help: "the subagent whose side wins, or both, none, or edit",
+				IDKinds: subagentOrConv, Required: true,
+				Help: "the side that wins (a subagent, or the convergence whose /apply is reviewed), or both, none, or edit",
 				Values: []Value{
 					{ChooseBoth, "keep both sides"},
 					{ChooseNone, "drop both sides"},

@@ -11,10 +11,11 @@ import (
 	"github.com/summit-dev/summit/session/gitws"
 )
 
-// Apply reviews. /apply sa-N whose changes overlap edits made to the workspace meanwhile
-// does not fail: it opens a review in the same prompt as a convergence's. It is recorded as a
-// convergence of strategy "apply" over sa-N with one conflict of kind "apply" per overlapping
-// file (choices: sa-N takes the subagent's version of the file, none keeps the workspace's).
+// Apply reviews. /apply sa-N or cv-N whose changes overlap edits made to the workspace
+// meanwhile does not fail: it opens a review in the same prompt as a convergence's. It is
+// recorded as a convergence of strategy "apply" (over sa-N, or cv-N's members) with one
+// conflict of kind "apply" per overlapping file (choices: the source takes its version of the
+// file, none keeps the workspace's).
 // When every file is settled, the merge is prepared with the choices (the workspace's state
 // then is the base) and /apply cv-K lands it, three-way, all or nothing, like any apply.
 
@@ -28,8 +29,9 @@ type applyReview struct {
 	pre, settled string            // prepared once every conflict is resolved
 }
 
-// openApplyReview records the review of an /apply that overlapped the workspace.
-func (x *Orchestrator) openApplyReview(line string, c commands.Apply, sa *session.Subagent, ce *gitws.ConflictError) (Reply, error) {
+// openApplyReview records the review of an /apply of source (sa-N, or cv-N with its members)
+// whose change base→result overlapped the workspace.
+func (x *Orchestrator) openApplyReview(line string, c commands.Apply, source string, members []string, base, result string, ce *gitws.ConflictError) (Reply, error) {
 	if err := x.issue(line, c); err != nil {
 		return Reply{}, err
 	}
@@ -38,10 +40,10 @@ func (x *Orchestrator) openApplyReview(line string, c commands.Apply, sa *sessio
 	first := x.state.Counters.Conflicts + 1
 	cv := &conv{id: cvID, settled: x.clock.NewEvent()}
 	x.convs[cvID] = cv
-	ar := &applyReview{source: sa.ID, base: sa.Changes.BaseCommit, result: sa.Changes.ResultCommit, files: map[string]string{}}
+	ar := &applyReview{source: source, base: base, result: result, files: map[string]string{}}
 	x.applyReviews[cvID] = ar
 	x.mu.Unlock()
-	if _, err := x.emit("", session.ConvergenceInitiated{ConvergenceID: cvID, SubagentIDs: []string{sa.ID},
+	if _, err := x.emit("", session.ConvergenceInitiated{ConvergenceID: cvID, SubagentIDs: members,
 		Strategy: StrategyApply, ConflictResolution: commands.ResolutionManual, OutputFormat: commands.FormatDeltaBatch}); err != nil {
 		return Reply{}, err
 	}
@@ -52,14 +54,14 @@ func (x *Orchestrator) openApplyReview(line string, c commands.Apply, sa *sessio
 		ids = append(ids, id)
 		d := session.ConflictDetected{ConvergenceID: cvID, ConflictID: id, Kind: "apply", File: cf.Path,
 			Sides: []session.ConflictSide{
-				{SubagentID: sa.ID, Value: sideText(cf.Theirs, cf.Binary)},
+				{SubagentID: source, Value: sideText(cf.Theirs, cf.Binary)},
 				{SubagentID: "workspace", Value: sideText(cf.Ours, cf.Binary)},
 			},
-			Context: cf.Merged, Choices: []string{sa.ID, commands.ChooseNone}}
+			Context: cf.Merged, Choices: []string{source, commands.ChooseNone}}
 		if _, err := x.emit("", d); err != nil {
 			return Reply{}, err
 		}
-		why := fmt.Sprintf("%s changed %s, and so did the workspace since (%s)", sa.ID, cf.Path, strings.Join(cf.Types, ", "))
+		why := fmt.Sprintf("%s changed %s, and so did the workspace since (%s)", source, cf.Path, strings.Join(cf.Types, ", "))
 		if _, err := x.emit("", session.ConflictReviewRequest{ConvergenceID: cvID, ConflictID: id, Reason: why}); err != nil {
 			return Reply{}, err
 		}
@@ -73,7 +75,7 @@ func (x *Orchestrator) openApplyReview(line string, c commands.Apply, sa *sessio
 		verb = "overlaps"
 	}
 	return Reply{Output: fmt.Sprintf("%s: %s %s edits made to the workspace since: review %s (ctrl+o), then /apply %s",
-		sa.ID, session.Plural(len(ids), "file"), verb, strings.Join(ids, ", "), cvID)}, nil
+		source, session.Plural(len(ids), "file"), verb, strings.Join(ids, ", "), cvID)}, nil
 }
 
 // sideText is one side of an overlapping file, for the review.

@@ -215,7 +215,7 @@ func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
 	defer cancel()
 	applied, err := r.Apply(ctx, sa.Changes.BaseCommit, sa.Changes.ResultCommit, sa.ID)
 	if ce := (*gitws.ConflictError)(nil); errors.As(err, &ce) {
-		return x.openApplyReview(line, c, sa, ce)
+		return x.openApplyReview(line, c, sa.ID, []string{sa.ID}, sa.Changes.BaseCommit, sa.Changes.ResultCommit, ce)
 	}
 	if rep, ok, err := x.land(line, c, sa.ID, applied, err); !ok {
 		return rep, err
@@ -382,6 +382,9 @@ func (x *Orchestrator) applyConvReal(line string, c commands.Apply, cv *session.
 		return x.rejectf(line, c, "nothing applied: %v", err)
 	}
 	applied, err := r.Apply(ctx, base, result, cv.ID)
+	if ce := (*gitws.ConflictError)(nil); errors.As(err, &ce) {
+		return x.openApplyReview(line, c, cv.ID, cv.Members, base, result, ce)
+	}
 	if rep, ok, err := x.land(line, c, cv.ID, applied, err); !ok {
 		return rep, err
 	}

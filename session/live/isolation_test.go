@@ -491,3 +491,37 @@ func TestConvergeEditChoice(t *testing.T) {
 		t.Errorf("recorded resolution: %+v", r)
 	}
 }
+
+// /apply cv-N that overlaps edits made to the workspace since opens a review too; taking the
+// convergence's side lands its version of the file.
+func TestApplyConvergenceReview(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(RealClock{})
+	defer x.Close("quit")
+	ctx := context.Background()
+	submit := func(l string) Reply {
+		t.Helper()
+		r, err := x.Submit(ctx, l)
+		if err != nil || r.Rejected {
+			t.Fatalf("%s: %+v %v", l, r, err)
+		}
+		return r
+	}
+	for _, l := range []string{"/delegate iso replace --agent-type builder", "/delegate iso write --agent-type builder",
+		"/converge sa-1 sa-2 --strategy merge", "/wait cv-1", "/resolve cf-1 --choose sa-2", "/wait cv-1"} {
+		submit(l)
+	}
+	main := filepath.Join(h.ws, "main.go")
+	os.WriteFile(main, []byte("package main\n\nfunc main() {\n\tprintln(\"hello, user\")\n}\n"), 0o644)
+	if r := submit("/apply cv-1"); !strings.Contains(r.Output, "review cf-2") || !strings.Contains(r.Output, "/apply cv-2") {
+		t.Fatalf("/apply cv-1: %+v", r)
+	}
+	if got := string(readFile(t, main)); !strings.Contains(got, "hello, user") {
+		t.Fatal("the overlapping apply wrote main.go")
+	}
+	submit("/resolve cf-2 --choose cv-1")
+	submit("/apply cv-2")
+	if got := string(readFile(t, main)); !strings.Contains(got, `println("hello from B")`) || strings.Contains(got, "hello, user") {
+		t.Errorf("main.go:\n%s", got)
+	}
+}
