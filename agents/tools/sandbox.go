@@ -24,6 +24,10 @@ type Options struct {
 	ShellTimeout time.Duration // default 120 s; timeout_s may lower it; never above 600 s
 	Environ      []string      // base environment of run_shell_command, secrets removed; default os.Environ()
 	HTTPClient   *http.Client  // web_fetch; default a client with a 30 s timeout
+	// ConfineWrites lets run_shell_command (and everything it starts) write only inside the
+	// root, the temp dir, /dev and the language build caches (Linux Landlock): a subagent's
+	// shell cannot write the main workspace or another subagent's worktree.
+	ConfineWrites bool
 }
 
 // Sandbox runs tools confined to one workspace root. It holds no open resources, and is safe

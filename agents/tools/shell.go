@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -41,6 +42,27 @@ func (s *Sandbox) shellEnv() []string {
 	return env
 }
 
+// writable lists where a confined shell may write: the root, /dev, and the build caches tools
+// fill as they run (go, npm, cargo); the caller adds a temp dir of its own. Not the shared temp
+// dir nor the user's cache dir as a whole: workspaces and summit's worktrees live there.
+func (s *Sandbox) writable() []string {
+	rw := []string{s.root, "/dev"}
+	home, _ := os.UserHomeDir()
+	cache, _ := os.UserCacheDir()
+	for _, d := range []string{os.Getenv("GOCACHE"), os.Getenv("GOMODCACHE")} {
+		if d != "" {
+			rw = append(rw, d)
+		}
+	}
+	if cache != "" {
+		rw = append(rw, filepath.Join(cache, "go-build"))
+	}
+	if home != "" {
+		rw = append(rw, filepath.Join(home, "go", "pkg", "mod"), filepath.Join(home, ".npm"), filepath.Join(home, ".cargo", "registry"))
+	}
+	return rw
+}
+
 // shellTool runs bash -c in the root. Invariants: the command runs in its own process group,
 // and when the call returns that group has been sent SIGKILL, whether the command finished,
 // timed out or was cancelled, so no child it started outlives the call (a process that leaves
@@ -68,8 +90,17 @@ func shellTool(ctx context.Context, s *Sandbox, a args) Result {
 	}
 	defer pr.Close()
 	cmd := exec.Command("bash", "-c", command)
-	cmd.Dir = s.root
 	cmd.Env = s.shellEnv()
+	if s.o.ConfineWrites {
+		// Its own temp dir (TMPDIR): the shared one may hold the workspace itself.
+		tmp, err := os.MkdirTemp("", "summit-shell-")
+		if err != nil {
+			return errResult("run_shell_command: %v", err)
+		}
+		defer os.RemoveAll(tmp)
+		cmd = confinedCommand(append(s.writable(), tmp), append(s.shellEnv(), "TMPDIR="+tmp), "bash", "-c", command)
+	}
+	cmd.Dir = s.root
 	cmd.Stdout, cmd.Stderr = pw, pw // stdin stays nil: /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()

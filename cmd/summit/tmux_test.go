@@ -336,7 +336,7 @@ func TestTerminalTyped(t *testing.T) {
 	tm.keys("sa-1 sa-2 --strategy merge", "Enter")
 	tm.waitFor(`conflict cf-1 · hunk main\.go:4`, 20*time.Second)
 	tm.waitFor(`↑↓ or 1-\d select`, 5*time.Second) // the keys line: the grace period is over
-	tm.keys("4", "Enter")                          // note… (no "both" here: the changes overlap)
+	tm.keys("5", "Enter")                          // note… (no "both": the changes overlap; 4 is edit)
 	tm.waitFor(`note: █`, 5*time.Second)
 	tm.keys("user greeting", "Enter", "2", "Enter")
 	tm.waitFor(`cv-1 merge \(sa-1, sa-2\)\s+complete`, 10*time.Second)

@@ -77,7 +77,9 @@ func (x *Orchestrator) isolate(s *sub) error {
 	if err != nil {
 		return err
 	}
-	sb, err := tools.New(wt.Root(), x.o.Tools)
+	opts := x.o.Tools
+	opts.ConfineWrites = true // its shell writes only in its worktree (Landlock, where the kernel has it)
+	sb, err := tools.New(wt.Root(), opts)
 	if err != nil {
 		_ = r.Remove(ctx, wt)
 		return err

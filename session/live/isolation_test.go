@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/session"
 )
 
@@ -523,5 +524,56 @@ func TestApplyConvergenceReview(t *testing.T) {
 	submit("/apply cv-2")
 	if got := string(readFile(t, main)); !strings.Contains(got, `println("hello from B")`) || strings.Contains(got, "hello, user") {
 		t.Errorf("main.go:\n%s", got)
+	}
+}
+
+// The shell of an isolated subagent cannot write outside its worktree either: not the main
+// workspace by its absolute path, not another subagent's worktree (Landlock).
+func TestWorktreeShellConfined(t *testing.T) {
+	if !tools.ConfinementAvailable() {
+		t.Skip("this kernel has no Landlock: the shell cannot be confined here")
+	}
+	h := newHarness(t)
+	h.approve = ApproveAll
+	dir := t.TempDir()
+	main := filepath.Join(h.ws, "main.go")
+	other := filepath.Join(h.cache, "worktrees", "s-test", "sa-1", "main.go")
+	os.WriteFile(filepath.Join(dir, "t.yaml"), []byte(`tapes:
+  - name: first
+    match: {task: "first"}
+    steps:
+      - tool: replace
+        args: {path: main.go, old_string: "hello", new_string: "first"}
+      - sleep: 2s
+      - capsule: {summary: "first"}
+  - name: escape
+    match: {task: "escape"}
+    steps:
+      - tool: run_shell_command
+        args: {command: "echo pwned > `+main+`"}
+      - tool: run_shell_command
+        args: {command: "echo pwned > `+other+`"}
+      - tool: run_shell_command
+        args: {command: "echo fine > inside.txt"}
+      - capsule: {summary: "tried"}
+`), 0o644)
+	h.tapes = dir
+	before := treeSum(t, h.ws)
+	o := h.run(`/delegate first --agent-type builder
+/delegate escape --agent-type builder
+/wait sa-1 sa-2
+`)
+	res := o.transcript("sa-2", session.TranscriptToolResult)
+	if len(res) != 3 || !res[0].IsError || !res[1].IsError || res[2].IsError {
+		t.Fatalf("results: %+v", res)
+	}
+	if treeSum(t, h.ws) != before {
+		t.Error("the main workspace was written")
+	}
+	if ch := o.changes(t, "sa-1"); len(ch.Files) != 1 || strings.Contains(ch.Files[0].Diff, "pwned") {
+		t.Errorf("sa-1's worktree was written: %+v", ch)
+	}
+	if ch := o.changes(t, "sa-2"); len(ch.Files) != 1 || ch.Files[0].Path != "inside.txt" {
+		t.Errorf("sa-2's changes: %+v", ch)
 	}
 }

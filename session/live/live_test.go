@@ -25,6 +25,7 @@ type harness struct {
 	real    bool
 	ceiling agents.PermissionMode // "" = acceptEdits
 	cache   string                // worktrees and private git dirs
+	tapes   string                // "" = testdata/tapes
 }
 
 func newHarness(t *testing.T) *harness {
@@ -53,7 +54,11 @@ type outcome struct {
 
 func (h *harness) start(clock Clock) *Orchestrator {
 	h.t.Helper()
-	tapes, err := provider.LoadTapes("testdata/tapes")
+	dir := h.tapes
+	if dir == "" {
+		dir = "testdata/tapes"
+	}
+	tapes, err := provider.LoadTapes(dir)
 	if err != nil {
 		h.t.Fatal(err)
 	}
