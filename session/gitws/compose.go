@@ -26,20 +26,11 @@ func (r *Repo) Compose(ctx context.Context, base, patch string, takes []Take) (s
 	if err := validRevs(base); err != nil {
 		return "", err
 	}
-	idx, done, err := r.tempIndex("compose-")
+	run, done, err := r.indexRunner(ctx, "compose-")
 	if err != nil {
 		return "", err
 	}
 	defer done()
-	env := append(r.repoEnv(false), "GIT_INDEX_FILE="+idx)
-	run := func(stdin string, args ...string) ([]byte, error) {
-		c := gitCmd{dir: r.top, env: env, args: args}
-		if stdin != "" {
-			c.stdin = strings.NewReader(stdin)
-		}
-		out, _, err := runGit(ctx, r.git, c)
-		return out, err
-	}
 	if _, err := run("", "read-tree", base); err != nil {
 		return "", err
 	}
@@ -82,4 +73,23 @@ func (r *Repo) Compose(ctx context.Context, base, patch string, takes []Take) (s
 		return "", err
 	}
 	return r.commit(ctx, trim(out), "summit: converged changes", base)
+}
+
+// indexRunner runs git commands against a fresh temporary index (the user's is never used);
+// stdin, when not empty, is fed to the command. done removes the index.
+func (r *Repo) indexRunner(ctx context.Context, prefix string) (run func(stdin string, args ...string) ([]byte, error), done func(), err error) {
+	idx, done, err := r.tempIndex(prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	env := append(r.repoEnv(false), "GIT_INDEX_FILE="+idx)
+	run = func(stdin string, args ...string) ([]byte, error) {
+		c := gitCmd{dir: r.top, env: env, args: args}
+		if stdin != "" {
+			c.stdin = strings.NewReader(stdin)
+		}
+		out, _, err := runGit(ctx, r.git, c)
+		return out, err
+	}
+	return run, done, nil
 }

@@ -40,20 +40,11 @@ func (r *Repo) Settle(ctx context.Context, base, result string, theirs map[strin
 	if err != nil {
 		return "", "", err
 	}
-	idx, done, err := r.tempIndex("settle-")
+	run, done, err := r.indexRunner(ctx, "settle-")
 	if err != nil {
 		return "", "", err
 	}
 	defer done()
-	env := append(r.repoEnv(false), "GIT_INDEX_FILE="+idx)
-	run := func(stdin string, args ...string) ([]byte, error) {
-		c := gitCmd{dir: r.top, env: env, args: args}
-		if stdin != "" {
-			c.stdin = strings.NewReader(stdin)
-		}
-		o, _, err := runGit(ctx, r.git, c)
-		return o, err
-	}
 	if _, err := run("", "read-tree", merged); err != nil {
 		return "", "", err
 	}

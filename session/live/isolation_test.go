@@ -16,6 +16,20 @@ import (
 	"github.com/summit-dev/summit/session"
 )
 
+// accept submits lines to a live session and fails the test on any rejection; it returns
+// the last reply.
+func accept(t *testing.T, x *Orchestrator, lines ...string) Reply {
+	t.Helper()
+	var r Reply
+	for _, l := range lines {
+		var err error
+		if r, err = x.Submit(context.Background(), l); err != nil || r.Rejected {
+			t.Fatalf("%s: %+v %v", l, r, err)
+		}
+	}
+	return r
+}
+
 // changes returns the recorded change set of a subagent.
 func (o outcome) changes(t *testing.T, id string) session.SubagentChanges {
 	t.Helper()
@@ -377,13 +391,8 @@ func TestConvergeRealConflict(t *testing.T) {
 	h2.rec = filepath.Join(t.TempDir(), "rec2.jsonl")
 	x := h2.start(RealClock{})
 	defer x.Close("quit")
-	ctx := context.Background()
-	for _, l := range []string{"/delegate iso replace --agent-type builder", "/delegate iso write --agent-type builder",
-		"/converge sa-1 sa-2 --strategy merge", "/wait cv-1", "/resolve cf-1 --choose sa-2", "/wait cv-1", "/apply cv-1"} {
-		if r, err := x.Submit(ctx, l); err != nil || r.Rejected {
-			t.Fatalf("%s: %+v %v", l, r, err)
-		}
-	}
+	accept(t, x, "/delegate iso replace --agent-type builder", "/delegate iso write --agent-type builder",
+		"/converge sa-1 sa-2 --strategy merge", "/wait cv-1", "/resolve cf-1 --choose sa-2", "/wait cv-1", "/apply cv-1")
 	if got := string(readFile(t, filepath.Join(h.ws, "main.go"))); !strings.Contains(got, `println("hello from B")`) || strings.Contains(got, "from A") {
 		t.Errorf("main.go after /apply cv-1:\n%s", got)
 	}
@@ -395,12 +404,8 @@ func TestConvergeRealCleanMerge(t *testing.T) {
 	x := h.start(RealClock{})
 	defer x.Close("quit")
 	ctx := context.Background()
-	for _, l := range []string{"/delegate iso file one --agent-type builder", "/delegate iso file two --agent-type builder",
-		"/delegate iso file three --agent-type builder", "/converge sa-1 sa-2 sa-3 --strategy merge", "/wait cv-1", "/apply cv-1"} {
-		if r, err := x.Submit(ctx, l); err != nil || r.Rejected {
-			t.Fatalf("%s: %+v %v", l, r, err)
-		}
-	}
+	accept(t, x, "/delegate iso file one --agent-type builder", "/delegate iso file two --agent-type builder",
+		"/delegate iso file three --agent-type builder", "/converge sa-1 sa-2 sa-3 --strategy merge", "/wait cv-1", "/apply cv-1")
 	for name, want := range map[string]string{"docs/one.txt": "one\n", "docs/two.txt": "two\n"} {
 		if got := string(readFile(t, filepath.Join(h.ws, name))); got != want {
 			t.Errorf("%s: %q", name, got)
@@ -423,15 +428,7 @@ func TestConvergeRealCleanMerge(t *testing.T) {
 func TestConvergeRebasesOlderMembers(t *testing.T) {
 	h := newHarness(t)
 	x := h.start(RealClock{})
-	ctx := context.Background()
-	submit := func(l string) Reply {
-		t.Helper()
-		r, err := x.Submit(ctx, l)
-		if err != nil || r.Rejected {
-			t.Fatalf("%s: %+v %v", l, r, err)
-		}
-		return r
-	}
+	submit := func(l string) Reply { t.Helper(); return accept(t, x, l) }
 	submit("/delegate iso replace --agent-type builder")
 	submit("/wait sa-1")
 	main := filepath.Join(h.ws, "main.go")
@@ -465,12 +462,8 @@ func TestConvergeEditChoice(t *testing.T) {
 	x := h.start(RealClock{})
 	defer x.Close("quit")
 	ctx := context.Background()
-	for _, l := range []string{"/delegate iso replace --agent-type builder", "/delegate iso write --agent-type builder",
-		"/converge sa-1 sa-2 --strategy merge", "/wait cv-1"} {
-		if r, err := x.Submit(ctx, l); err != nil || r.Rejected {
-			t.Fatalf("%s: %+v %v", l, r, err)
-		}
-	}
+	accept(t, x, "/delegate iso replace --agent-type builder", "/delegate iso write --agent-type builder",
+		"/converge sa-1 sa-2 --strategy merge", "/wait cv-1")
 	var cf *session.Conflict
 	x.View(func(st *session.State) { cf = st.Conflict("cf-1") })
 	if cf == nil || !strings.Contains(cf.EditTemplate, "<<<<<<< sa-1") || !strings.Contains(cf.EditTemplate, `println("hello from B")`) {
@@ -479,11 +472,7 @@ func TestConvergeEditChoice(t *testing.T) {
 	if r, _ := x.Submit(ctx, `/resolve cf-1 --choose sa-1 --content "x"`); !r.Rejected || !strings.Contains(r.Error, "--content goes with --choose edit") {
 		t.Errorf("--content without edit: %+v", r)
 	}
-	for _, l := range []string{`/resolve cf-1 --choose edit --content "\tprintln(\"hello from both\")\n" --note "by hand"`, "/wait cv-1", "/apply cv-1"} {
-		if r, err := x.Submit(ctx, l); err != nil || r.Rejected {
-			t.Fatalf("%s: %+v %v", l, r, err)
-		}
-	}
+	accept(t, x, `/resolve cf-1 --choose edit --content "\tprintln(\"hello from both\")\n" --note "by hand"`, "/wait cv-1", "/apply cv-1")
 	if got := string(readFile(t, filepath.Join(h.ws, "main.go"))); got != "package main\n\nfunc main() {\n\tprintln(\"hello from both\")\n}\n" {
 		t.Errorf("main.go:\n%s", got)
 	}
@@ -499,15 +488,7 @@ func TestApplyConvergenceReview(t *testing.T) {
 	h := newHarness(t)
 	x := h.start(RealClock{})
 	defer x.Close("quit")
-	ctx := context.Background()
-	submit := func(l string) Reply {
-		t.Helper()
-		r, err := x.Submit(ctx, l)
-		if err != nil || r.Rejected {
-			t.Fatalf("%s: %+v %v", l, r, err)
-		}
-		return r
-	}
+	submit := func(l string) Reply { t.Helper(); return accept(t, x, l) }
 	for _, l := range []string{"/delegate iso replace --agent-type builder", "/delegate iso write --agent-type builder",
 		"/converge sa-1 sa-2 --strategy merge", "/wait cv-1", "/resolve cf-1 --choose sa-2", "/wait cv-1"} {
 		submit(l)
