@@ -187,7 +187,7 @@ func diffText(files []session.FileChange, path string) (string, error) {
 func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
 	x.mu.Lock()
 	sa := x.state.Subagent(c.SubagentID)
-	ids := x.knownIDs()
+	ids := x.subIDs()
 	mode := agents.PermissionMode(x.state.Info.PermissionMode)
 	x.mu.Unlock()
 	switch {
@@ -307,7 +307,7 @@ func (x *Orchestrator) discard(line string, c commands.Discard) (Reply, error) {
 	x.mu.Lock()
 	s := x.subs[c.SubagentID]
 	sa := x.state.Subagent(c.SubagentID)
-	ids := x.knownIDs()
+	ids := x.subIDs()
 	x.mu.Unlock()
 	switch {
 	case sa == nil || s == nil:
