@@ -448,8 +448,9 @@ func Apply(s *State, e Event) error {
 		} else {
 			book = s.Playbook
 		}
+		cv.PlaybookBefore = s.Playbook
 		s.Playbook = book
-		cv.Applied, cv.AppliedFiles = true, d.Files
+		cv.Applied, cv.AppliedFiles, cv.AppliedSeq = true, d.Files, e.Seq
 		s.Counters.DeltaBatchesApplied++
 		s.log(e, "convergence", fmt.Sprintf("%s applied: %s", cv.ID, Plural(len(d.Files), "file")), "")
 
@@ -492,6 +493,10 @@ func Apply(s *State, e Event) error {
 			return fail("%q is not an apply that can be undone", d.ApplyID)
 		}
 		a.Undone = true
+		if cv := s.convergences[a.ConvergenceID]; cv != nil && cv.Applied {
+			// Its playbook operations go back with the files; it may be applied again.
+			s.Playbook, cv.Applied, cv.AppliedFiles, cv.AppliedSeq = cv.PlaybookBefore, false, nil, 0
+		}
 		s.log(e, "workspace", fmt.Sprintf("%s undone: %s restored", d.ApplyID, Plural(len(d.Files), "file")), "")
 
 	case ChangesRebased:

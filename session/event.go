@@ -490,6 +490,9 @@ type ChangesApplied struct {
 	Files      []string `json:"files"`
 	PreCommit  string   `json:"pre_commit"`  // the workspace just before (refs/summit/<session>/apply-N-pre)
 	PostCommit string   `json:"post_commit"` // and just after: /undo restores pre while the files still match post
+	// ConvergenceID names the convergence whose DeltaBatch lands with these files: its
+	// DeltaBatchApplied follows, and /undo takes its playbook operations back too.
+	ConvergenceID string `json:"convergence_id,omitempty"`
 }
 
 // ApplyUndone: /undo restored the files of an apply to their state before it.

@@ -206,7 +206,9 @@ type Convergence struct {
 	Batch              *DeltaBatch
 	Applied            bool
 	AppliedFiles       []string
-	Notes              []string // the convergence's decisions, from ConvergenceComplete
+	AppliedSeq         uint64          // seq of its DeltaBatchApplied
+	PlaybookBefore     []PlaybookEntry // the playbook before its operations (for /undo)
+	Notes              []string        // the convergence's decisions, from ConvergenceComplete
 }
 
 // Conflict is one disagreement inside a convergence.

@@ -159,7 +159,20 @@ func (x *Orchestrator) applyReviewed(line string, c commands.Apply, ar *applyRev
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	applied, err := x.git.Apply(ctx, pre, settled, ar.source)
-	if rep, ok, err := x.land(line, c, cv.ID, applied, err); !ok {
+	// A reviewed convergence lands its playbook operations with its files.
+	batch := ""
+	x.mu.Lock()
+	var bookErr error
+	if src := x.state.Convergence(ar.source); src != nil && src.Batch != nil && !src.Applied {
+		batch = src.ID
+		_, bookErr = session.ApplyPlaybook(x.state.Playbook, src.Batch.Operations, src.ID)
+	}
+	x.mu.Unlock()
+	if bookErr != nil && err == nil {
+		_ = x.git.Undo(ctx, applied) // nothing may land without its playbook operations
+		return x.rejectf(line, c, "nothing applied: %v", bookErr)
+	}
+	if rep, ok, err := x.land(line, c, cv.ID, batch, applied, err); !ok {
 		return rep, err
 	}
 	return Reply{Output: fmt.Sprintf("%s: %s applied as reviewed: %s (/undo takes it back)", applied.ID, ar.source, strings.Join(applied.Files, ", "))}, nil

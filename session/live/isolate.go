@@ -219,7 +219,7 @@ func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
 	if ce := (*gitws.ConflictError)(nil); errors.As(err, &ce) {
 		return x.openApplyReview(line, c, sa.ID, []string{sa.ID}, sa.Changes.BaseCommit, sa.Changes.ResultCommit, ce)
 	}
-	if rep, ok, err := x.land(line, c, sa.ID, applied, err); !ok {
+	if rep, ok, err := x.land(line, c, sa.ID, "", applied, err); !ok {
 		return rep, err
 	}
 	return Reply{Output: fmt.Sprintf("%s: %s applied: %s (/undo takes it back)", applied.ID, sa.ID, strings.Join(applied.Files, ", "))}, nil
@@ -228,7 +228,7 @@ func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
 // land records a successful Apply of source's changes (CommandIssued, ChangesApplied) and
 // reports ok; an overlap with the workspace, or any other failure, rejects the line whole
 // (nothing was written) and names each overlapping file with its conflict-marked merge.
-func (x *Orchestrator) land(line string, c commands.Apply, source string, applied *gitws.Applied, err error) (Reply, bool, error) {
+func (x *Orchestrator) land(line string, c commands.Apply, source, convergence string, applied *gitws.Applied, err error) (Reply, bool, error) {
 	var ce *gitws.ConflictError
 	switch {
 	case errors.As(err, &ce):
@@ -254,7 +254,10 @@ func (x *Orchestrator) land(line string, c commands.Apply, source string, applie
 	x.applied = append(x.applied, applied)
 	x.mu.Unlock()
 	_, err = x.emit("", session.ChangesApplied{ApplyID: applied.ID, Source: source, Files: applied.Files,
-		PreCommit: applied.Pre, PostCommit: applied.Post})
+		PreCommit: applied.Pre, PostCommit: applied.Post, ConvergenceID: convergence})
+	if err == nil && convergence != "" {
+		_, err = x.emit("", session.DeltaBatchApplied{ConvergenceID: convergence, Files: applied.Files})
+	}
 	return Reply{}, err == nil, err
 }
 
@@ -285,6 +288,9 @@ func (x *Orchestrator) undo(line string, c commands.Undo) (Reply, error) {
 	if last == nil {
 		return x.rejectf(line, c, "nothing to undo: no /apply of a subagent's changes is in effect")
 	}
+	if later := x.playbookSince(last.ID); later != "" {
+		return x.rejectf(line, c, "%s cannot be undone: %s changed the playbook since; nothing was changed", last.ID, later)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	var ee *gitws.EditedError
@@ -300,6 +306,23 @@ func (x *Orchestrator) undo(line string, c commands.Undo) (Reply, error) {
 		return Reply{}, err
 	}
 	return Reply{Output: fmt.Sprintf("%s undone: %s restored", last.ID, strings.Join(last.Files, ", "))}, nil
+}
+
+// playbookSince names a convergence whose playbook operations were applied after the apply
+// id, which undoing it would lose ("" when none).
+func (x *Orchestrator) playbookSince(id string) string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	a := x.state.FindApply(id)
+	if a == nil || a.ConvergenceID == "" {
+		return ""
+	}
+	for _, cv := range x.state.Convergences {
+		if cv.ID != a.ConvergenceID && cv.Applied && cv.AppliedSeq > a.Seq {
+			return cv.ID
+		}
+	}
+	return ""
 }
 
 // discard is /discard sa-N: the worktree goes; the recorded changes stay.
@@ -387,11 +410,8 @@ func (x *Orchestrator) applyConvReal(line string, c commands.Apply, cv *session.
 	if ce := (*gitws.ConflictError)(nil); errors.As(err, &ce) {
 		return x.openApplyReview(line, c, cv.ID, cv.Members, base, result, ce)
 	}
-	if rep, ok, err := x.land(line, c, cv.ID, applied, err); !ok {
+	if rep, ok, err := x.land(line, c, cv.ID, cv.ID, applied, err); !ok {
 		return rep, err
-	}
-	if _, err := x.emit("", session.DeltaBatchApplied{ConvergenceID: cv.ID, Files: applied.Files}); err != nil {
-		return Reply{}, err
 	}
 	return Reply{Output: fmt.Sprintf("%s: %s applied: %s, %s (/undo takes the files back)", applied.ID, cv.ID,
 		session.Plural(len(applied.Files), "file"), session.Plural(len(cv.Batch.Operations), "playbook operation"))}, nil

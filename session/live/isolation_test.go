@@ -414,11 +414,26 @@ func TestConvergeRealCleanMerge(t *testing.T) {
 	if got := string(readFile(t, filepath.Join(h.ws, "main.go"))); !strings.HasPrefix(got, "// Package main greets.\npackage main") {
 		t.Errorf("main.go:\n%s", got)
 	}
+	book := func() int {
+		n := 0
+		x.View(func(st *session.State) { n = len(st.Playbook) })
+		return n
+	}
+	if book() != 1 {
+		t.Errorf("the playbook after /apply cv-1 has %d entries, want 1", book())
+	}
 	if r, _ := x.Submit(ctx, "/undo"); r.Rejected {
 		t.Fatalf("/undo: %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(h.ws, "docs")); err == nil {
 		t.Error("undo left docs/")
+	}
+	// The playbook operations went back with the files, and cv-1 can be applied again.
+	if book() != 0 {
+		t.Errorf("the playbook after /undo has %d entries", book())
+	}
+	if r, _ := x.Submit(ctx, "/apply cv-1"); r.Rejected || book() != 1 {
+		t.Errorf("re-apply: %+v, playbook %d", r, book())
 	}
 }
 
