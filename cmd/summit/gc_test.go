@@ -48,3 +48,19 @@ func TestGCKeptWorktrees(t *testing.T) {
 		t.Errorf("gc again: %s", out)
 	}
 }
+
+// The same deterministic script run twice with --keep-worktrees: the second run's worktrees
+// go beside the kept ones instead of failing on them.
+func TestKeptWorktreesRerun(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ws := runWorkspace(t)
+	for i := range 2 {
+		if code, _, errOut, _ := runScript(t, ws, "/delegate \"change the greeting\" --agent-type builder\n/wait sa-1\n", "--keep-worktrees"); code != 0 {
+			t.Fatalf("run %d: exit %d\n%s", i+1, code, errOut)
+		}
+	}
+	wts, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "summit", "worktrees", "*", "sa-1"))
+	if len(wts) != 2 {
+		t.Errorf("kept worktrees: %v", wts)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -52,11 +54,28 @@ func (x *Orchestrator) repo() (*gitws.Repo, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	x.git, x.gitErr = gitws.Open(ctx, x.sandbox.Root(), gitws.Options{SessionID: x.o.SessionID, CacheDir: x.o.CacheDir})
+	x.git, x.gitErr = gitws.Open(ctx, x.sandbox.Root(), gitws.Options{SessionID: x.gitSession(), CacheDir: x.o.CacheDir})
 	if x.gitErr != nil {
 		x.gitErr = fmt.Errorf("subagents that change files work in their own git worktree, and that failed: %w", x.gitErr)
 	}
 	return x.git, x.gitErr
+}
+
+// gitSession names the session's refs and worktrees: its id, or, when worktrees that an
+// earlier run of the same (deterministic) id kept are still there, the id with .2, .3, …
+func (x *Orchestrator) gitSession() string {
+	cache := x.o.CacheDir
+	if cache == "" {
+		cache, _ = gitws.DefaultCacheDir()
+	}
+	id := x.o.SessionID
+	for n := 2; cache != "" && n < 1000; n++ {
+		if _, err := os.Stat(filepath.Join(cache, "worktrees", id)); err != nil {
+			break
+		}
+		id = fmt.Sprintf("%s.%d", x.o.SessionID, n)
+	}
+	return id
 }
 
 // isolate gives a spawned subagent its worktree: a snapshot of the workspace now (shared with
