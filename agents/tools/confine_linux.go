@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -26,12 +28,13 @@ func init() {
 		return
 	}
 	os.Unsetenv(confineEnv)
-	var rw []string
-	if err := json.Unmarshal([]byte(spec), &rw); err != nil || len(os.Args) < 2 {
+	var c confinement
+	if err := json.Unmarshal([]byte(spec), &c); err != nil || len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "summit: bad confined shell request")
 		os.Exit(126)
 	}
-	err := landlock.V5.BestEffort().RestrictPaths(landlock.RODirs("/"), landlock.RWDirs(rw...).IgnoreIfMissing())
+	err := landlock.V5.BestEffort().RestrictPaths(landlock.RODirs(c.RODirs...).IgnoreIfMissing(),
+		landlock.ROFiles(c.ROFiles...).IgnoreIfMissing(), landlock.RWDirs(c.RW...).IgnoreIfMissing())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "summit: cannot confine the shell to its workspace: %v\n", err)
 		os.Exit(126)
@@ -44,10 +47,67 @@ func init() {
 	os.Exit(127)
 }
 
-// confinedCommand is name args run through summit's own image, which confines its writes to
-// rw before it becomes name (Linux Landlock; a kernel without Landlock runs it unconfined).
-func confinedCommand(rw []string, env []string, name string, args ...string) *exec.Cmd {
-	spec, _ := json.Marshal(rw)
+// confinement is what a confined shell may reach: read and execute below RODirs and ROFiles,
+// read and write below RW; nothing else.
+type confinement struct {
+	RODirs, ROFiles, RW []string
+}
+
+// readable grants reading everywhere but below each hidden path: the walk from / to a hidden
+// path grants every sibling on the way and never the path itself.
+func readable(hidden []string) (dirs, files []string) {
+	var keep []string
+	for _, h := range hidden {
+		if real, err := filepath.EvalSymlinks(h); err == nil {
+			h = real
+		}
+		keep = append(keep, filepath.Clean(h))
+	}
+	if len(keep) == 0 {
+		return []string{"/"}, nil
+	}
+	onPath := func(p string) (on, hiddenHere bool) {
+		for _, h := range keep {
+			if p == h {
+				return true, true
+			}
+			if strings.HasPrefix(h, strings.TrimSuffix(p, "/")+"/") {
+				on = true
+			}
+		}
+		return on, false
+	}
+	var walk func(dir string)
+	walk = func(dir string) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			on, hid := onPath(p)
+			switch {
+			case hid:
+			case on && e.IsDir():
+				walk(p)
+			case e.IsDir():
+				dirs = append(dirs, p)
+			default:
+				files = append(files, p)
+			}
+		}
+	}
+	walk("/")
+	return dirs, files
+}
+
+// confinedCommand is name args run through summit's own image, which confines itself (Linux
+// Landlock; a kernel without Landlock runs it unconfined) before it becomes name: it may write
+// only below rw, and read everywhere but below hidden.
+func confinedCommand(rw, hidden []string, env []string, name string, args ...string) *exec.Cmd {
+	c := confinement{RW: rw}
+	c.RODirs, c.ROFiles = readable(hidden)
+	spec, _ := json.Marshal(c)
 	cmd := exec.Command("/proc/self/exe", append([]string{name}, args...)...)
 	cmd.Env = append(env, confineEnv+"="+string(spec))
 	return cmd

@@ -5,7 +5,7 @@ package tools
 import "os/exec"
 
 // confinedCommand runs name unconfined where Landlock does not exist.
-func confinedCommand(_ []string, env []string, name string, args ...string) *exec.Cmd {
+func confinedCommand(_, _ []string, env []string, name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
 	return cmd

@@ -15,7 +15,10 @@ func TestShellConfinedWrites(t *testing.T) {
 	if !ConfinementAvailable() {
 		t.Skip("this kernel has no Landlock: run_shell_command cannot be confined here")
 	}
-	s, parent := fixture(t, Options{ConfineWrites: true})
+	hidden := filepath.Join(t.TempDir(), ".summit")
+	os.MkdirAll(hidden, 0o700)
+	os.WriteFile(filepath.Join(hidden, "history"), []byte("secret history"), 0o600)
+	s, parent := fixture(t, Options{ConfineWrites: true, Hidden: []string{hidden}})
 	victim := filepath.Join(parent, "victim.txt")
 	os.WriteFile(victim, []byte("untouched"), 0o644)
 	sib := filepath.Join(parent, "ws2")
@@ -28,6 +31,8 @@ func TestShellConfinedWrites(t *testing.T) {
 		"sh -c 'echo pwned > " + victim + "'",
 		"cp /etc/hostname " + filepath.Join(parent, "copied"),
 		"rm -f " + victim,
+		"cat " + filepath.Join(hidden, "history"),
+		"ls " + hidden,
 	} {
 		r := s.Call(ctx, "run_shell_command", jsonArgs("command", cmd))
 		if !r.IsError {

@@ -28,6 +28,9 @@ type Options struct {
 	// root, the temp dir, /dev and the language build caches (Linux Landlock): a subagent's
 	// shell cannot write the main workspace or another subagent's worktree.
 	ConfineWrites bool
+	// Hidden are absolute paths outside the root that a confined shell cannot read either
+	// (the main workspace's .summit/ for a subagent working in a worktree).
+	Hidden []string
 }
 
 // Sandbox runs tools confined to one workspace root. It holds no open resources, and is safe

@@ -551,8 +551,12 @@ func TestWorktreeShellConfined(t *testing.T) {
         args: {command: "echo pwned > `+other+`"}
       - tool: run_shell_command
         args: {command: "echo fine > inside.txt"}
+      - tool: run_shell_command
+        args: {command: "cat `+filepath.Join(h.ws, ".summit", "history")+`"}
       - capsule: {summary: "tried"}
 `), 0o644)
+	os.MkdirAll(filepath.Join(h.ws, ".summit"), 0o700)
+	write(t, filepath.Join(h.ws, ".summit"), "history", "secret history\n")
 	h.tapes = dir
 	before := treeSum(t, h.ws)
 	o := h.run(`/delegate first --agent-type builder
@@ -560,7 +564,7 @@ func TestWorktreeShellConfined(t *testing.T) {
 /wait sa-1 sa-2
 `)
 	res := o.transcript("sa-2", session.TranscriptToolResult)
-	if len(res) != 3 || !res[0].IsError || !res[1].IsError || res[2].IsError {
+	if len(res) != 4 || !res[0].IsError || !res[1].IsError || res[2].IsError || !res[3].IsError || strings.Contains(res[3].Result, "secret") {
 		t.Fatalf("results: %+v", res)
 	}
 	if treeSum(t, h.ws) != before {
