@@ -97,7 +97,7 @@ func (x *Orchestrator) isolate(s *sub) error {
 		return err
 	}
 	opts := x.o.Tools
-	opts.ConfineWrites = true // its shell writes only in its worktree (Landlock, where the kernel has it)
+	opts.ConfineWrites = true                                                 // its shell writes only in its worktree (Landlock, where the kernel has it)
 	opts.Hidden = []string{filepath.Join(x.sandbox.Root(), tools.PrivateDir)} // and cannot read .summit/
 	sb, err := tools.New(wt.Root(), opts)
 	if err != nil {
