@@ -14,26 +14,29 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 )
 
-// confineEnv carries, from summit to its own re-executed image, the directories a shell
-// command may write (a JSON list). See confinedCommand.
-const confineEnv = "SUMMIT_CONFINE_WRITES"
+// confineEnv carries, from summit to its own re-executed image, the path of a file holding
+// what a shell command may reach (JSON, see confinement; a file because the read rules can
+// outgrow what one environment variable may hold). See confinedCommand.
+const confineEnv = "SUMMIT_CONFINE_SPEC"
 
 // init runs before anything else in a summit process (or a test binary of this package). When
 // it was started as a confined shell, it restricts itself with Landlock (read and execute
 // everywhere, write only in the listed directories), then becomes the shell: the restriction
 // holds for the shell and every process it starts, and cannot be lifted by them.
 func init() {
-	spec, ok := os.LookupEnv(confineEnv)
+	path, ok := os.LookupEnv(confineEnv)
 	if !ok {
 		return
 	}
 	os.Unsetenv(confineEnv)
+	spec, err := os.ReadFile(path)
+	os.Remove(path)
 	var c confinement
-	if err := json.Unmarshal([]byte(spec), &c); err != nil || len(os.Args) < 2 {
+	if err != nil || json.Unmarshal(spec, &c) != nil || len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "summit: bad confined shell request")
 		os.Exit(126)
 	}
-	err := landlock.V5.BestEffort().RestrictPaths(landlock.RODirs(c.RODirs...).IgnoreIfMissing(),
+	err = landlock.V5.BestEffort().RestrictPaths(landlock.RODirs(c.RODirs...).IgnoreIfMissing(),
 		landlock.ROFiles(c.ROFiles...).IgnoreIfMissing(), landlock.RWDirs(c.RW...).IgnoreIfMissing())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "summit: cannot confine the shell to its workspace: %v\n", err)
@@ -104,13 +107,25 @@ func readable(hidden []string) (dirs, files []string) {
 // confinedCommand is name args run through summit's own image, which confines itself (Linux
 // Landlock; a kernel without Landlock runs it unconfined) before it becomes name: it may write
 // only below rw, and read everywhere but below hidden.
-func confinedCommand(rw, hidden []string, env []string, name string, args ...string) *exec.Cmd {
+func confinedCommand(rw, hidden []string, env []string, name string, args ...string) (*exec.Cmd, error) {
 	c := confinement{RW: rw}
 	c.RODirs, c.ROFiles = readable(hidden)
 	spec, _ := json.Marshal(c)
+	f, err := os.CreateTemp("", "summit-confine-*.json")
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(spec)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return nil, err
+	}
 	cmd := exec.Command("/proc/self/exe", append([]string{name}, args...)...)
-	cmd.Env = append(env, confineEnv+"="+string(spec))
-	return cmd
+	cmd.Env = append(env, confineEnv+"="+f.Name())
+	return cmd, nil
 }
 
 // ConfinementAvailable reports whether this kernel can confine a shell's writes.

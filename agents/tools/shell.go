@@ -98,7 +98,9 @@ func shellTool(ctx context.Context, s *Sandbox, a args) Result {
 			return errResult("run_shell_command: %v", err)
 		}
 		defer os.RemoveAll(tmp)
-		cmd = confinedCommand(append(s.writable(), tmp), s.o.Hidden, append(s.shellEnv(), "TMPDIR="+tmp), "bash", "-c", command)
+		if cmd, err = confinedCommand(append(s.writable(), tmp), s.o.Hidden, append(s.shellEnv(), "TMPDIR="+tmp), "bash", "-c", command); err != nil {
+			return errResult("run_shell_command: %v", err)
+		}
 	}
 	cmd.Dir = s.root
 	cmd.Stdout, cmd.Stderr = pw, pw // stdin stays nil: /dev/null
