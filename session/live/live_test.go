@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -160,5 +161,45 @@ func noLeaks(t *testing.T, base int) {
 			t.Fatalf("%d goroutines left (base %d):\n%s", runtime.NumGoroutine(), base, buf[:n])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Every event is in the file (written to the kernel, not buffered) before anything sees it:
+// when OnEvent runs, the recording on disk already has that event's line.
+func TestEventsWrittenBeforeShown(t *testing.T) {
+	h := newHarness(t)
+	rec, err := session.OpenRecorderFile(h.rec, session.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tapes, _ := provider.LoadTapes("testdata/tapes")
+	script := provider.NewScript(provider.ScriptConfig{Tapes: tapes})
+	var missing []uint64
+	var seen int
+	x, err := Start(Options{
+		Workspace: h.ws, SessionID: "s-test", ProgramVersion: "test", Recorder: rec, CacheDir: h.cache,
+		Catalogue:    agents.Load(agents.Options{Workspace: h.ws}),
+		Route:        func(*agents.Definition) (provider.Provider, string, error) { return script, "", nil },
+		ProviderName: "script", Approve: ApproveNone,
+		OnEvent: func(e session.Event) {
+			seen++
+			b, _ := os.ReadFile(h.rec)
+			if !bytes.Contains(b, []byte(fmt.Sprintf(`{"v":1,"seq":%d,`, e.Seq))) {
+				missing = append(missing, e.Seq)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, l := range []string{"/delegate change the greeting --agent-type builder", "/delegate escape test --agent-type analyzer", "/wait sa-1 sa-2"} {
+		if _, err := x.Submit(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x.Close("quit")
+	if seen < 10 || len(missing) > 0 {
+		t.Errorf("%d events seen; not in the file when shown: %v", seen, missing)
 	}
 }

@@ -270,6 +270,11 @@ func (x *Orchestrator) emitLocked(subagentID string, d session.Data) (session.Ev
 	ev.SessionID = x.o.SessionID
 	if x.o.Recorder != nil {
 		rec, err := x.o.Recorder.Append(ev)
+		if err == nil {
+			// In the kernel before the fold, the screen or stderr sees it: a kill -9 loses
+			// nothing that was shown (the group fsync still bounds what a power cut loses).
+			err = x.o.Recorder.Flush()
+		}
 		if err != nil {
 			x.err = fmt.Errorf("recording %s: %w", ev, err)
 			return ev, x.err
