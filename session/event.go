@@ -129,7 +129,7 @@ type SessionStarted struct {
 }
 
 type SessionEnded struct {
-	Reason     string `json:"reason"` // quit | script_end | error
+	Reason     string `json:"reason"` // quit | script_end | error | signal (SIGHUP, SIGTERM: a closed terminal)
 	DurationMS int64  `json:"duration_ms"`
 }
 

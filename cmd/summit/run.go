@@ -242,7 +242,7 @@ Exit codes: 0 every command accepted, every subagent succeeded and no conflict l
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			code, runErr := live.RunScript(ctx, w.x, strings.NewReader(string(data)), stderr)
 			if w.recording != "" {

@@ -416,3 +416,30 @@ func TestTerminalEditChoice(t *testing.T) {
 		t.Errorf("the recording lacks the edit:\n%s", data)
 	}
 }
+
+// TestTerminalClosed: closing the terminal (tmux kill-session sends SIGHUP) while a subagent
+// runs closes the session cleanly: the recording ends with SessionEnded (reason signal) and
+// the running subagent's stop.
+func TestTerminalClosed(t *testing.T) {
+	bin := buildBinary(t)
+	ws := t.TempDir()
+	tapes, _ := filepath.Abs("../../session/live/testdata/tapes")
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	tm := newTerm(t, 100, 30, "cd "+ws+" && exec "+bin+" --tapes "+tapes+" --record "+rec)
+	tm.waitFor(`type /help`, 10*time.Second)
+	tm.keys("/delegate slow work --agent-type builder", "Enter")
+	tm.waitFor(`sa-1 builder`, 10*time.Second)
+	tm.tmux("kill-session", "-t", tm.name)
+	deadline := time.Now().Add(10 * time.Second)
+	var data []byte
+	for time.Now().Before(deadline) {
+		if data, _ = os.ReadFile(rec); bytes.Contains(data, []byte(`"type":"SessionEnded"`)) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !bytes.Contains(data, []byte(`"reason":"signal"`)) || !bytes.Contains(data, []byte(`"type":"SubagentStop"`)) {
+		t.Fatalf("the recording after the terminal closed:\n%s", data)
+	}
+
+}

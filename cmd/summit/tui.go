@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
@@ -94,8 +97,24 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	if guide != nil {
 		go guide(w.x, p)
 	}
+	// A closed terminal (SIGHUP, tmux kill-session) or SIGTERM ends the session as cleanly as
+	// quitting: the program restores the terminal, and the recording gets its SessionEnded.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var signalled atomic.Bool
+	go func() {
+		if _, ok := <-sigs; ok {
+			signalled.Store(true)
+			p.Quit()
+		}
+	}()
 	_, runErr := p.Run()
-	cerr := w.x.Close("quit")
+	reason := "quit"
+	if signalled.Load() {
+		reason, runErr = "signal", nil // the terminal may be gone: its write errors do not matter
+	}
+	cerr := w.x.Close(reason)
 	close(done)
 	if w.recording != "" {
 		fmt.Fprint(stderr, recordedNote(w.recording))

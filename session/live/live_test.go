@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -201,5 +202,24 @@ func TestEventsWrittenBeforeShown(t *testing.T) {
 	x.Close("quit")
 	if seen < 10 || len(missing) > 0 {
 		t.Errorf("%d events seen; not in the file when shown: %v", seen, missing)
+	}
+}
+
+// A signal (the run's context ends) stops a headless script cleanly: no further line runs,
+// the session ends with reason signal, and the exit code is 1.
+func TestRunScriptSignal(t *testing.T) {
+	h := newHarness(t)
+	clock := NewSimClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	x := h.start(clock)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, err := RunScript(ctx, x, strings.NewReader("/delegate change the greeting --agent-type builder\n"), io.Discard)
+	if code != ExitFailed || err == nil || !strings.Contains(err.Error(), "signal") {
+		t.Fatalf("code %d err %v", code, err)
+	}
+	o := h.read(0, x, "")
+	ends := o.find(session.TypeSessionEnded, "")
+	if len(ends) != 1 || ends[0].Data.(session.SessionEnded).Reason != "signal" || len(o.find(session.TypeSubagentSpawned, "")) != 0 {
+		t.Errorf("ended %+v, spawned %d", ends, len(o.find(session.TypeSubagentSpawned, "")))
 	}
 }

@@ -3,6 +3,7 @@ package live
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -38,6 +39,10 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 	n := 0
 	for sc.Scan() {
 		n++
+		if ctx.Err() != nil { // SIGINT, SIGTERM or SIGHUP: close cleanly, run no more lines
+			reason = "signal"
+			break
+		}
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -65,12 +70,19 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 	}
 	if reason == "script_end" {
 		if err := x.WaitAll(ctx); err != nil {
-			_ = x.Close("error")
+			why := "error"
+			if ctx.Err() != nil {
+				why = "signal"
+			}
+			_ = x.Close(why)
 			return ExitFailed, err
 		}
 	}
 	if err := x.Close(reason); err != nil {
 		return ExitFailed, err
+	}
+	if reason == "signal" {
+		return ExitFailed, errors.New("stopped by a signal; the session was closed and recorded")
 	}
 	s := x.Summary()
 	switch {
