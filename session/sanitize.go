@@ -17,6 +17,10 @@ import (
 // the clipboard (OSC 52) or hide text. Sanitize is idempotent (backslashes are kept as they
 // are, so an escape it wrote reads the same the second time).
 //
+// Bidi controls and invisible characters are escaped too (\u202e, \u200b, ...): a model or a
+// file name cannot reverse or hide text on the screen (U+061C, U+200B–U+200F, U+202A–U+202E,
+// U+2060–U+2064, U+2066–U+2069, U+FEFF; the zero-width joiner of emoji sequences included).
+//
 // Escapes: C0 and DEL as \xNN (\r is \x0d), C1 as \u0080–\u009f, an invalid UTF-8 byte as \xNN.
 func Sanitize(s string) string {
 	if clean(s) {
@@ -33,7 +37,7 @@ func Sanitize(s string) string {
 			b.WriteRune(r)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0:
+		case r >= 0x80 && r < 0xa0 || invisible(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -60,10 +64,21 @@ func clean(s string) bool {
 func cleanUTF8(s string) bool {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 {
+		if r == utf8.RuneError && size == 1 || r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 || invisible(r) {
 			return false
 		}
 		i += size
 	}
 	return true
+}
+
+// invisible reports bidi controls and zero-width characters: they reorder or hide text.
+func invisible(r rune) bool {
+	switch {
+	case r == 0x061c, r == 0xfeff:
+		return true
+	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
 }

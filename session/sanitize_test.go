@@ -48,3 +48,22 @@ func FuzzSanitize(f *testing.F) {
 		}
 	})
 }
+
+// Bidi overrides and zero-width characters are shown escaped, so a file name cannot reverse
+// or hide text.
+func TestSanitizeBidiAndInvisible(t *testing.T) {
+	for in, want := range map[string]string{
+		"MBIDI\u202etxt.exe\u202c": `MBIDI\u202etxt.exe\u202c`,
+		"a\u200bb":                 `a\u200bb`,
+		"\u2066x\u2069":            `\u2066x\u2069`,
+		"\ufeffbom":                `\ufeffbom`,
+		"plain é 漢 🚀":              "plain é 漢 🚀",
+	} {
+		if got := Sanitize(in); got != want {
+			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
+		}
+		if Sanitize(Sanitize(in)) != Sanitize(in) {
+			t.Errorf("not idempotent on %q", in)
+		}
+	}
+}

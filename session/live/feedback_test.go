@@ -130,3 +130,13 @@ func TestWaitInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A model-chosen tool name reaches stderr escaped, never as raw control sequences.
+func TestProgressSanitized(t *testing.T) {
+	ev := session.Event{Type: session.TypeTranscriptEvent, SubagentID: "sa-1",
+		Data: session.TranscriptEvent{EventType: session.TranscriptToolCall, Tool: "x\x1b[2J\x1b]52;c;cHduZWQ=\x07\u202e"}}
+	got := Progress(ev)
+	if strings.ContainsAny(got, "\x1b\x07\u202e") || !strings.Contains(got, `\x1b[2J`) {
+		t.Errorf("progress %q", got)
+	}
+}

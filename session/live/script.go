@@ -104,8 +104,11 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
 
 // Progress renders the lifecycle events worth a line on stderr while a run goes ("" for the
-// rest: tokens and tool results would drown it).
-func Progress(ev session.Event) string {
+// rest: tokens and tool results would drown it). Every line passes session.Sanitize whole:
+// tool and agent names are model text too.
+func Progress(ev session.Event) string { return session.Sanitize(progress(ev)) }
+
+func progress(ev session.Event) string {
 	id := ev.SubagentID
 	switch d := ev.Data.(type) {
 	case session.SubagentSpawned:
