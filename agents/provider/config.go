@@ -35,6 +35,9 @@ type Config struct {
 	Providers       map[string]ProviderConfig `yaml:"providers"`
 	Models          map[string]Route          `yaml:"models"`
 	DefaultProvider string                    `yaml:"default_provider"`
+	// WebAllowHosts are hosts web_fetch may reach although they resolve to a private or
+	// loopback address (web_fetch reaches public addresses only otherwise).
+	WebAllowHosts []string `yaml:"web_allow_hosts"`
 }
 
 // ProviderConfig is one configured backend.
@@ -95,6 +98,7 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 			}
 			merged.Models[name] = r
 		}
+		merged.WebAllowHosts = append(merged.WebAllowHosts, c.WebAllowHosts...)
 		if c.DefaultProvider != "" {
 			merged.DefaultProvider = c.DefaultProvider
 		}

@@ -97,3 +97,18 @@ func TestDetectOllama(t *testing.T) {
 		t.Errorf("closed port detected")
 	}
 }
+
+// web_allow_hosts from the user and the workspace config add up.
+func TestConfigWebAllowHosts(t *testing.T) {
+	ws, user := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".summit"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte("web_allow_hosts: [docs.internal]\n"), 0o644)
+	os.WriteFile(filepath.Join(user, "config.yaml"), []byte("web_allow_hosts: [wiki.corp]\n"), 0o644)
+	c, err := LoadConfig(ws, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.WebAllowHosts) != 2 {
+		t.Errorf("allow hosts %v", c.WebAllowHosts)
+	}
+}

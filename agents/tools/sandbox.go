@@ -23,7 +23,11 @@ type Options struct {
 	MatchCap     int           // glob / search_file_content matches listed; default 200
 	ShellTimeout time.Duration // default 120 s; timeout_s may lower it; never above 600 s
 	Environ      []string      // base environment of run_shell_command, secrets removed; default os.Environ()
-	HTTPClient   *http.Client  // web_fetch; default a client with a 30 s timeout
+	// HTTPClient is web_fetch's client; default one with a 30 s timeout that connects to
+	// public addresses only (see guardedClient), after DNS and after every redirect.
+	HTTPClient *http.Client
+	// AllowHosts are hosts web_fetch may reach even on a private or loopback address.
+	AllowHosts []string
 	// ConfineWrites lets run_shell_command (and everything it starts) write only inside the
 	// root, the temp dir, /dev and the language build caches (Linux Landlock): a subagent's
 	// shell cannot write the main workspace or another subagent's worktree.
@@ -74,7 +78,7 @@ func New(root string, o Options) (*Sandbox, error) {
 		o.Environ = os.Environ()
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+		o.HTTPClient = guardedClient(o.AllowHosts)
 	}
 	return &Sandbox{root: real, o: o}, nil
 }

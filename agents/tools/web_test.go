@@ -74,3 +74,33 @@ func TestWebSearch(t *testing.T) {
 		t.Errorf("web_search: %+v", r)
 	}
 }
+
+// The default client reaches public addresses only: loopback, by name or number, and a
+// redirect to it are refused; a host on the allowlist is reached.
+func TestWebFetchRefusesPrivateAddresses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hop" {
+			http.Redirect(w, r, "http://localhost:"+r.Host[strings.LastIndex(r.Host, ":")+1:]+"/secret", http.StatusFound)
+			return
+		}
+		w.Write([]byte("internal secret"))
+	}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	s, _ := fixture(t, Options{})
+	ctx := context.Background()
+	for _, u := range []string{srv.URL + "/secret", "http://localhost:" + port + "/secret", "http://0.0.0.0:" + port + "/secret", "http://[::1]:" + port + "/"} {
+		r := s.Call(ctx, "web_fetch", jsonArgs("url", u))
+		if !r.IsError || strings.Contains(r.Output, "internal secret") || !strings.Contains(r.Output, "public addresses only") {
+			t.Errorf("%s: %+v", u, r)
+		}
+	}
+	allowed, _ := fixture(t, Options{AllowHosts: []string{"127.0.0.1"}})
+	if r := allowed.Call(ctx, "web_fetch", jsonArgs("url", srv.URL+"/secret")); r.IsError || r.Output != "internal secret" {
+		t.Errorf("allowed host: %+v", r)
+	}
+	// Allowed for the first hop, a redirect to localhost is a new connection and is checked.
+	if r := allowed.Call(ctx, "web_fetch", jsonArgs("url", srv.URL+"/hop")); !r.IsError || strings.Contains(r.Output, "internal secret") {
+		t.Errorf("redirect to localhost: %+v", r)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/live"
 )
@@ -172,6 +173,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		},
 		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel,
 		Approve: f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,
+		Tools:  tools.Options{AllowHosts: cfg.WebAllowHosts},
 		Config: map[string]any{"approve": f.approve, "max_parallel": f.parallel, "tapes": f.tapes != ""},
 	})
 	if err != nil {
