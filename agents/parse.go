@@ -1,8 +1,8 @@
 package agents
 
 import (
+	"github.com/summit-dev/summit/session"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -10,7 +10,7 @@ import (
 // ParseFile reads and parses one agent file. See Parse.
 func ParseFile(path string) (*Definition, []Problem) {
 	ps := &problems{file: path}
-	f, err := os.Open(path)
+	f, err := session.OpenRegular(path) // a FIFO named x.md must not hang the catalogue
 	if err != nil {
 		ps.errorf(0, "cannot read: %v", err)
 		return nil, ps.list
@@ -38,7 +38,7 @@ func loadEntryPrompt(d *Definition) []Problem {
 	}
 	ps := &problems{file: d.Source.Path}
 	p := filepath.Join(filepath.Dir(d.Source.Path), filepath.FromSlash(ref))
-	b, err := os.ReadFile(p)
+	b, err := session.ReadRegular(p, MaxFileSize+1)
 	switch {
 	case err != nil:
 		ps.warnf(d.Source.Line("entry_prompt_file"), "entry_prompt_file %q cannot be read (%v); the agent has no system prompt", ref, err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -80,7 +79,7 @@ func BuildIndexWith(r io.Reader, opts ReadOptions) (*Index, error) {
 
 // BuildIndexFile indexes the recording at path.
 func BuildIndexFile(path string, opts ReadOptions) (*Index, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

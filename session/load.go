@@ -2,14 +2,13 @@ package session
 
 import (
 	"fmt"
-	"os"
 )
 
 // LoadFile reads a recording and folds it: the state a replay shows at its end. Reader
 // warnings (torn last line, unknown types, lenient skips) come back in the report; a line the
 // fold rejects is an error naming its line and seq, and nothing after it is applied.
 func LoadFile(path string, opts ReadOptions) (*State, ReadReport, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, ReadReport{}, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // ReadOptions configures reading a recording (Reader, ReadAll, ForEach, BuildIndexWith).
@@ -187,7 +186,7 @@ func ForEach(r io.Reader, opts ReadOptions, fn func(Event) error) (ReadReport, e
 
 // ReadAll reads the whole recording at path. On error it returns the events read before it.
 func ReadAll(path string, opts ReadOptions) ([]Event, ReadReport, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, ReadReport{}, err
 	}

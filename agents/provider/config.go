@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/summit-dev/summit/session"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 		files = append(files, filepath.Join(workspace, ".summit", "config.yaml"))
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := session.ReadRegular(f, 1<<20) // a config file is at most 1 MiB
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"github.com/summit-dev/summit/session"
 	"io"
 	"io/fs"
 	"os"
@@ -75,6 +76,9 @@ import (
 // (the runtime writes it; on_denied branches read it).
 const DeniedPrefix = "denied: "
 
+// MaxTapeFile is the largest tape file read (16 MiB): a bigger one is an error naming it.
+const MaxTapeFile = 16 << 20
+
 // StopAwaitUser ends a turn that waits for a user message (script tapes' ask step).
 const StopAwaitUser = "await_user"
 
@@ -131,7 +135,7 @@ func LoadTapes(dir string) ([]*Tape, error) {
 		return nil, fmt.Errorf("tapes: %w", err)
 	}
 	if !st.IsDir() {
-		data, err := os.ReadFile(dir)
+		data, err := session.ReadRegular(dir, MaxTapeFile)
 		if err != nil {
 			return nil, err
 		}
@@ -149,6 +153,12 @@ func LoadTapesFS(fsys fs.FS, root string) ([]*Tape, error) {
 		}
 		if d.IsDir() || (path.Ext(p) != ".yaml" && path.Ext(p) != ".yml") {
 			return nil
+		}
+		// A FIFO (or a link to one) named x.yaml must not hang the load: regular files only.
+		if st, err := fs.Stat(fsys, p); err != nil || !st.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", filepath.Join(root, filepath.FromSlash(p)))
+		} else if st.Size() > MaxTapeFile {
+			return fmt.Errorf("%s is larger than %d bytes", filepath.Join(root, filepath.FromSlash(p)), MaxTapeFile)
 		}
 		data, err := fs.ReadFile(fsys, p)
 		if err != nil {

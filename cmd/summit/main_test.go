@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,4 +178,56 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(cache)
 	os.Exit(code)
+}
+
+// Non-regular files are refused at once with a clear error, never read into a hang: a FIFO
+// as a recording (replay, --print, inspect), a script, tapes, an agent file, and a FIFO agent
+// file in the workspace's agent dir.
+func TestFIFOsRefused(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no mkfifo here:", err)
+	}
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".claude", "agents"), 0o755)
+	syscall.Mkfifo(filepath.Join(ws, ".claude", "agents", "x.md"), 0o600)
+	tapes := t.TempDir()
+	syscall.Mkfifo(filepath.Join(tapes, "t.yaml"), 0o600)
+	for _, args := range [][]string{
+		{"replay", fifo, "--print"},
+		{"inspect", fifo},
+		{"agents", "validate", fifo},
+		{"run", "--script", fifo, "--workspace", ws},
+		{"run", "--script", "-", "--workspace", ws, "--tapes", tapes},
+		{"run", "--script", "-", "--workspace", ws, "--tapes", fifo},
+	} {
+		done := make(chan struct{})
+		var code int
+		var out, errOut string
+		go func() {
+			code, out, errOut = summit(t, args...)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v hung on a FIFO", args)
+		}
+		if code == 0 || !strings.Contains(out+errOut, "not a regular file") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	// The workspace's FIFO agent file is a problem named in the catalogue, not a hang.
+	done := make(chan struct{})
+	go func() {
+		_, out, _ := summit(t, "agents", "list", "--workspace", ws)
+		_ = out
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("agents list hung on a FIFO agent file")
+	}
 }

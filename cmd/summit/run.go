@@ -224,7 +224,7 @@ Exit codes: 0 every command accepted, every subagent succeeded and no conflict l
 			}
 			var src io.Reader = os.Stdin
 			if scriptPath != "-" {
-				file, err := os.Open(scriptPath)
+				file, err := session.OpenRegular(scriptPath)
 				if err != nil {
 					return usageErr("--script: %v", err)
 				}
