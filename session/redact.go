@@ -185,6 +185,16 @@ func (r *Redactor) Redact(line []byte) []byte {
 	return out
 }
 
+// RedactText redacts plain text (an input history line, a script line echoed on stderr): the
+// same secrets as Redact, anywhere in the text, not only in JSON value strings.
+func (r *Redactor) RedactText(text string) string {
+	if r == nil {
+		return text
+	}
+	out, _ := r.replace([]byte(text), r.find([]byte(text), 0))
+	return string(out)
+}
+
 // redact is Redact that also says whether anything changed. Only line[from:] is searched:
 // the recorder passes the start of "data", so the envelope (ids, ts, type: no secrets, and
 // nothing it may rewrite) costs no scanning.
@@ -196,7 +206,11 @@ func (r *Redactor) redact(line []byte, from int) ([]byte, bool) {
 	if len(spans) == 0 {
 		return line, false
 	}
-	spans = keepInValueStrings(line, spans)
+	return r.replace(line, keepInValueStrings(line, spans))
+}
+
+// replace puts each span's replacement in place of its bytes; overlapping spans merge.
+func (r *Redactor) replace(line []byte, spans []span) ([]byte, bool) {
 	if len(spans) == 0 {
 		return line, false
 	}

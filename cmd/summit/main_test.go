@@ -231,3 +231,17 @@ func TestFIFOsRefused(t *testing.T) {
 		t.Fatal("agents list hung on a FIFO agent file")
 	}
 }
+
+// The input history keeps typed secrets redacted; --speed NaN is a usage error.
+func TestHistoryRedactedAndSpeedNaN(t *testing.T) {
+	ws := t.TempDir()
+	save := saveHistory(ws)
+	save(`/delegate "use key sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" --agent-type builder`)
+	b, _ := os.ReadFile(historyFile(ws))
+	if strings.Contains(string(b), "AAAAAAAAAAAAAAAA") || len(b) == 0 {
+		t.Errorf("history: %q", b)
+	}
+	if code, _, errOut := summit(t, "replay", "../../testdata/recordings/valid.jsonl", "--speed", "NaN"); code != 2 || !strings.Contains(errOut, "--speed") {
+		t.Errorf("--speed NaN: exit %d %s", code, errOut)
+	}
+}

@@ -62,7 +62,7 @@ and its replay can be compared byte for byte.`,
 		Example: "  summit replay .summit/sessions/s-01J.jsonl --print",
 		Args:    exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if speed < 0.25 || speed > 16 {
+			if !(speed >= 0.25 && speed <= 16) { // NaN is neither
 				return usageErr("--speed must be from 0.25 to 16, got %g", speed)
 			}
 			if !print {

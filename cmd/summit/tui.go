@@ -63,10 +63,13 @@ func loadHistory(ws string) []string {
 }
 
 func saveHistory(ws string) func(string) {
+	red := session.NewRedactor(os.Environ())
 	return func(line string) {
 		if strings.ContainsAny(line, "\r\n") {
 			return
 		}
+		// Keys and tokens typed in a line are kept redacted, as in the recording.
+		line = red.RedactText(line)
 		_ = os.MkdirAll(filepath.Dir(historyFile(ws)), 0o755)
 		f, err := os.OpenFile(historyFile(ws), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {

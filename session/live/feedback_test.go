@@ -140,3 +140,14 @@ func TestProgressSanitized(t *testing.T) {
 		t.Errorf("progress %q", got)
 	}
 }
+
+// The script lines run echoes on stderr keep secrets out.
+func TestRunScriptEchoRedacted(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(NewSimClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)))
+	var progress strings.Builder
+	RunScript(context.Background(), x, strings.NewReader("note with ghp_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA in it\n"), &progress)
+	if strings.Contains(progress.String(), "ghp_AAAA") || !strings.Contains(progress.String(), "note with") {
+		t.Errorf("echo: %s", progress.String())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/summit-dev/summit/session"
@@ -35,6 +36,7 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 	}
 	sc := bufio.NewScanner(script)
 	sc.Buffer(make([]byte, 64*1024), MaxScriptLine)
+	red := session.NewRedactor(os.Environ()) // the echoed lines keep secrets out, as the recording does
 	reason := "script_end"
 	n := 0
 	for sc.Scan() {
@@ -47,7 +49,7 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		fmt.Fprintf(progress, "» %s\n", session.Sanitize(line))
+		fmt.Fprintf(progress, "» %s\n", session.Sanitize(red.RedactText(line)))
 		r, err := x.Submit(ctx, line)
 		if err != nil {
 			_ = x.Close("error")
