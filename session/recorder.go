@@ -121,6 +121,28 @@ func OpenRecorderFile(path string, opts RecorderOptions) (*Recorder, error) {
 	return newRecorder(f, path, opts), nil
 }
 
+// ErrRecordingReplaced reports that the file at a recording's path is no longer the file the
+// recorder wrote: something replaced or removed it during the session.
+var ErrRecordingReplaced = errors.New("the recording was replaced or removed during the session")
+
+// checkReplaced compares the file at the path with the file the recorder holds open: a
+// recording that was swapped (a forged file renamed over it) must not be trusted.
+func (r *Recorder) checkReplaced() error {
+	f, ok := r.f.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return nil // not a file (a test's writer)
+	}
+	held, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	now, err := os.Stat(r.path)
+	if err != nil || !os.SameFile(held, now) {
+		return fmt.Errorf("%w: %s is not the file summit wrote (%d bytes were written to a file no longer at that path)", ErrRecordingReplaced, r.path, held.Size())
+	}
+	return nil
+}
+
 // mkdirPrivate creates dir and its missing parents and chmods each one it created to 0700.
 func mkdirPrivate(dir string) error {
 	var missing []string
@@ -365,6 +387,9 @@ func (r *Recorder) Close() error {
 		err := r.writeLocked()
 		if err == nil && r.dirty {
 			err = r.syncLocked()
+		}
+		if err == nil && r.path != "" {
+			err = r.checkReplaced()
 		}
 		if cerr := r.f.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("close recording %s: %w", r.path, cerr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -247,7 +248,7 @@ Exit codes: 0 every command accepted, every subagent succeeded and no conflict l
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			code, runErr := live.RunScript(ctx, w.x, strings.NewReader(string(data)), stderr)
-			if w.recording != "" {
+			if w.recording != "" && !errors.Is(runErr, session.ErrRecordingReplaced) {
 				fmt.Fprintf(stderr, "summit: recorded %s\n", w.recording)
 			}
 			if err := session.Print(stdout, w.x.Snapshot()); err != nil {

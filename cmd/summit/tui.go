@@ -119,7 +119,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	}
 	cerr := w.x.Close(reason)
 	close(done)
-	if w.recording != "" {
+	if w.recording != "" && !errors.Is(cerr, session.ErrRecordingReplaced) {
 		fmt.Fprint(stderr, recordedNote(w.recording))
 	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
