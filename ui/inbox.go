@@ -61,15 +61,30 @@ type choice struct {
 }
 
 // waiting lists the items still waiting that the user has not answered in this workbench.
+// It is asked several times a frame (header, dock, footer, inbox) and on every key, so it is
+// kept until the state or the answers change (the fold only ever adds events; answered only
+// grows). Callers must not modify the slice.
 func (m *Model) waiting() []session.Waiting {
+	key := waitKey{m.st, m.st.LastSeq, len(m.answered)}
+	if m.waitMemo != nil && m.waitMemoKey == key {
+		return m.waitMemo
+	}
 	all := session.WaitingItems(m.st)
-	out := all[:0:0]
+	out := make([]session.Waiting, 0, len(all))
 	for _, w := range all {
 		if !m.answered[w.ID] {
 			out = append(out, w)
 		}
 	}
+	m.waitMemo, m.waitMemoKey = out, key
 	return out
+}
+
+// waitKey is what the waiting list depends on.
+type waitKey struct {
+	st       *session.State
+	seq      uint64
+	answered int
 }
 
 // autoPrompt keeps the inbox in step with the session: an item settled elsewhere (by a typed

@@ -98,11 +98,13 @@ type Model struct {
 	seeking  bool // replay: typing a seq to seek to
 	seekText string
 
-	ib        *inbox            // the open approvals inbox; nil = closed (docked)
-	dismissed map[string]bool   // closed with esc: it does not open by itself again
-	answered  map[string]bool   // answered here; the decision is on its way
-	notes     map[string]string // review notes typed in the inbox, by conflict id
-	lastKey   time.Time         // when the user last pressed a key (the inbox waits for quiet)
+	ib          *inbox            // the open approvals inbox; nil = closed (docked)
+	dismissed   map[string]bool   // closed with esc: it does not open by itself again
+	answered    map[string]bool   // answered here; the decision is on its way
+	notes       map[string]string // review notes typed in the inbox, by conflict id
+	lastKey     time.Time         // when the user last pressed a key (the inbox waits for quiet)
+	waitMemo    []session.Waiting // waiting(), kept for waitMemoKey
+	waitMemoKey waitKey
 
 	help      bool
 	helpTop   int

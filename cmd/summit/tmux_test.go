@@ -267,14 +267,7 @@ func TestTerminalStrayKeys(t *testing.T) {
 	tm.keys("C-u", "C-c")
 	tm.waitFor(`1 subagent running: ctrl\+c again quits`, 5*time.Second)
 	tm.keys("C-c")
-	deadline := time.Now().Add(10 * time.Second)
-	var data []byte
-	for time.Now().Before(deadline) {
-		if data, _ = os.ReadFile(rec); bytes.Contains(data, []byte(`"type":"SessionEnded"`)) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	data := waitEnded(t, rec)
 	if !bytes.Contains(data, []byte(`"type":"SessionEnded"`)) {
 		t.Fatalf("the recording did not close:\n%s", data)
 	}
@@ -349,13 +342,7 @@ func TestTerminalTyped(t *testing.T) {
 		t.Errorf("the rejected line left the input:\n%s", s)
 	}
 	tm.keys("C-u", "/quit", "Enter")
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(rec); err == nil && bytes.Contains(b, []byte(`"type":"SessionEnded"`)) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitEnded(t, rec)
 	var out, errb bytes.Buffer
 	if code := run([]string{"replay", rec, "--print"}, &out, &errb); code != 0 {
 		t.Fatalf("replay --print: %d %s", code, errb.String())
@@ -404,14 +391,7 @@ func TestTerminalEditChoice(t *testing.T) {
 		t.Errorf("main.go:\n%s", got)
 	}
 	tm.keys("/quit", "Enter")
-	deadline := time.Now().Add(10 * time.Second)
-	var data []byte
-	for time.Now().Before(deadline) {
-		if data, _ = os.ReadFile(rec); bytes.Contains(data, []byte(`"type":"SessionEnded"`)) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	data := waitEnded(t, rec)
 	if !bytes.Contains(data, []byte(`"choice":"edit"`)) || !bytes.Contains(data, []byte(`hello from both`)) {
 		t.Errorf("the recording lacks the edit:\n%s", data)
 	}
@@ -430,16 +410,22 @@ func TestTerminalClosed(t *testing.T) {
 	tm.keys("/delegate slow work --agent-type builder", "Enter")
 	tm.waitFor(`sa-1 builder`, 10*time.Second)
 	tm.tmux("kill-session", "-t", tm.name)
-	deadline := time.Now().Add(10 * time.Second)
-	var data []byte
-	for time.Now().Before(deadline) {
-		if data, _ = os.ReadFile(rec); bytes.Contains(data, []byte(`"type":"SessionEnded"`)) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	data := waitEnded(t, rec)
 	if !bytes.Contains(data, []byte(`"reason":"signal"`)) || !bytes.Contains(data, []byte(`"type":"SubagentStop"`)) {
 		t.Fatalf("the recording after the terminal closed:\n%s", data)
 	}
 
+}
+
+// waitEnded waits up to 10 s for a recording to hold its SessionEnded and returns its bytes
+// (what it had by then, when it never does: the caller's assertions say what is missing).
+func waitEnded(t *testing.T, rec string) []byte {
+	t.Helper()
+	var data []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if data, _ = os.ReadFile(rec); bytes.Contains(data, []byte(`"type":"SessionEnded"`)) {
+			break
+		}
+	}
+	return data
 }

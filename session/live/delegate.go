@@ -352,14 +352,18 @@ func (x *Orchestrator) finish(s *sub, res runtime.Result, start time.Time) {
 	x.mu.Unlock()
 }
 
+// subNamed is the running record and the folded state of a subagent a command names, and
+// the subagent ids for a "did you mean" when it names none.
+func (x *Orchestrator) subNamed(id string) (*sub, *session.Subagent, []string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.subs[id], x.state.Subagent(id), x.subIDs()
+}
+
 // cancelCmd is /cancel: the subagent's context ends, which kills a running tool's process
 // group; SubagentCancelled and SubagentStop follow from its participant.
 func (x *Orchestrator) cancelCmd(line string, c commands.Cancel) (Reply, error) {
-	x.mu.Lock()
-	s := x.subs[c.SubagentID]
-	sa := x.state.Subagent(c.SubagentID)
-	ids := x.subIDs()
-	x.mu.Unlock()
+	s, sa, ids := x.subNamed(c.SubagentID)
 	switch {
 	case s == nil || sa == nil:
 		return x.rejectf(line, c, "unknown subagent %s%s", c.SubagentID, didYouMean(c.SubagentID, ids))

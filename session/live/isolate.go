@@ -347,11 +347,7 @@ func (x *Orchestrator) playbookSince(id string) string {
 
 // discard is /discard sa-N: the worktree goes; the recorded changes stay.
 func (x *Orchestrator) discard(line string, c commands.Discard) (Reply, error) {
-	x.mu.Lock()
-	s := x.subs[c.SubagentID]
-	sa := x.state.Subagent(c.SubagentID)
-	ids := x.subIDs()
-	x.mu.Unlock()
+	s, sa, ids := x.subNamed(c.SubagentID)
 	switch {
 	case sa == nil || s == nil:
 		return x.rejectf(line, c, "unknown subagent %s%s", c.SubagentID, didYouMean(c.SubagentID, ids))
