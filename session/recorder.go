@@ -66,6 +66,9 @@ type recFile interface {
 //     buffered, so none lingers longer than one interval.
 //   - A write or fsync error is returned and remembered: every later Append, Flush and Close
 //     fails with it, so a lost event is never silent.
+//   - The file stays open for the whole session, and the sync loop checks after every tick
+//     with writes (and Close checks at the end) that the path still names it: a recording
+//     replaced or removed during the session fails with ErrRecordingReplaced.
 //
 // A Recorder is safe for concurrent use, though the orchestrator is its only writer.
 type Recorder struct {
@@ -200,6 +203,9 @@ func newRecorder(f recFile, path string, opts RecorderOptions) *Recorder {
 	go r.syncLoop(tick, ticker, opts.afterTick)
 	return r
 }
+
+// Redactor is the redactor the recorder applies to every line.
+func (r *Recorder) Redactor() *Redactor { return r.red }
 
 // Path is the recording's file name.
 func (r *Recorder) Path() string { return r.path }
@@ -354,6 +360,13 @@ func (r *Recorder) syncLoop(tick <-chan time.Time, ticker *time.Ticker, afterTic
 		}
 		r.mu.Lock()
 		_ = r.writeLocked() // an error is sticky and surfaces in the next call
+		if r.dirty && r.err == nil && r.path != "" {
+			// Written since the last tick: make sure it went to the file at the path. A
+			// replaced recording fails the session now, not only at Close.
+			if err := r.checkReplaced(); err != nil {
+				r.err = err
+			}
+		}
 		need := r.dirty && r.err == nil
 		r.dirty = false // writes from here on are covered by the next tick
 		r.mu.Unlock()

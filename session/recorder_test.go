@@ -525,3 +525,61 @@ func TestRecorderBufferBound(t *testing.T) {
 		t.Errorf("%d bytes still buffered", buffered)
 	}
 }
+
+// A recording replaced (a forged file renamed over it) or removed during the session fails the
+// session at the next sync tick, and again at Close: the events never silently go to a file
+// nobody will read.
+func TestRecorderDetectsReplacement(t *testing.T) {
+	for _, how := range []string{"replaced", "removed"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			opts, tick := manualTicks(RecorderOptions{Environ: []string{}})
+			r, err := OpenRecorder(dir, "s-rec", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "one"}), 1))
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if !tick() {
+				t.Fatal("the first tick should fsync")
+			}
+			switch how {
+			case "replaced":
+				forged := filepath.Join(dir, "forged")
+				os.WriteFile(forged, []byte(`{"v":1,"seq":1,"type":"SessionStarted"}`+"\n"), 0o600)
+				if err := os.Rename(forged, r.Path()); err != nil {
+					t.Fatal(err)
+				}
+			case "removed":
+				os.Remove(r.Path())
+			}
+			mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "two"}), 2))
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if tick() {
+				t.Error("a tick fsynced a replaced recording")
+			}
+			if _, err := r.Append(stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "three"}), 3)); !errors.Is(err, ErrRecordingReplaced) {
+				t.Errorf("Append after the tick: %v, want ErrRecordingReplaced", err)
+			}
+			if err := r.Close(); !errors.Is(err, ErrRecordingReplaced) {
+				t.Errorf("Close: %v, want ErrRecordingReplaced", err)
+			}
+		})
+	}
+	// An untouched recording closes cleanly.
+	opts, tick := manualTicks(RecorderOptions{Environ: []string{}})
+	r, err := OpenRecorder(t.TempDir(), "s-rec", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "one"}), 1))
+	r.Flush()
+	tick()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -25,8 +25,9 @@ import (
 //     over its bytes with a lookup table (no regexp, no allocation): the recorder runs this
 //     on every event. The scan is linear in the line whatever it holds.
 //
-// Limits: a secret split across two streamed token events is seen in halves and not
-// recognised; a secret used as an object key is kept (keys are schema names).
+// Redact sees one line. A secret split across streamed token or thinking deltas is joined
+// before it is recorded by a StreamRedactor (the orchestrator keeps one per subagent stream).
+// A secret used as an object key is kept (keys are schema names).
 //
 // A Redactor is immutable after NewRedactor and safe for concurrent use.
 type Redactor struct {
@@ -131,9 +132,10 @@ func NewRedactor(environ []string) *Redactor {
 		// only its escaped spellings can appear. Both encoders that write lines are covered:
 		// goccy (data, escapes <>& and U+2028/9) and appendString (the envelope; no HTML
 		// escaping). Quotes are stripped: the value may sit inside a longer string.
-		if !strings.ContainsAny(val, "\"\\") && !hasControl(val) {
-			add([]byte(val))
-		}
+		// The raw spelling is what a plain text stream (StreamRedactor, RedactText) holds; in an
+		// encoded line it can only match when the value needs no escaping, and a match across
+		// JSON punctuation is dropped by keepInValueStrings.
+		add([]byte(val))
 		if enc, err := json.Marshal(val); err == nil {
 			add(enc[1 : len(enc)-1])
 		}
@@ -157,15 +159,6 @@ func NewRedactor(environ []string) *Redactor {
 	return r
 }
 
-func hasControl(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 {
-			return true
-		}
-	}
-	return false
-}
-
 // sanitizeEnvName keeps the replacement text free of anything JSON would need to escape.
 func sanitizeEnvName(name string) string {
 	b := []byte(name)
@@ -183,6 +176,21 @@ func sanitizeEnvName(name string) string {
 func (r *Redactor) Redact(line []byte) []byte {
 	out, _ := r.redact(line, 0)
 	return out
+}
+
+// RedactEvent returns ev as a recorder would record it: encoded, redacted and, when that
+// changed anything, decoded again. It is for a session that shows events without recording
+// them; a Recorder does the same in Append.
+func RedactEvent(r *Redactor, ev Event) (Event, error) {
+	line, err := AppendLine(nil, ev)
+	if err != nil {
+		return ev, err
+	}
+	red, changed := r.redact(line, max(0, bytes.Index(line, dataKey)))
+	if !changed {
+		return ev, nil
+	}
+	return DecodeLine(red)
 }
 
 // RedactText redacts plain text (an input history line, a script line echoed on stderr): the
@@ -244,6 +252,9 @@ func (r *Redactor) replace(line []byte, spans []span) ([]byte, bool) {
 type span struct {
 	start, end int
 	repl       []byte
+	// head is where the match begins: start, or for a keepHead token its anchor ("Bearer"),
+	// which the StreamRedactor must hold with the body for the match to be found again.
+	head int
 }
 
 // find returns the spans of the secrets in line[from:], in one pass over its bytes.
@@ -271,7 +282,7 @@ func (r *Redactor) find(line []byte, from int) []span {
 				n := &r.needles[ni]
 				p := i - n.back
 				if p >= from && p >= envNext[ni] && bytes.HasPrefix(line[p:], n.text) {
-					spans = append(spans, span{p, p + len(n.text), n.repl})
+					spans = append(spans, span{p, p + len(n.text), n.repl, p})
 					envNext[ni] = p + len(n.text)
 				}
 			}
@@ -395,9 +406,9 @@ func (rule *tokenRule) matchAt(line []byte, min, i int) (span, bool) {
 		return span{}, false
 	}
 	if rule.keepHead {
-		return span{body, end, redactedTok}, true
+		return span{body, end, redactedTok, p}, true
 	}
-	return span{p, end, redactedTok}, true
+	return span{p, end, redactedTok, p}, true
 }
 
 // ghKind accepts the GitHub token prefixes gh[pousr]_.

@@ -341,6 +341,16 @@ func (l *loop) toolCall(call provider.ToolCall) error {
 		return result(argErr.Error(), true)
 	}
 	dec := l.c.Policy.Decide(name)
+	var fetchHosts []string // plan mode: the hosts this web_fetch may reach
+	if dec.Verdict == agents.Allow && name == agents.ToolWebFetch && l.c.Policy.Mode == agents.ModePlan {
+		// Plan mode reads without asking, but a fetch also sends the URL to whoever runs the
+		// host: only the hosts the config names go without asking.
+		host, ok := l.c.Sandbox.FetchHost(call.Args)
+		if !ok {
+			dec = agents.Decision{Verdict: agents.Ask, Reason: fmt.Sprintf("web_fetch of %s asks in plan: only hosts in web_allow_hosts are fetched without asking", host)}
+		}
+		fetchHosts = append(l.c.Sandbox.AllowedHosts(), host)
+	}
 	switch dec.Verdict {
 	case agents.Deny:
 		return deny(dec.Reason)
@@ -360,6 +370,9 @@ func (l *loop) toolCall(call provider.ToolCall) error {
 		return deny(fmt.Sprintf("%s is not a tool summit can run", name))
 	}
 	tctx, cancel := l.toolContext()
+	if fetchHosts != nil {
+		tctx = tools.WithFetchHosts(tctx, fetchHosts...)
+	}
 	r := l.c.Sandbox.Call(tctx, name, call.Args)
 	cancel()
 	if err := l.ctx.Err(); err != nil {

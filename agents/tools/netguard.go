@@ -2,10 +2,13 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -64,3 +67,48 @@ func notPublic(ip netip.Addr) string {
 	}
 	return ""
 }
+
+// FetchHost returns the host a web_fetch call (its raw JSON arguments) would fetch, and whether
+// the config's web_allow_hosts names it. In plan mode the runtime asks before fetching any other
+// host. Arguments that do not name an absolute http(s) URL report ok: the tool refuses them
+// without touching the network.
+func (s *Sandbox) FetchHost(rawArgs string) (host string, ok bool) {
+	var a struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal([]byte(rawArgs), &a) != nil {
+		return "", true
+	}
+	u, err := url.Parse(a.URL)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", true
+	}
+	host = strings.ToLower(u.Hostname())
+	return host, slices.Contains(s.o.AllowHosts, host)
+}
+
+type fetchHostsKey struct{}
+
+// WithFetchHosts bounds the hosts a web_fetch run with ctx may reach, redirects included: the
+// approved host and web_allow_hosts, when the runtime asked before fetching (plan mode). A
+// redirect elsewhere is refused rather than followed without asking.
+func WithFetchHosts(ctx context.Context, hosts ...string) context.Context {
+	return context.WithValue(ctx, fetchHostsKey{}, hosts)
+}
+
+// checkRedirect follows at most 10 redirects, and within the hosts of WithFetchHosts if set.
+func checkRedirect(ctx context.Context) func(*http.Request, []*http.Request) error {
+	hosts, bounded := ctx.Value(fetchHostsKey{}).([]string)
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if h := strings.ToLower(req.URL.Hostname()); bounded && !slices.Contains(hosts, h) {
+			return fmt.Errorf("redirected to %s, which was not approved (fetch %s itself to ask for it)", h, req.URL.Redacted())
+		}
+		return nil
+	}
+}
+
+// AllowedHosts returns a copy of the config's web_allow_hosts.
+func (s *Sandbox) AllowedHosts() []string { return slices.Clone(s.o.AllowHosts) }

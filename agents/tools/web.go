@@ -28,7 +28,9 @@ func webFetch(ctx context.Context, s *Sandbox, a args) Result {
 	}
 	req.Header.Set("User-Agent", "summit-web-fetch")
 	req.Header.Set("Accept", "text/html, text/plain, text/markdown, application/json, */*;q=0.5")
-	resp, err := s.o.HTTPClient.Do(req)
+	client := *s.o.HTTPClient
+	client.CheckRedirect = checkRedirect(ctx)
+	resp, err := client.Do(req)
 	if err != nil {
 		return errResult("web_fetch: %v", err)
 	}

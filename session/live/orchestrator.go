@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -98,9 +99,13 @@ type Orchestrator struct {
 	applyReviews map[string]*applyReview
 
 	emitMu sync.Mutex // the serialising path: held from seq assignment to the OnEvent call
-	mu     sync.Mutex // guards everything below and state
-	state  *session.State
-	err    error // first recording or fold failure; the session cannot go on after it
+	// red redacts the streamed deltas (streams, by subagent, guarded by emitMu) before they are
+	// recorded, and whole events when there is no recorder to do it.
+	red     *session.Redactor
+	streams map[string]*deltaStream
+	mu      sync.Mutex // guards everything below and state
+	state   *session.State
+	err     error // first recording or fold failure; the session cannot go on after it
 
 	subs      map[string]*sub
 	convs     map[string]*conv
@@ -155,9 +160,14 @@ func Start(o Options) (*Orchestrator, error) {
 		o.SessionID = NewSessionID(o.Clock.Now())
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	x := &Orchestrator{o: o, clock: o.Clock, sandbox: sb, ctx: ctx, stop: stop,
+	x := &Orchestrator{o: o, clock: o.Clock, sandbox: sb, ctx: ctx, stop: stop, streams: map[string]*deltaStream{},
 		state: &session.State{}, subs: map[string]*sub{}, convs: map[string]*conv{}, handoffs: map[string]*handoff{}, applyReviews: map[string]*applyReview{},
 		requests: map[string]*request{}, grants: map[string]map[string]bool{}}
+	if o.Recorder != nil {
+		x.red = o.Recorder.Redactor()
+	} else {
+		x.red = session.NewRedactor(os.Environ())
+	}
 	x.startedAt = x.clock.Now()
 	_, err = x.emit("", session.SessionStarted{
 		Schema: session.SchemaVersion, ProgramVersion: o.ProgramVersion, Workspace: sb.Root(),
@@ -244,10 +254,70 @@ func (x *Orchestrator) Err() error {
 	return x.err
 }
 
+// deltaStream is one subagent's current run of token or thinking deltas.
+type deltaStream struct {
+	kind string // session.TranscriptToken or session.TranscriptThinking
+	sr   *session.StreamRedactor
+}
+
 // emit is the one serialising path: seq, ts, record, fold, notify.
+//
+// Token and thinking deltas pass through their subagent's StreamRedactor first, so a secret
+// split across deltas is redacted whole: a delta may come out shorter, later, or not at all
+// (when all of it is held). What is held is released, as a delta of its kind, before the
+// subagent's next event of any other kind and before SessionEnded, so the transcript order is
+// kept and nothing is lost.
 func (x *Orchestrator) emit(subagentID string, d session.Data) (session.Event, error) {
 	x.emitMu.Lock()
 	defer x.emitMu.Unlock()
+	te, isDelta := d.(session.TranscriptEvent)
+	isDelta = isDelta && (te.EventType == session.TranscriptToken || te.EventType == session.TranscriptThinking)
+	if _, end := d.(session.SessionEnded); end {
+		ids := make([]string, 0, len(x.streams))
+		for id := range x.streams {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			if err := x.releaseStream(id); err != nil {
+				return session.Event{}, err
+			}
+		}
+	} else if st := x.streams[subagentID]; st != nil && (!isDelta || st.kind != te.EventType) {
+		if err := x.releaseStream(subagentID); err != nil {
+			return session.Event{}, err
+		}
+	}
+	if isDelta && x.red != nil {
+		st := x.streams[subagentID]
+		if st == nil {
+			st = &deltaStream{kind: te.EventType, sr: x.red.Stream()}
+			x.streams[subagentID] = st
+		}
+		if te.Text = st.sr.Push(te.Text); te.Text == "" {
+			return session.Event{}, nil // held: it goes out with the next delta or event
+		}
+		d = te
+	}
+	return x.emitOne(subagentID, d)
+}
+
+// releaseStream emits what a subagent's delta stream holds and forgets the stream.
+func (x *Orchestrator) releaseStream(subagentID string) error {
+	st := x.streams[subagentID]
+	delete(x.streams, subagentID)
+	if st == nil {
+		return nil
+	}
+	if text := st.sr.Flush(); text != "" {
+		_, err := x.emitOne(subagentID, session.TranscriptEvent{EventType: st.kind, Text: text})
+		return err
+	}
+	return nil
+}
+
+// emitOne records, folds and shows one event. x.emitMu is held.
+func (x *Orchestrator) emitOne(subagentID string, d session.Data) (session.Event, error) {
 	x.mu.Lock()
 	ev, err := x.emitLocked(subagentID, d)
 	x.mu.Unlock()
@@ -277,6 +347,14 @@ func (x *Orchestrator) emitLocked(subagentID string, d session.Data) (session.Ev
 		}
 		if err != nil {
 			x.err = fmt.Errorf("recording %s: %w", ev, err)
+			return ev, x.err
+		}
+		ev = rec
+	} else if x.red != nil {
+		// Nothing is recorded, but the screen and stdout still never see a secret.
+		rec, err := session.RedactEvent(x.red, ev)
+		if err != nil {
+			x.err = fmt.Errorf("internal error: %s: %w", ev, err)
 			return ev, x.err
 		}
 		ev = rec
