@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/summit-dev/summit/protocols"
@@ -126,6 +127,47 @@ type SessionStarted struct {
 	Provider       string         `json:"provider"`
 	AgentsDigest   string         `json:"agents_digest"`
 	Config         map[string]any `json:"config,omitempty"`
+	// ChangedFiles are the agent definitions and config files that are new, changed or
+	// removed since the last session in this workspace started (see session/inventory): a
+	// file written during a session takes effect only in the next one, which names it here.
+	ChangedFiles []AgentFileChange `json:"changed_files,omitempty"`
+}
+
+// AgentFileChange is one agent or config file that differs from what the last session found.
+type AgentFileChange struct {
+	Path   string `json:"path"`
+	Change string `json:"change"` // new | changed | removed
+	// During is the id of the last session when the file changed while it ran.
+	During string `json:"during,omitempty"`
+}
+
+// AgentFileChange.Change values.
+const (
+	FileNew     = "new"
+	FileChanged = "changed"
+	FileRemoved = "removed"
+)
+
+// ChangedFilesText says, in one line, which files changed since the last session; paths
+// under workspace are shown relative to it. "" when none did.
+func ChangedFilesText(changes []AgentFileChange, workspace string) string {
+	if len(changes) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(changes))
+	for _, c := range changes {
+		p := c.Path
+		if rel, ok := strings.CutPrefix(p, strings.TrimSuffix(workspace, "/")+"/"); ok && workspace != "" {
+			p = rel
+		}
+		what := c.Change
+		if c.During != "" {
+			what += ", while session " + c.During + " ran"
+		}
+		parts = append(parts, Sanitize(p)+" ("+what+")")
+	}
+	return fmt.Sprintf("%s changed since the last session, in effect from now: %s",
+		Plural(len(changes), "agent or config file"), strings.Join(parts, ", "))
 }
 
 type SessionEnded struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/inventory"
 	"github.com/summit-dev/summit/session/live"
 )
 
@@ -63,6 +64,8 @@ type wired struct {
 	agents    []string // agent names, for completion
 	provider  string   // the routing, as recorded ("script" on the tapes)
 	ownTapes  bool     // the tapes came from --tapes
+	inventory string   // the workspace's inventory of agent and config files
+	changed   string   // which of them changed since the last session ("" = none)
 }
 
 // wire builds the catalogue, the providers, the clock and the recorder, and starts the session.
@@ -96,10 +99,21 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if dir, err := os.UserConfigDir(); err == nil {
 		userDir = filepath.Join(dir, "summit")
 	}
-	cat := agents.Load(agents.Options{UserConfigDir: userDir, Workspace: ws, Dirs: f.agentDirs, Env: os.Getenv})
+	agentOpts := agents.Options{UserConfigDir: userDir, Workspace: ws, Dirs: f.agentDirs, Env: os.Getenv}
+	// The files that steer the session are read once, now; what changed since the last
+	// session is named (a file written during that one takes effect only here).
+	started := time.Now()
+	invPath := inventory.Path(ws)
+	prevInv, invErr := inventory.Load(invPath)
+	if invErr != nil {
+		fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(invErr.Error()))
+	}
+	steering := inventory.Take(append(agents.SourceFiles(agentOpts), provider.ConfigFiles(ws, userDir)...))
+	changed := inventory.Compare(prevInv, steering)
+	cat := agents.Load(agentOpts)
 	for _, p := range cat.Problems() {
 		if p.Level == agents.LevelError {
-			fmt.Fprintf(stderr, "summit: agents: %s\n", p)
+			fmt.Fprintf(stderr, "summit: agents: %s\n", session.Sanitize(p.String()))
 		}
 	}
 	cfg, err := provider.LoadConfig(ws, userDir)
@@ -146,7 +160,8 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		id = live.NewSessionID(time.Now())
 	}
 
-	w := &wired{clock: clock, workspace: ws, provider: describe, ownTapes: f.tapes != ""}
+	w := &wired{clock: clock, workspace: ws, provider: describe, ownTapes: f.tapes != "", inventory: invPath,
+		changed: session.ChangedFilesText(changed, ws)}
 	for _, d := range cat.List() {
 		w.agents = append(w.agents, d.Name)
 	}
@@ -172,7 +187,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		Route: func(def *agents.Definition) (provider.Provider, string, error) {
 			return router.Resolve(def.Model.Name)
 		},
-		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel,
+		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel, ChangedFiles: changed,
 		Approve: f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,
 		Tools:  tools.Options{AllowHosts: cfg.WebAllowHosts},
 		Config: map[string]any{"approve": f.approve, "max_parallel": f.parallel, "tapes": f.tapes != ""},
@@ -184,7 +199,19 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		return nil, badFile(err)
 	}
 	w.x = x
+	if err := inventory.Save(invPath, inventory.Inventory{Session: id, Started: started.UTC(), Files: steering}); err != nil {
+		fmt.Fprintf(stderr, "summit: keeping the list of agent and config files: %s\n", session.Sanitize(err.Error()))
+	}
+	if !f.interactive && w.changed != "" {
+		fmt.Fprintf(stderr, "summit: %s\n", w.changed)
+	}
 	return w, nil
+}
+
+// closed notes in the inventory that the session ended, so the next one can tell a file
+// written during it from one written after.
+func (w *wired) closed() {
+	_ = inventory.MarkEnded(w.inventory, w.x.SessionID(), time.Now())
 }
 
 // openDefaultRecording opens <dir>/<id>.jsonl, or <id>.2.jsonl, ... when a reproducible run
@@ -248,8 +275,9 @@ Exit codes: 0 every command accepted, every subagent succeeded and no conflict l
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			code, runErr := live.RunScript(ctx, w.x, strings.NewReader(string(data)), stderr)
+			w.closed()
 			if w.recording != "" && !errors.Is(runErr, session.ErrRecordingReplaced) {
-				fmt.Fprintf(stderr, "summit: recorded %s\n", w.recording)
+				fmt.Fprintf(stderr, "summit: recorded %s\n", session.Sanitize(w.recording))
 			}
 			if err := session.Print(stdout, w.x.Snapshot()); err != nil {
 				return err

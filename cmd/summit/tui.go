@@ -93,7 +93,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		return err
 	}
 	m := ui.New(ui.Options{Backend: backend{w.x}, History: loadHistory(w.workspace), SaveHistory: saveHistory(w.workspace),
-		Agents: w.agents, Demo: w.startHint(hint)})
+		Agents: w.agents, Demo: joinNotice(warnNotice(w.changed), w.startHint(hint))})
 	p := tea.NewProgram(m)
 	done := make(chan struct{})
 	go bridge.Run(p.Send, done)
@@ -118,6 +118,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		reason, runErr = "signal", nil // the terminal may be gone: its write errors do not matter
 	}
 	cerr := w.x.Close(reason)
+	w.closed()
 	close(done)
 	if w.recording != "" && !errors.Is(cerr, session.ErrRecordingReplaced) {
 		fmt.Fprint(stderr, recordedNote(w.recording))
@@ -157,4 +158,22 @@ func newWorkbenchFlags(root *cobra.Command) *sessionFlags {
 	f := &sessionFlags{}
 	f.register(root)
 	return f
+}
+
+// joinNotice puts the start notices on the one notice line, the first (most urgent) first.
+func joinNotice(notes ...string) string {
+	var kept []string
+	for _, n := range notes {
+		if n != "" {
+			kept = append(kept, n)
+		}
+	}
+	return strings.Join(kept, " · ")
+}
+
+func warnNotice(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "⚠ " + s
 }

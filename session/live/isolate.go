@@ -97,8 +97,8 @@ func (x *Orchestrator) isolate(s *sub) error {
 		return err
 	}
 	opts := x.o.Tools
-	opts.ConfineWrites = true                                                 // its shell writes only in its worktree (Landlock, where the kernel has it)
-	opts.Hidden = []string{filepath.Join(x.sandbox.Root(), tools.PrivateDir)} // and cannot read .summit/
+	opts.ConfineWrites = true                                                             // its shell writes only in its worktree (Landlock, where the kernel has it)
+	opts.Hidden = append(summitDirs(), filepath.Join(x.sandbox.Root(), tools.PrivateDir)) // and cannot read .summit/ or summit's own directories
 	sb, err := tools.New(wt.Root(), opts)
 	if err != nil {
 		_ = r.Remove(ctx, wt)
@@ -478,4 +478,24 @@ func changeEvent(cs gitws.ChangeSet, base string) session.SubagentChanges {
 			Added: f.Added, Removed: f.Removed, OldMode: f.OldMode, NewMode: f.NewMode, Diff: f.Diff, Truncated: f.Truncated})
 	}
 	return ev
+}
+
+// summitDirs are summit's own directories outside any workspace: the user's config and agent
+// files (~/.config/summit) and the demo's recordings (~/.local/share/summit). A confined shell
+// cannot read them; its writes are confined to its worktree anyway.
+func summitDirs() []string {
+	var dirs []string
+	if d, err := os.UserConfigDir(); err == nil {
+		dirs = append(dirs, filepath.Join(d, "summit"))
+	}
+	data := os.Getenv("XDG_DATA_HOME")
+	if !filepath.IsAbs(data) {
+		if home, err := os.UserHomeDir(); err == nil {
+			data = filepath.Join(home, ".local", "share")
+		}
+	}
+	if data != "" {
+		dirs = append(dirs, filepath.Join(data, "summit"))
+	}
+	return dirs
 }

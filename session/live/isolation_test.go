@@ -534,6 +534,11 @@ func TestWorktreeShellConfined(t *testing.T) {
 	dir := t.TempDir()
 	main := filepath.Join(h.ws, "main.go")
 	other := filepath.Join(h.cache, "worktrees", "s-test", "sa-1", "main.go")
+	// summit's own config directory is out of reach too.
+	userConf := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", userConf)
+	os.MkdirAll(filepath.Join(userConf, "summit"), 0o700)
+	write(t, filepath.Join(userConf, "summit"), "config.yaml", "secret config\n")
 	os.WriteFile(filepath.Join(dir, "t.yaml"), []byte(`tapes:
   - name: first
     match: {task: "first"}
@@ -553,6 +558,8 @@ func TestWorktreeShellConfined(t *testing.T) {
         args: {command: "echo fine > inside.txt"}
       - tool: run_shell_command
         args: {command: "cat `+filepath.Join(h.ws, ".summit", "history")+`"}
+      - tool: run_shell_command
+        args: {command: "cat `+filepath.Join(userConf, "summit", "config.yaml")+`"}
       - capsule: {summary: "tried"}
 `), 0o644)
 	os.MkdirAll(filepath.Join(h.ws, ".summit"), 0o700)
@@ -564,7 +571,8 @@ func TestWorktreeShellConfined(t *testing.T) {
 /wait sa-1 sa-2
 `)
 	res := o.transcript("sa-2", session.TranscriptToolResult)
-	if len(res) != 4 || !res[0].IsError || !res[1].IsError || res[2].IsError || !res[3].IsError || strings.Contains(res[3].Result, "secret") {
+	if len(res) != 5 || !res[0].IsError || !res[1].IsError || res[2].IsError || !res[3].IsError || strings.Contains(res[3].Result, "secret") ||
+		!res[4].IsError || strings.Contains(res[4].Result, "secret") {
 		t.Fatalf("results: %+v", res)
 	}
 	if treeSum(t, h.ws) != before {

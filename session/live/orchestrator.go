@@ -52,6 +52,9 @@ const (
 // Options configure a session.
 type Options struct {
 	Workspace string
+	// ChangedFiles are the agent and config files that changed since the last session (see
+	// session/inventory); SessionStarted records them and /status names them.
+	ChangedFiles []session.AgentFileChange
 	// SessionID; "" = a new time-ordered random id.
 	SessionID      string
 	ProgramVersion string
@@ -172,7 +175,7 @@ func Start(o Options) (*Orchestrator, error) {
 	_, err = x.emit("", session.SessionStarted{
 		Schema: session.SchemaVersion, ProgramVersion: o.ProgramVersion, Workspace: sb.Root(),
 		PermissionMode: string(o.Ceiling), AllowedTools: o.AllowedTools, Provider: o.ProviderName,
-		AgentsDigest: catalogueDigest(o.Catalogue), Config: o.Config,
+		AgentsDigest: catalogueDigest(o.Catalogue), Config: o.Config, ChangedFiles: o.ChangedFiles,
 	})
 	if err != nil {
 		stop()
@@ -550,6 +553,9 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 	switch {
 	case c.ID == "":
 		fmt.Fprintf(&b, "session %s · %s · %d running\n", x.state.SessionID, x.state.Info.PermissionMode, x.state.Running())
+		if t := session.ChangedFilesText(x.state.Info.ChangedFiles, x.state.Info.Workspace); t != "" {
+			fmt.Fprintf(&b, "⚠ %s\n", t)
+		}
 		for _, sa := range x.state.Subagents {
 			row(sa)
 		}
