@@ -94,27 +94,31 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	}
 	m := ui.New(ui.Options{Backend: backend{w.x}, History: loadHistory(w.workspace), SaveHistory: saveHistory(w.workspace),
 		Agents: w.agents, Demo: joinNotice(warnNotice(w.changed), w.startHint(hint))})
-	p := tea.NewProgram(m)
+	// summit handles the signals itself: Bubble Tea's own handler, racing with ours, can block
+	// sending to an event loop that already ended and hang the shutdown (v2.0.10).
+	p := tea.NewProgram(m, tea.WithoutSignalHandler())
 	done := make(chan struct{})
 	go bridge.Run(p.Send, done)
 	if guide != nil {
 		go guide(w.x, p)
 	}
-	// A closed terminal (SIGHUP, tmux kill-session) or SIGTERM ends the session as cleanly as
-	// quitting: the program restores the terminal, and the recording gets its SessionEnded.
+	// A closed terminal (SIGHUP, tmux kill-session), SIGTERM or SIGINT (kill -INT; ctrl+c is a
+	// key here) ends the session as cleanly as quitting: the program restores the terminal,
+	// the recording gets SessionEnded with reason signal, and summit exits 1.
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
-	var signalled atomic.Bool
+	var signalled atomic.Value // os.Signal
 	go func() {
-		if _, ok := <-sigs; ok {
-			signalled.Store(true)
+		if sig, ok := <-sigs; ok {
+			signalled.Store(sig)
 			p.Quit()
 		}
 	}()
 	_, runErr := p.Run()
 	reason := "quit"
-	if signalled.Load() {
+	sig, _ := signalled.Load().(os.Signal)
+	if sig != nil {
 		reason, runErr = "signal", nil // the terminal may be gone: its write errors do not matter
 	}
 	cerr := w.x.Close(reason)
@@ -129,7 +133,23 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	if cerr != nil {
 		return badFile(cerr)
 	}
+	if sig != nil {
+		return &exitError{exitBad, fmt.Errorf("the session ended on %s", sigName(sig))}
+	}
 	return nil
+}
+
+// sigName is SIGTERM, SIGINT, SIGHUP, as a person knows them.
+func sigName(s os.Signal) string {
+	switch s {
+	case syscall.SIGHUP:
+		return "SIGHUP (the terminal closed)"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case os.Interrupt:
+		return "SIGINT"
+	}
+	return s.String()
 }
 
 // replayUI opens a recording in the workbench.
