@@ -19,7 +19,11 @@
 // (an unquoted `: `, continuation lines at column 0, `<example>` blocks whose
 // lines look like keys) and parsing is retried; the repair keeps every
 // key's line number. Template syntax (`{{ }}`, `{% %}`), tab indentation,
-// non-UTF-8 bytes and files over MaxFileSize are refused before YAML is read.
+// non-UTF-8 bytes and files over MaxFileSize (1 MiB, read no further than the
+// cap) are refused before YAML is read. Anchors, aliases and merge keys
+// (`<<: *base`) work as in any YAML (ExpandAliases); a file whose aliases
+// expand past MaxAliasNodes (100,000) nodes is refused as an alias bomb, at
+// the alias's line.
 //
 // Tools are mapped to canonical names (see CanonicalTool and its alias
 // table); MCP and qualified names are kept verbatim.
@@ -29,10 +33,11 @@
 // Load problems (Parse, Catalogue.Problems):
 //
 //	error    the file is not loaded: no or unclosed frontmatter, YAML that even
-//	         the tolerant pass cannot read, duplicate keys, tabs, templates,
-//	         non-UTF-8 or NUL bytes, oversized file, a manifest whose kind is
-//	         not Agent, and wrongly typed safety-relevant fields (tools,
-//	         disallowedTools, permissionMode, text fields given a list/map)
+//	         the tolerant pass cannot read, duplicate keys, an alias bomb or
+//	         cycle, tabs, templates, non-UTF-8 or NUL bytes, oversized file, a
+//	         manifest whose kind is not Agent, and wrongly typed safety-relevant
+//	         fields (tools, disallowedTools, permissionMode, text fields given
+//	         a list/map)
 //	warning  the file loads: a value repaired by the tolerant pass, unknown
 //	         keys (kept in Definition.Unknown), badly typed tuning values
 //	         (temperature, max_turns, timeout: ignored), hooks (not run),

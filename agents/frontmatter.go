@@ -2,6 +2,7 @@ package agents
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -11,9 +12,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// MaxFileSize bounds an agent file. A system prompt larger than this would
-// not fit any model's context next to the protocols, and reading it whole
-// would let one stray file stall the catalogue.
+// MaxFileSize bounds an agent file (1 MiB), and the entry_prompt_file it names. A
+// system prompt larger than this would not fit any model's context next to the
+// protocols, and reading it whole would let one stray file stall the catalogue:
+// ParseFile reads one byte past the cap at most.
 const MaxFileSize = 1 << 20
 
 // lineError is a failure at a known line of the file.
@@ -35,7 +37,7 @@ type document struct {
 // bytes that are not UTF-8 (named by line, so the author can find them).
 func checkBytes(data []byte) *lineError {
 	if len(data) > MaxFileSize {
-		return &lineError{1, fmt.Sprintf("file is %d bytes, larger than the %d-byte limit for an agent definition", len(data), MaxFileSize)}
+		return &lineError{1, fmt.Sprintf("file is larger than %d MiB, the cap on an agent definition", MaxFileSize>>20)}
 	}
 	if bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}) {
 		return &lineError{1, "file is UTF-16; agent definitions must be UTF-8"}
@@ -140,6 +142,12 @@ func parseYAML(src string, firstLine int) (root *yaml.Node, lerr *lineError) {
 	}
 	if le := checkDuplicates(n, firstLine); le != nil {
 		return nil, le
+	}
+	// After the duplicate check, which must see the keys as written, not the merged ones.
+	if err := ExpandAliases(n); err != nil {
+		ae := &AliasError{Line: 1, Msg: err.Error()}
+		errors.As(err, &ae)
+		return nil, &lineError{firstLine + ae.Line - 1, ae.Msg}
 	}
 	return n, nil
 }
@@ -301,4 +309,142 @@ func nodeKind(n *yaml.Node) string {
 		return "an alias"
 	}
 	return "nothing"
+}
+
+// MaxAliasNodes bounds what YAML aliases may add to a document: the nodes reached through
+// them, counted every time an alias is used. Aliases and merge keys are legitimate YAML and
+// real files use them to repeat a block; a "billion laughs" document, where each anchor uses
+// the one before ten times, would otherwise expand a few hundred bytes into billions of nodes.
+const MaxAliasNodes = 100_000
+
+// AliasError is an alias or merge key that ExpandAliases refuses. Line is 1-based in the YAML
+// text the nodes were parsed from.
+type AliasError struct {
+	Line int
+	Msg  string
+}
+
+func (e *AliasError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// ExpandAliases rewrites the tree under n so that code walking it never meets an alias: every
+// alias node is replaced by the node its anchor marks, and every merge key (`<<: *base`, or
+// `<<: [*a, *b]`) by the keys it merges; the mapping's own keys win over merged ones, and of
+// several merged mappings the first wins, as in YAML's merge-key type. The tree becomes a
+// graph that shares the aliased nodes, so expanding costs no copies, and nodes keep the line of
+// their source (an aliased step reports its anchor's line).
+//
+// It refuses, with an *AliasError at the alias's line, a document whose aliases reach more than
+// MaxAliasNodes nodes in all (an alias bomb), an alias inside the node it refers to (yaml.v3
+// builds such a cycle for `&a [*a]`), and a merge key whose value is not a mapping or a list of
+// mappings. It runs in time linear in the document, whatever the aliases expand to, and code
+// walking the result visits at most MaxAliasNodes more nodes than the document holds.
+func ExpandAliases(n *yaml.Node) error {
+	x := &aliasExpander{done: map[*yaml.Node]aliasCounts{}, busy: map[*yaml.Node]bool{}}
+	_, err := x.expand(n)
+	return err
+}
+
+// aliasCounts are the sizes of an expanded node: all the nodes under it and itself, and the
+// part of those reached through aliases. Both saturate, so a bomb cannot overflow them.
+type aliasCounts struct{ size, viaAlias int }
+
+const aliasSaturate = 1 << 40
+
+type aliasExpander struct {
+	done map[*yaml.Node]aliasCounts
+	busy map[*yaml.Node]bool // being expanded: an alias to one of them is a cycle
+}
+
+func (x *aliasExpander) expand(n *yaml.Node) (aliasCounts, error) {
+	if c, ok := x.done[n]; ok {
+		return c, nil
+	}
+	x.busy[n] = true
+	c := aliasCounts{size: 1}
+	for i, child := range n.Content {
+		if child.Kind == yaml.AliasNode {
+			t := child.Alias
+			switch {
+			case t == nil:
+				return c, &AliasError{child.Line, fmt.Sprintf("alias *%s has no anchor", child.Value)}
+			case x.busy[t]:
+				return c, &AliasError{child.Line, fmt.Sprintf("alias *%s is inside the node its anchor marks (a cycle)", child.Value)}
+			}
+			tc, err := x.expand(t)
+			if err != nil {
+				return c, err
+			}
+			c.size = min(c.size+tc.size, aliasSaturate)
+			if c.viaAlias = min(c.viaAlias+tc.size, aliasSaturate); c.viaAlias > MaxAliasNodes {
+				return c, &AliasError{child.Line, fmt.Sprintf("alias *%s: YAML aliases expand this document past %d nodes; refused as an alias bomb", child.Value, MaxAliasNodes)}
+			}
+			n.Content[i] = t
+			continue
+		}
+		cc, err := x.expand(child)
+		if err != nil {
+			return c, err
+		}
+		c.size = min(c.size+cc.size, aliasSaturate)
+		if c.viaAlias = min(c.viaAlias+cc.viaAlias, aliasSaturate); c.viaAlias > MaxAliasNodes {
+			return c, &AliasError{child.Line, fmt.Sprintf("YAML aliases expand this document past %d nodes; refused as an alias bomb", MaxAliasNodes)}
+		}
+	}
+	if n.Kind == yaml.MappingNode {
+		if err := mergeKeys(n); err != nil {
+			return c, err
+		}
+	}
+	delete(x.busy, n)
+	x.done[n] = c
+	return c, nil
+}
+
+// mergeKeys replaces the merge keys of the mapping n (whose aliases are already expanded) by
+// the keys they bring that n does not have.
+func mergeKeys(n *yaml.Node) error {
+	var own, sources []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!merge" {
+			own = append(own, k, v)
+			continue
+		}
+		switch v.Kind {
+		case yaml.MappingNode:
+			sources = append(sources, v)
+		case yaml.SequenceNode:
+			for _, s := range v.Content {
+				if s.Kind != yaml.MappingNode {
+					return &AliasError{s.Line, fmt.Sprintf("a merge key (<<) takes a mapping or a list of mappings; this item is %s", nodeKind(s))}
+				}
+				sources = append(sources, s)
+			}
+		default:
+			return &AliasError{k.Line, fmt.Sprintf("a merge key (<<) takes a mapping or a list of mappings, found %s", nodeKind(v))}
+		}
+	}
+	if sources == nil && len(own) == len(n.Content) {
+		return nil
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(own); i += 2 {
+		if own[i].Kind == yaml.ScalarNode {
+			seen[own[i].Value] = true
+		}
+	}
+	for _, s := range sources {
+		for i := 0; i+1 < len(s.Content); i += 2 {
+			k := s.Content[i]
+			if k.Kind == yaml.ScalarNode {
+				if seen[k.Value] {
+					continue
+				}
+				seen[k.Value] = true
+			}
+			own = append(own, k, s.Content[i+1])
+		}
+	}
+	n.Content = own
+	return nil
 }

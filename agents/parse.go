@@ -43,7 +43,7 @@ func loadEntryPrompt(d *Definition) []Problem {
 	case err != nil:
 		ps.warnf(d.Source.Line("entry_prompt_file"), "entry_prompt_file %q cannot be read (%v); the agent has no system prompt", ref, err)
 	case len(b) > MaxFileSize:
-		ps.warnf(d.Source.Line("entry_prompt_file"), "entry_prompt_file %q is larger than %d bytes; ignored", ref, MaxFileSize)
+		ps.warnf(d.Source.Line("entry_prompt_file"), "entry_prompt_file %q is larger than %d MiB, the cap on an agent definition; ignored", ref, MaxFileSize>>20)
 	default:
 		d.Body = string(b)
 	}

@@ -1,10 +1,13 @@
 package agents
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBrokenFiles: each hand-written broken file fails with one precise
@@ -156,4 +159,61 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFileCap: an agent file over MaxFileSize is refused at line 1, naming the cap, having
+// read no more than one byte past it; one of exactly the cap loads.
+func TestFileCap(t *testing.T) {
+	head := "---\nname: big\ndescription: big\n---\n"
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big.md")
+	if err := os.WriteFile(p, []byte(head+strings.Repeat("x", MaxFileSize-len(head)+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, ps := ParseFile(p)
+	if want := p + ":1: error: file is larger than 1 MiB, the cap on an agent definition"; d != nil || len(ps) != 1 || ps[0].String() != want {
+		t.Errorf("over the cap: %v %v, want %s", d, ps, want)
+	}
+	if err := os.Truncate(p, MaxFileSize); err != nil {
+		t.Fatal(err)
+	}
+	if d, ps := ParseFile(p); d == nil || HasErrors(ps) || len(d.Body) != MaxFileSize-len(head) {
+		t.Errorf("at the cap: %v", ps)
+	}
+}
+
+// TestFrontmatterAliases: anchors, aliases and merge keys work in frontmatter; an alias bomb
+// and an alias cycle are refused at the alias's file line, at once.
+func TestFrontmatterAliases(t *testing.T) {
+	src := "---\nname: aliased\ndescription: &d \"Reads code.\"\ntools: &t [Read, Grep]\ndisallowedTools: *t\nmetadata: &m {team: core}\nspec: {<<: *m, tier: 2}\n---\nbody\n"
+	d, ps := Parse("a.md", []byte(src))
+	if d == nil || HasErrors(ps) {
+		t.Fatalf("did not load: %v", ps)
+	}
+	if !slices.Equal(d.DisallowedTools, d.Tools) || len(d.Tools) != 2 || d.Description != "Reads code." {
+		t.Errorf("aliases: tools %v, disallowed %v, description %q", d.Tools, d.DisallowedTools, d.Description)
+	}
+	if spec, _ := d.Unknown["spec"].(map[string]any); spec["team"] != "core" || spec["tier"] != 2 {
+		t.Errorf("merge key: %#v", d.Unknown["spec"])
+	}
+
+	var bomb strings.Builder
+	bomb.WriteString("---\nname: bomb\nl0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&bomb, "l%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	bomb.WriteString("---\n")
+	start := time.Now()
+	for _, c := range []struct{ src, want string }{
+		{bomb.String(), "b.md:7: error: alias *a3: YAML aliases expand this document past 100000 nodes; refused as an alias bomb"},
+		{"---\nname: cyc\ntools: &t [Read, *t]\n---\n", "b.md:3: error: alias *t is inside the node its anchor marks (a cycle)"},
+	} {
+		d, ps := Parse("b.md", []byte(c.src))
+		if d != nil || len(ps) != 1 || ps[0].String() != c.want {
+			t.Errorf("got %v, want %s", ps, c.want)
+		}
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("refusing took %v", el)
+	}
 }

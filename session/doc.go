@@ -27,6 +27,12 @@
 //
 // Line 1 is SessionStarted; the last line of a cleanly closed session is SessionEnded.
 //
+// One line, one event, holds at most MaxEventLine = 16 MiB (16,777,216 bytes) before its
+// newline. Readers stop at the cap: a longer line is the error "line N: an event line longer
+// than 16 MiB (the cap)" (skipped with Lenient), never a read of the whole line, so a damaged
+// or hostile file costs memory in proportion to the cap, not to its longest line. A writer
+// must never produce a longer line.
+//
 // The closed set of types in v1 (see Types; payload fields are the struct tags in event.go):
 //
 //	session      SessionStarted SessionEnded CommandIssued CommandRejected UserNote

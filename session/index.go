@@ -112,15 +112,27 @@ type indexBuilder struct {
 func buildIndex(r io.Reader, opts ReadOptions, chunk int, sizeHint int64) (*Index, error) {
 	ix := &Index{subs: []string{""}}
 	b := &indexBuilder{ix: ix, opts: opts, typeIDs: map[string]uint16{}, subIDs: map[string]uint16{"": 0}}
-	buf := make([]byte, chunk)
-	var base int64 // file offset of buf[0]
-	n := 0         // valid bytes in buf
-	scan := 0      // buf[:scan] holds no newline (the start of a line spanning a chunk boundary)
+	buf := make([]byte, min(chunk, MaxEventLine+1))
+	var base int64    // file offset of buf[0]
+	n := 0            // valid bytes in buf
+	scan := 0         // buf[:scan] holds no newline (the start of a line spanning a chunk boundary)
+	skipping := false // reading past a line over MaxEventLine (lenient), up to its newline
 	for {
 		m, rerr := r.Read(buf[n:])
 		n += m
+		if skipping {
+			i := bytes.IndexByte(buf[:n], '\n')
+			if i < 0 {
+				base, n = base+int64(n), 0
+			} else {
+				copy(buf, buf[i+1:n])
+				base, n = base+int64(i+1), n-(i+1)
+				ix.Size, skipping = base, false
+			}
+			scan = 0
+		}
 		pos := 0
-		for {
+		for !skipping {
 			i := bytes.IndexByte(buf[scan:n], '\n')
 			if i < 0 {
 				break
@@ -139,6 +151,15 @@ func buildIndex(r io.Reader, opts ReadOptions, chunk int, sizeHint int64) (*Inde
 			n -= pos
 		}
 		scan = n
+		if n > MaxEventLine {
+			// The unfinished line is over the cap already: stop here, or (lenient) skip it
+			// and read past the rest of it without keeping it. The buffer never grows past
+			// the cap and its newline.
+			if err := b.tooLong(); err != nil {
+				return nil, err
+			}
+			base, n, scan, skipping = base+int64(n), 0, 0, true
+		}
 		if sizeHint > 0 && base > 0 {
 			// After the first chunk the line density is known: size the entries for the
 			// whole file once (5% spare) instead of doubling, which would copy them and
@@ -156,11 +177,14 @@ func buildIndex(r io.Reader, opts ReadOptions, chunk int, sizeHint int64) (*Inde
 			return nil, rerr
 		}
 		if n == len(buf) {
-			buf = append(buf, make([]byte, len(buf))...)
-			buf = buf[:cap(buf)]
+			grown := make([]byte, min(2*len(buf), MaxEventLine+1))
+			copy(grown, buf[:n])
+			buf = grown
 		}
 	}
-	ix.Size = base
+	if !skipping {
+		ix.Size = base
+	}
 	if n > 0 {
 		if err := b.add(buf[:n], base, false); err != nil {
 			return nil, err
@@ -170,13 +194,26 @@ func buildIndex(r io.Reader, opts ReadOptions, chunk int, sizeHint int64) (*Inde
 	return ix, nil
 }
 
+// tooLong handles the next line, which is over MaxEventLine: an error, or with Lenient a
+// skipped line.
+func (b *indexBuilder) tooLong() error {
+	b.line++
+	le := &LineError{Line: b.line, Err: ErrLineTooLong}
+	if !b.opts.Lenient {
+		return le
+	}
+	b.ix.Report.Skipped++
+	b.ix.Report.warnf("%v (skipped)", le)
+	b.ix.gaps = append(b.ix.gaps, b.line)
+	return nil
+}
+
 // add indexes one line found at off. complete says it ends in a newline.
 func (b *indexBuilder) add(line []byte, off int64, complete bool) error {
+	// buildIndex has refused or skipped every line over MaxEventLine, so len(line) fits the
+	// row's uint32.
 	b.line++
 	ix := b.ix
-	if len(line) > 1<<32-1 {
-		return &LineError{Line: b.line, Err: errors.New("line longer than 4 GiB")}
-	}
 	if pf, ok := parsePrefix(line); ok {
 		ti, si, err := b.intern(pf.typ, pf.sub)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -470,5 +471,51 @@ func TestAppendTS(t *testing.T) {
 		if got, want := string(appendTS(nil, tm)), tm.UTC().Format(TimeLayout); got != want {
 			t.Fatalf("%v: %s, want %s", tm, got, want)
 		}
+	}
+}
+
+// TestIndexLineCap: the index applies the Reader's cap on a line, with every read size: a line
+// of exactly MaxEventLine bytes is indexed, one byte more is an error naming the line or with
+// Lenient a gap, and a line without end is refused once the cap is passed.
+func TestIndexLineCap(t *testing.T) {
+	first := fixtureLines(t, "valid.jsonl")[0]
+	atCap := eventLineOfLen(t, 2, MaxEventLine)
+	after := eventLineOfLen(t, 3, 300)
+	for _, chunk := range []int{4096, defaultIndexChunk} {
+		checkIndex(t, "a line of exactly the cap", slices.Concat(first, atCap, after), chunk)
+		for _, long := range [][]byte{eventLineOfLen(t, 2, MaxEventLine+1), eventLineOfLen(t, 2, 3*MaxEventLine/2)} {
+			file := slices.Concat(first, long, after)
+			_, err := buildIndex(bytes.NewReader(file), ReadOptions{}, chunk, 0)
+			if err == nil || err.Error() != "line 2: an event line longer than 16 MiB (the cap)" || !errors.Is(err, ErrLineTooLong) {
+				t.Fatalf("chunk %d, a line of %d bytes: %v", chunk, len(long), err)
+			}
+			ix, err := buildIndex(bytes.NewReader(file), ReadOptions{Lenient: true}, chunk, 0)
+			want := []string{"line 2: an event line longer than 16 MiB (the cap) (skipped)"}
+			if err != nil || ix.Len() != 2 || ix.Report.Skipped != 1 || ix.Report.Lines != 3 || !reflect.DeepEqual(ix.Report.Warnings, want) || ix.Size != int64(len(file)) {
+				t.Fatalf("chunk %d, lenient, a line of %d bytes: err %v, index %+v", chunk, len(long), err, ix)
+			}
+			if e := ix.Entry(1); e.Line != 3 || e.Seq != 3 || e.Offset != int64(len(first)+len(long)) {
+				t.Errorf("chunk %d, lenient: the entry after the long line is %+v", chunk, e)
+			}
+			if ev, err := ix.ReadEvent(bytes.NewReader(file), 1); err != nil || ev.Seq != 3 {
+				t.Errorf("chunk %d, lenient: ReadEvent after the long line: %v %v", chunk, ev, err)
+			}
+		}
+		src := &endless{head: first}
+		_, err := buildIndex(src, ReadOptions{}, chunk, 0)
+		var le *LineError
+		if !errors.As(err, &le) || le.Line != 2 || !errors.Is(err, ErrLineTooLong) {
+			t.Fatalf("chunk %d, endless line: %v", chunk, err)
+		}
+		if limit := int64(MaxEventLine + 2<<20); src.read > limit {
+			t.Errorf("chunk %d, endless line: read %d bytes before refusing it, want at most %d", chunk, src.read, limit)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "over.jsonl")
+	if err := os.WriteFile(path, slices.Concat(first, eventLineOfLen(t, 2, MaxEventLine+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := BuildIndexFile(path, ReadOptions{}); err == nil || err.Error() != path+": line 2: an event line longer than 16 MiB (the cap)" {
+		t.Errorf("BuildIndexFile: %v", err)
 	}
 }

@@ -24,6 +24,16 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
+// MaxEventLine caps one line of a recording, that is one event: at most 16 MiB (16,777,216
+// bytes) before its newline. Readers stop at the cap, so a line without end costs one buffer of
+// the cap's size, not the line: the Reader, the Index and everything built on them (replay,
+// inspect) report a longer line as a *LineError wrapping ErrLineTooLong, or skip it with
+// Lenient. The recorder must never write a longer line.
+const MaxEventLine = 16 << 20
+
+// ErrLineTooLong is the error of a line over MaxEventLine.
+var ErrLineTooLong = fmt.Errorf("an event line longer than %d MiB (the cap)", MaxEventLine>>20)
+
 // maxWarnings bounds ReadReport.Warnings; a damaged file could otherwise produce one per line.
 const maxWarnings = 32
 
@@ -52,7 +62,7 @@ func (rep *ReadReport) warnf(format string, args ...any) {
 }
 
 // Reader streams the events of a recording, one line at a time; memory is bounded by the
-// longest line, whatever the file size. Lines may be arbitrarily long.
+// longest line, whatever the file size, and a line is at most MaxEventLine.
 //
 // What it does with each kind of line:
 //   - a valid event: returned;
@@ -65,6 +75,9 @@ func (rep *ReadReport) warnf(format string, args ...any) {
 //     that is missing; hand-written files often end so), otherwise it is the torn line of a
 //     crash mid-write: reported (Torn, "line N: torn last line (crash mid-write?), skipped")
 //     and skipped, never an error;
+//   - a line longer than MaxEventLine: a *LineError wrapping ErrLineTooLong, read no further
+//     than the cap; with Lenient the rest of it is read past (not kept), and it is skipped,
+//     counted and reported like a malformed line, wherever it is in the file;
 //   - any other malformed line: a *LineError naming the line; with Lenient it is skipped,
 //     counted in Skipped and reported as a warning.
 //
@@ -94,6 +107,24 @@ func (r *Reader) Report() ReadReport {
 func (r *Reader) Next() (Event, error) {
 	for r.err == nil {
 		raw, complete, err := r.readLine()
+		if err == ErrLineTooLong {
+			r.line++
+			r.report.Lines++
+			le := &LineError{Line: r.line, Err: err}
+			if !r.opts.Lenient {
+				r.err = le
+				break
+			}
+			if !complete {
+				if err := r.skipLine(); err != nil {
+					r.err = err
+					break
+				}
+			}
+			r.report.Skipped++
+			r.report.warnf("%v (skipped)", le)
+			continue
+		}
 		if err != nil {
 			r.err = err
 			break
@@ -133,17 +164,33 @@ func (r *Reader) Next() (Event, error) {
 }
 
 // readLine returns the next line, newline included when complete is true. The slice is valid
-// until the next call. At the end of input it returns io.EOF.
+// until the next call. At the end of input it returns io.EOF. A line over MaxEventLine is
+// ErrLineTooLong as soon as the cap is passed: at most the cap and one buffer of it have been
+// read, and complete says whether that was all of it (else skipLine reads past the rest).
 func (r *Reader) readLine() (line []byte, complete bool, err error) {
+	if cap(r.long) > 4<<20 {
+		r.long = nil // do not hold on to a long line's 16 MiB for the rest of the file
+	}
 	r.long = r.long[:0]
 	for {
 		frag, err := r.br.ReadSlice('\n')
+		if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
+			return nil, false, err
+		}
+		n := len(r.long) + len(frag)
+		if err == nil {
+			n-- // the newline does not count
+		}
+		if n > MaxEventLine {
+			// complete here says whether the line's end has been read already.
+			return nil, err != bufio.ErrBufferFull, ErrLineTooLong
+		}
 		if err == bufio.ErrBufferFull {
-			r.long = append(r.long, frag...)
+			r.long = appendLong(r.long, frag)
 			continue
 		}
 		if len(r.long) > 0 {
-			r.long = append(r.long, frag...)
+			r.long = appendLong(r.long, frag)
 			frag = r.long
 		}
 		switch {
@@ -154,6 +201,32 @@ func (r *Reader) readLine() (line []byte, complete bool, err error) {
 		default:
 			return nil, false, err
 		}
+	}
+}
+
+// appendLong appends frag to the long line being assembled, doubling its capacity but never
+// past what a line at the cap needs (with its newline), so a line at the cap costs one buffer
+// of that size, not the next doubling.
+func appendLong(long, frag []byte) []byte {
+	if need := len(long) + len(frag); need > cap(long) {
+		grown := make([]byte, len(long), max(min(2*cap(long), MaxEventLine+1), need))
+		copy(grown, long)
+		long = grown
+	}
+	return append(long, frag...)
+}
+
+// skipLine reads past the rest of the current line without keeping it.
+func (r *Reader) skipLine() error {
+	for {
+		_, err := r.br.ReadSlice('\n')
+		switch err {
+		case bufio.ErrBufferFull:
+			continue
+		case nil, io.EOF:
+			return nil
+		}
+		return err
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -374,4 +375,96 @@ func ExampleReader() {
 	// #5 TranscriptEvent sa-1
 	// #6 TranscriptEvent sa-1
 	// [line 7: torn last line (crash mid-write?), skipped]
+}
+
+// eventLineOfLen is the encoded line of a transcript event at seq whose line holds exactly n
+// bytes before its newline.
+func eventLineOfLen(t testing.TB, seq uint64, n int) []byte {
+	t.Helper()
+	mk := func(text string) []byte {
+		e := New("sa-1", TranscriptEvent{EventType: TranscriptMessage, Text: text})
+		e.Seq, e.SessionID, e.TS = seq, "s-cap", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+		b, err := AppendLine(nil, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	line := mk(strings.Repeat("a", 1+n-(len(mk("a"))-1)))
+	if len(line) != n+1 {
+		t.Fatalf("generated a line of %d bytes, want %d", len(line)-1, n)
+	}
+	return line
+}
+
+// endless is a reader of head, then of 'x' forever; it counts what it gave.
+type endless struct {
+	head []byte
+	read int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	n := copy(p, e.head)
+	e.head = e.head[n:]
+	for i := n; i < len(p); i++ {
+		p[i] = 'x'
+	}
+	e.read += int64(len(p))
+	return len(p), nil
+}
+
+// TestReadLineCap: a line of exactly MaxEventLine bytes is read; one byte more is an error
+// naming the line (and the file), or with Lenient a skipped line, and the events after it are
+// read; a line that never ends is refused after reading about the cap, not all of it.
+func TestReadLineCap(t *testing.T) {
+	first := fixtureLines(t, "valid.jsonl")[0]
+	atCap := eventLineOfLen(t, 2, MaxEventLine)
+	overCap := eventLineOfLen(t, 2, MaxEventLine+1)
+	after := eventLineOfLen(t, 3, 300)
+
+	evs, rep, err := readAllFrom(t, bytes.NewReader(slices.Concat(first, atCap, after)), ReadOptions{})
+	if err != nil || len(evs) != 3 || len(evs[1].Data.(TranscriptEvent).Text) < MaxEventLine-200 {
+		t.Fatalf("a line of exactly the cap: %d events, err %v, report %+v", len(evs), err, rep)
+	}
+
+	path := filepath.Join(t.TempDir(), "over.jsonl")
+	if err := os.WriteFile(path, slices.Concat(first, overCap, after), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	evs, _, err = ReadAll(path, ReadOptions{})
+	if want := path + ": line 2: an event line longer than 16 MiB (the cap)"; err == nil || err.Error() != want || !errors.Is(err, ErrLineTooLong) || len(evs) != 1 {
+		t.Fatalf("one byte over the cap: %d events, err %v, want %q", len(evs), err, want)
+	}
+	if _, _, err := LoadFile(path, ReadOptions{}); err == nil || err.Error() != "line 2: an event line longer than 16 MiB (the cap)" {
+		t.Errorf("LoadFile: %v", err)
+	}
+	// Lenient: skipped like a malformed line, whether its end is in the same read or not,
+	// and the reader is back in step at the next line.
+	for _, long := range [][]byte{overCap, eventLineOfLen(t, 2, 3*MaxEventLine/2)} {
+		if err := os.WriteFile(path, slices.Concat(first, long, after), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		evs, rep, err = ReadAll(path, ReadOptions{Lenient: true})
+		want := []string{"line 2: an event line longer than 16 MiB (the cap) (skipped)"}
+		if err != nil || len(evs) != 2 || evs[1].Seq != 3 || rep.Lines != 3 || rep.Skipped != 1 || !reflect.DeepEqual(rep.Warnings, want) {
+			t.Fatalf("lenient, a line of %d bytes: %d events, err %v, report %+v", len(long), len(evs), err, rep)
+		}
+	}
+	// Unterminated, over the cap: the same error, not a torn line.
+	evs, rep, err = readAllFrom(t, bytes.NewReader(slices.Concat(first, overCap[:len(overCap)-1])), ReadOptions{})
+	if !errors.Is(err, ErrLineTooLong) || rep.Torn {
+		t.Errorf("unterminated over the cap: err %v, report %+v", err, rep)
+	}
+
+	// A line without end: refused once the cap is passed, having read the cap and at most
+	// one buffer more.
+	src := &endless{head: first}
+	_, _, err = readAllFrom(t, src, ReadOptions{})
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 || !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("endless line: %v", err)
+	}
+	if limit := int64(MaxEventLine + 1<<20); src.read > limit {
+		t.Errorf("endless line: read %d bytes before refusing it, want at most %d", src.read, limit)
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/summit-dev/summit/session"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,6 +29,13 @@ import (
 //
 // Keys are never written in configuration: key_env names the environment variable that holds
 // one, read when a request is made.
+//
+// A config file is at most MaxConfigFile (1 MiB); a bigger one is refused, naming it, without
+// being read past the cap. Anchors, aliases and merge keys work; a file whose aliases expand
+// past agents.MaxAliasNodes nodes is refused as an alias bomb, at the alias's file:line.
+
+// MaxConfigFile is the largest config file read (1 MiB).
+const MaxConfigFile = 1 << 20
 
 // Config is the merged configuration.
 type Config struct {
@@ -37,7 +43,8 @@ type Config struct {
 	Models          map[string]Route          `yaml:"models"`
 	DefaultProvider string                    `yaml:"default_provider"`
 	// WebAllowHosts are hosts web_fetch may reach although they resolve to a private or
-	// loopback address (web_fetch reaches public addresses only otherwise).
+	// loopback address (web_fetch reaches public addresses only otherwise), and the only
+	// hosts a subagent in plan mode fetches without asking.
 	WebAllowHosts []string `yaml:"web_allow_hosts"`
 }
 
@@ -71,12 +78,20 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 		files = append(files, filepath.Join(workspace, ".summit", "config.yaml"))
 	}
 	for _, f := range files {
-		data, err := session.ReadRegular(f, 1<<20) // a config file is at most 1 MiB
+		data, err := readCapped(f, MaxConfigFile, "a config file")
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return Config{}, err
+		}
+		// yaml.v3 resolves aliases while it decodes, and refuses some bombs with a message
+		// that names no line; check them first on the node tree, with the tapes' rule.
+		var doc yaml.Node
+		if yaml.Unmarshal(data, &doc) == nil {
+			if err := expandAliases(&doc, f); err != nil {
+				return Config{}, err
+			}
 		}
 		var c Config
 		dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -112,3 +112,31 @@ func TestConfigWebAllowHosts(t *testing.T) {
 		t.Errorf("allow hosts %v", c.WebAllowHosts)
 	}
 }
+
+// TestConfigAliasesAndCaps: aliases and merge keys work in a config file; an alias bomb is
+// refused at its line; a file over MaxConfigFile is refused, naming it, at any size.
+func TestConfigAliasesAndCaps(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".summit")
+	writeConfig(t, dir, "providers:\n  a: &p {kind: openai, base_url: http://a/v1}\n  b: {<<: *p, base_url: http://b/v1}\nmodels:\n  fast: &r {provider: a, model: m}\n  deep: {<<: *r, model: m2}\n")
+	c, err := LoadConfig(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Providers["b"] != (ProviderConfig{Kind: "openai", BaseURL: "http://b/v1"}) || c.Models["deep"] != (Route{Provider: "a", Model: "m2"}) {
+		t.Errorf("aliases and merge keys: %+v", c)
+	}
+	path := filepath.Join(dir, "config.yaml")
+	writeConfig(t, dir, billionLaughs("l", 9))
+	if _, err := LoadConfig(ws, ""); err == nil || err.Error() != path+":5: alias *a3: YAML aliases expand this document past 100000 nodes; refused as an alias bomb" {
+		t.Errorf("alias bomb: %v", err)
+	}
+	writeConfig(t, dir, "default_provider: script\n"+strings.Repeat("#", MaxConfigFile))
+	if _, err := LoadConfig(ws, ""); err == nil || err.Error() != path+" is larger than 1 MiB, the cap on a config file" {
+		t.Errorf("over the cap: %v", err)
+	}
+	writeConfig(t, dir, "default_provider: script\n"+strings.Repeat("#", MaxConfigFile-len("default_provider: script\n")))
+	if c, err := LoadConfig(ws, ""); err != nil || c.DefaultProvider != "script" {
+		t.Errorf("at the cap: %+v %v", c, err)
+	}
+}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/summit-dev/summit/session"
 	"io"
 	"io/fs"
 	"os"
@@ -18,7 +18,23 @@ import (
 	"unicode"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/session"
 )
+
+// expandAliases resolves the aliases of a parsed tape or config file (agents.ExpandAliases),
+// naming file:line in its error.
+func expandAliases(doc *yaml.Node, file string) error {
+	err := agents.ExpandAliases(doc)
+	if ae := (*agents.AliasError)(nil); errors.As(err, &ae) {
+		return fmt.Errorf("%s:%d: %s", file, ae.Line, ae.Msg)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return nil
+}
 
 // Script tapes (DESIGN §8). A tape stands in for a model:
 //
@@ -63,6 +79,12 @@ import (
 // tape goes on as written. Branch steps are steps: they may hold branches of their own, and
 // they are cut into turns the same way.
 //
+// A tape file is at most MaxTapeFile (16 MiB); a bigger one is refused, naming it, without
+// being read past the cap. Anchors (&name), aliases (*name) and merge keys (<<: *name) work
+// as in any YAML, so a block of steps can be written once and reused; a file whose aliases
+// expand past agents.MaxAliasNodes (100,000) nodes is refused as an alias bomb, at the
+// alias's file:line.
+//
 // Inside an ask's branch, {{answer}} stands for the reply, as plain text (trimmed, control
 // characters removed), in say, think, ask, text and capsule strings and in the strings of tool
 // arguments (JSON-escaped there); in a nested ask's own branches it stands for that ask's reply.
@@ -76,7 +98,8 @@ import (
 // (the runtime writes it; on_denied branches read it).
 const DeniedPrefix = "denied: "
 
-// MaxTapeFile is the largest tape file read (16 MiB): a bigger one is an error naming it.
+// MaxTapeFile is the largest tape file read (16 MiB): a bigger one is an error naming it,
+// found without reading past the cap.
 const MaxTapeFile = 16 << 20
 
 // StopAwaitUser ends a turn that waits for a user message (script tapes' ask step).
@@ -128,24 +151,52 @@ func DemoTapes() ([]*Tape, error) {
 	return LoadTapesFS(sub, "embedded tapes")
 }
 
-// LoadTapes reads every *.yaml and *.yml under dir, in lexical path order.
+// LoadTapes reads every *.yaml and *.yml under dir, in lexical path order, or the one tape
+// file dir names. Each file must be a regular file of at most MaxTapeFile bytes.
 func LoadTapes(dir string) ([]*Tape, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("tapes: %w", err)
 	}
 	if !st.IsDir() {
-		data, err := session.ReadRegular(dir, MaxTapeFile)
+		data, err := readCapped(dir, MaxTapeFile, "a tape file")
 		if err != nil {
 			return nil, err
 		}
 		return ParseTapes(data, dir)
 	}
-	return LoadTapesFS(os.DirFS(dir), dir)
+	// Files on disk are opened non-blocking and checked on the descriptor (session.OpenRegular),
+	// so a FIFO named x.yaml, or a file swapped for one, cannot hang the load.
+	return loadTapes(os.DirFS(dir), dir, func(p string) ([]byte, error) {
+		return readCapped(filepath.Join(dir, filepath.FromSlash(p)), MaxTapeFile, "a tape file")
+	})
 }
 
 // LoadTapesFS reads every *.yaml and *.yml of fsys; root names it in messages.
 func LoadTapesFS(fsys fs.FS, root string) ([]*Tape, error) {
+	return loadTapes(fsys, root, func(p string) ([]byte, error) {
+		name := filepath.Join(root, filepath.FromSlash(p))
+		// A FIFO (or a link to one) named x.yaml must not hang the load: regular files only,
+		// checked before the open (which would block on a FIFO) and on the open file.
+		if st, err := fs.Stat(fsys, p); err != nil {
+			return nil, err
+		} else if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file", name)
+		}
+		f, err := fsys.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file", name)
+		}
+		return readAtMost(f, name, MaxTapeFile, "a tape file")
+	})
+}
+
+// loadTapes parses every *.yaml and *.yml of fsys, in lexical path order, read with read.
+func loadTapes(fsys fs.FS, root string, read func(p string) ([]byte, error)) ([]*Tape, error) {
 	var all []*Tape
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -154,13 +205,7 @@ func LoadTapesFS(fsys fs.FS, root string) ([]*Tape, error) {
 		if d.IsDir() || (path.Ext(p) != ".yaml" && path.Ext(p) != ".yml") {
 			return nil
 		}
-		// A FIFO (or a link to one) named x.yaml must not hang the load: regular files only.
-		if st, err := fs.Stat(fsys, p); err != nil || !st.Mode().IsRegular() {
-			return fmt.Errorf("%s: not a regular file", filepath.Join(root, filepath.FromSlash(p)))
-		} else if st.Size() > MaxTapeFile {
-			return fmt.Errorf("%s is larger than %d bytes", filepath.Join(root, filepath.FromSlash(p)), MaxTapeFile)
-		}
-		data, err := fs.ReadFile(fsys, p)
+		data, err := read(p)
 		if err != nil {
 			return err
 		}
@@ -180,7 +225,34 @@ func LoadTapesFS(fsys fs.FS, root string) ([]*Tape, error) {
 	return all, nil
 }
 
-// ParseTapes parses one tape file; errors name file:line.
+// readCapped reads the regular file at path (see session.OpenRegular) of at most max bytes;
+// what names the kind of file in the error.
+func readCapped(path string, max int64, what string) ([]byte, error) {
+	f, err := session.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAtMost(f, path, max, what)
+}
+
+// readAtMost reads r to its end if that is at most max bytes. It reads one byte past max at
+// most, so a bigger file is refused without being read: "NAME is larger than 16 MiB, the cap
+// on a tape file".
+func readAtMost(r io.Reader, name string, max int64, what string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d MiB, the cap on %s", name, max>>20, what)
+	}
+	return b, nil
+}
+
+// ParseTapes parses one tape file; errors name file:line. Anchors, aliases and merge keys
+// work as in any YAML (see agents.ExpandAliases); a document whose aliases expand past
+// agents.MaxAliasNodes nodes is refused as an alias bomb.
 func ParseTapes(data []byte, file string) ([]*Tape, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -188,6 +260,9 @@ func ParseTapes(data []byte, file string) ([]*Tape, error) {
 	}
 	if len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s:1: empty tape file", file)
+	}
+	if err := expandAliases(&doc, file); err != nil {
+		return nil, err
 	}
 	root := doc.Content[0]
 	errAt := func(n *yaml.Node, format string, args ...any) error {

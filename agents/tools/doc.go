@@ -23,6 +23,13 @@
 // name files by workspace-relative slash paths, and Result.Written lists what write_file and
 // replace changed.
 //
+// A ranged read_file (offset or limit given) reads the file only up to the end of its range:
+// the lines before it are counted a buffer at a time, and nothing after it is read, so its
+// cost grows with the offset, not with the file. Its header is "[f: lines 3-4 of 5]" when the
+// range reaches the end of the file, else "[f: lines 3-4; more follow, continue with offset 4]".
+// The output holds whole lines: a range that would pass Options.MaxResult ends before the line
+// that does not fit, and says where to continue; only a single line longer than that is cut.
+//
 // # Confinement invariants
 //
 //   - Every path argument is resolved before use: a relative path is joined to the root, the
@@ -39,7 +46,17 @@
 //     the directories above the starting path and below it, with git's semantics (anchoring,
 //     "**", directory-only patterns, "!" negation, last match wins).
 //   - Writes are atomic: a temporary file in the same directory, then a rename. An existing
-//     file keeps its permission bits.
+//     file keeps its permission bits. A write never goes through a hard link: the rename puts
+//     a new file in place, and every other link to the old one keeps the old content.
+//   - No tool reads the content of a regular file with more than one hard link (read_file and
+//     replace refuse it, search_file_content lists it as not read, a .gitignore so linked adds
+//     no rules): another link may be outside the workspace, and nothing says where the others
+//     are. The message says so and points to the shell, which the user approves command by
+//     command. The known cost: pnpm's node_modules are hard links into its store (as are
+//     `cp -al` copies), so their files are out of read_file's and search's reach.
+//   - Content is opened non-blocking and checked on the open descriptor (a regular file, one
+//     link), so it cannot be swapped between the check and the read, and a FIFO or device is
+//     refused instead of blocking.
 //   - read_file, replace and search_file_content refuse or skip binary files (a NUL byte in
 //     the first 8 KiB, or more than a tenth of it invalid UTF-8), and read_file refuses
 //     directories, devices and FIFOs.

@@ -41,22 +41,6 @@ func looksBinary(head []byte) bool {
 	return bad*10 > len(head)
 }
 
-// statFile checks that rel (resolved) is a regular file and returns its info; arg is the
-// name the model used, for messages.
-func statFile(root *os.Root, rel, arg string) (fs.FileInfo, error) {
-	st, err := root.Stat(rel)
-	switch {
-	case err != nil:
-		return nil, fileErr(arg, err)
-	case st.IsDir():
-		return nil, fmt.Errorf("%s is a directory; use glob to list its files", arg)
-	case !st.Mode().IsRegular():
-		// A FIFO or device would block or never end.
-		return nil, fmt.Errorf("%s is not a regular file (%s)", arg, st.Mode().Type())
-	}
-	return st, nil
-}
-
 func readFile(ctx context.Context, s *Sandbox, a args) Result {
 	arg := a.str("path")
 	offset, hasOff := a.int("offset")
@@ -76,20 +60,16 @@ func readFile(ctx context.Context, s *Sandbox, a args) Result {
 		return errResult("read_file: %v", err)
 	}
 	defer root.Close()
-	st, err := statFile(root, rel, arg)
+	f, st, err := openContent(root, rel, arg)
 	if err != nil {
 		return errResult("read_file: %v", err)
 	}
+	defer f.Close()
 	ranged := hasOff || hasLim
 	if !ranged && st.Size() > s.o.MaxRead {
 		return errResult("read_file: %s is %d bytes, over the read limit of %d bytes; read it in ranges with offset and limit",
 			arg, st.Size(), s.o.MaxRead)
 	}
-	f, err := root.Open(rel)
-	if err != nil {
-		return errResult("read_file: %v", fileErr(arg, err))
-	}
-	defer f.Close()
 	// Everything streams through one buffer: memory stays bounded whatever the file's size
 	// or line lengths, and only the first MaxResult bytes of the text shown are kept.
 	br := bufio.NewReaderSize(f, 64<<10)
@@ -111,41 +91,114 @@ func readFile(ctx context.Context, s *Sandbox, a args) Result {
 	if hasLim {
 		end = offset + limit // both ≤ 2^53: no overflow
 	}
-	line, partial := 0, false
-	for i := 0; ; i++ {
-		if i%4096 == 0 && ctx.Err() != nil { // counting the lines of a huge file takes a while
+	// Only the lines up to the end of the range are read: those before it are counted in
+	// whole buffers without being looked at one by one, and nothing after it is read, so the
+	// cost is that of the range's position, not of the file's size.
+	line, atEOF, err := skipLines(ctx, br, offset)
+	if err != nil {
+		return errResult("read_file: %v", fileErr(arg, err))
+	}
+	switch {
+	case atEOF && line == 0 && offset == 0:
+		return Result{Output: fmt.Sprintf("[%s: empty file]", rel)}
+	case atEOF:
+		return errResult("read_file: offset %d is past the end of %s (%d lines)", offset, arg, line)
+	}
+	// The output holds whole lines: a line that would not fit in MaxResult ends the range
+	// before it, and the header says where to continue. Only a first line (or a line longer
+	// than the read buffer) is cut, with the truncation marker.
+	inLine := false // part of line has been read, not its end
+	more := false   // a line after the range has been read already
+	for i := 0; !atEOF && line < end; i++ {
+		if i%4096 == 0 && ctx.Err() != nil {
 			return errResult("read_file: %v", ctx.Err())
 		}
 		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			if line >= offset && line < end {
-				out.Write(chunk)
-			}
-			if partial = chunk[len(chunk)-1] != '\n'; !partial {
-				line++
-			}
-		}
-		if err == bufio.ErrBufferFull { // a line longer than the buffer: keep going
-			continue
-		}
-		if err == io.EOF {
+		if (err == nil || err == io.EOF) && !inLine && line > offset && out.n+int64(len(chunk)) > int64(s.o.MaxResult) {
+			more = true
 			break
 		}
-		if err != nil {
+		out.Write(chunk)
+		switch err {
+		case nil:
+			line, inLine = line+1, false
+		case bufio.ErrBufferFull: // a line longer than the buffer: keep going
+			inLine = true
+		case io.EOF:
+			if len(chunk) > 0 || inLine { // a last line without a newline
+				line++
+			}
+			atEOF = true
+		default:
+			return errResult("read_file: %v", fileErr(arg, err))
+		}
+		if err == nil && out.n > int64(s.o.MaxResult) {
+			break // the output is full: the lines after this one would not be shown
+		}
+		if out.n > int64(s.o.MaxResult)+countAhead {
+			// A line that goes on and on: stop counting it.
+			text := string(out.buf)
+			cut := runeCut(text, s.o.MaxResult)
+			return Result{Output: fmt.Sprintf("[%s: lines %d-%d, the last one cut; continue with offset %d]\n", rel, offset+1, line+1, line+1) +
+				text[:cut] + fmt.Sprintf("\n[... truncated: more than %d bytes total, showing the first %d]", out.n, cut)}
+		}
+	}
+	if !atEOF && !more {
+		// Whether anything follows is one byte away; how much does not matter.
+		if _, err := br.Peek(1); err == io.EOF {
+			atEOF = true
+		} else if err != nil {
 			return errResult("read_file: %v", fileErr(arg, err))
 		}
 	}
-	if partial { // the last line has no newline
-		line++
+	header := fmt.Sprintf("[%s: lines %d-%d of %d]\n", rel, offset+1, line, line)
+	if !atEOF || more {
+		header = fmt.Sprintf("[%s: lines %d-%d; more follow, continue with offset %d]\n", rel, offset+1, line, line)
 	}
-	switch {
-	case line == 0 && offset == 0:
-		return Result{Output: fmt.Sprintf("[%s: empty file]", rel)}
-	case offset >= line:
-		return errResult("read_file: offset %d is past the end of %s (%d lines)", offset, arg, line)
-	}
-	header := fmt.Sprintf("[%s: lines %d-%d of %d]\n", rel, offset+1, min(end, line), line)
 	return Result{Output: header + clip(string(out.buf), out.n, s.o.MaxResult)}
+}
+
+// countAhead is how far a ranged read_file reads on past a full output to finish the line it
+// was showing, so the truncation marker can give that line's size; a longer line is cut
+// there and the marker says "more than".
+const countAhead = 16 << 20
+
+// skipLines reads past the first n lines of br (a last line without a newline counts) and
+// returns how many it passed, fewer when the input ended first (then atEOF is set; it is also
+// set when exactly n lines make the whole input). It counts newlines a buffer at a time.
+func skipLines(ctx context.Context, br *bufio.Reader, n int) (skipped int, atEOF bool, err error) {
+	inLine := false // bytes of an unfinished line have been passed
+	for chunks := 0; ; chunks++ {
+		if chunks%64 == 0 && ctx.Err() != nil {
+			return skipped, false, ctx.Err()
+		}
+		buf, err := br.Peek(max(br.Buffered(), 1))
+		if err == io.EOF {
+			if inLine {
+				skipped++
+			}
+			return skipped, true, nil
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return skipped, false, err
+		}
+		if skipped == n {
+			return skipped, false, nil
+		}
+		if c := bytes.Count(buf, []byte{'\n'}); skipped+c < n {
+			skipped += c
+			inLine = buf[len(buf)-1] != '\n'
+			br.Discard(len(buf))
+			continue
+		}
+		i := 0
+		for skipped < n {
+			i += bytes.IndexByte(buf[i:], '\n') + 1
+			skipped++
+		}
+		br.Discard(i)
+		inLine = false
+	}
 }
 
 // writeAtomic replaces rel with data through a temporary file in the same directory and a
@@ -238,16 +291,22 @@ func replaceTool(_ context.Context, s *Sandbox, a args) Result {
 		return errResult("replace: %v", err)
 	}
 	defer root.Close()
-	st, err := statFile(root, rel, arg)
+	f, st, err := openContent(root, rel, arg)
 	if err != nil {
 		return errResult("replace: %v", err)
 	}
 	if st.Size() > s.o.MaxRead {
+		f.Close()
 		return errResult("replace: %s is %d bytes, over the limit of %d bytes for editing", arg, st.Size(), s.o.MaxRead)
 	}
-	data, err := root.ReadFile(rel)
+	// A file that grows past the limit after the check is not read past it.
+	data, err := io.ReadAll(io.LimitReader(f, s.o.MaxRead+1))
+	f.Close()
 	if err != nil {
 		return errResult("replace: %v", fileErr(arg, err))
+	}
+	if int64(len(data)) > s.o.MaxRead {
+		return errResult("replace: %s is over the limit of %d bytes for editing", arg, s.o.MaxRead)
 	}
 	if looksBinary(data[:min(len(data), sniffLen)]) {
 		return errResult("replace: %s is a binary file (%d bytes)", arg, len(data))

@@ -2,11 +2,13 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestReadFile(t *testing.T) {
@@ -28,16 +30,20 @@ func TestReadFile(t *testing.T) {
 		exact      bool
 	}{
 		{"whole", `{"path": "main.go"}`, false, "package main\n\nfunc main() {\n\tprintln(\"hi\") // TODO\n}\n", true},
-		{"range", `{"path": "main.go", "offset": 2, "limit": 2}`, false, "[main.go: lines 3-4 of 5]\nfunc main() {\n\tprintln(\"hi\") // TODO\n", true},
+		// A range that stops before the end says more follow, without reading on to count them.
+		{"range", `{"path": "main.go", "offset": 2, "limit": 2}`, false, "[main.go: lines 3-4; more follow, continue with offset 4]\nfunc main() {\n\tprintln(\"hi\") // TODO\n", true},
+		{"range to the end", `{"path": "main.go", "offset": 2, "limit": 3}`, false, "[main.go: lines 3-5 of 5]\nfunc main() {\n\tprintln(\"hi\") // TODO\n}\n", true},
 		{"offset only", `{"path": "main.go", "offset": 4}`, false, "[main.go: lines 5-5 of 5]\n}\n", true},
-		{"limit only", `{"path": "main.go", "limit": 1}`, false, "[main.go: lines 1-1 of 5]\npackage main\n", true},
+		{"limit only", `{"path": "main.go", "limit": 1}`, false, "[main.go: lines 1-1; more follow, continue with offset 1]\npackage main\n", true},
 		{"limit past the end", `{"path": "nonl.txt", "offset": 1, "limit": 50}`, false, "[nonl.txt: lines 2-3 of 3]\ntwo\nthree", true},
 		{"crlf kept", `{"path": "crlf.txt", "offset": 1}`, false, "[crlf.txt: lines 2-2 of 2]\nb\r\n", true},
 		{"empty", `{"path": "empty.txt"}`, false, "", true},
 		{"empty range", `{"path": "empty.txt", "offset": 0, "limit": 3}`, false, "[empty.txt: empty file]", true},
-		{"via link header names the target", `{"path": "link-in", "limit": 1}`, false, "[main.go: lines 1-1 of 5]", false},
+		{"via link header names the target", `{"path": "link-in", "limit": 1}`, false, "[main.go: lines 1-1; more follow", false},
 		{"latin-1 text is text", `{"path": "latin1.txt"}`, false, "caf\uFFFD cr\uFFFDme", false},
 		{"offset past the end", `{"path": "main.go", "offset": 5}`, true, "read_file: offset 5 is past the end of main.go (5 lines)", true},
+		{"offset far past the end", `{"path": "nonl.txt", "offset": 9, "limit": 2}`, true, "read_file: offset 9 is past the end of nonl.txt (3 lines)", true},
+		{"offset at the unterminated last line", `{"path": "nonl.txt", "offset": 2}`, false, "[nonl.txt: lines 3-3 of 3]\nthree", true},
 		{"negative offset", `{"path": "main.go", "offset": -1}`, true, "offset must be 0 or more, got -1", false},
 		{"zero limit", `{"path": "main.go", "limit": 0}`, true, "limit must be 1 or more, got 0", false},
 		{"directory", `{"path": "pkg"}`, true, "read_file: pkg is a directory; use glob to list its files", true},
@@ -228,4 +234,117 @@ func TestPrivateDirUnreachable(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(root, ".summit", "sessions", "s.jsonl")); string(b) != `{"thinking":"secret-history-line"}` {
 		t.Errorf("the recording was changed: %s", b)
 	}
+}
+
+// TestReadFileRangeStopsEarly: a ranged read reads no further than its range. The file is
+// 16 KiB of lines followed by a sparse terabyte of NUL bytes (no newline in it): reading a
+// range at the start, or from an offset with no limit until the output is full, returns at
+// once; counting the file's lines would read the terabyte.
+func TestReadFileRangeStopsEarly(t *testing.T) {
+	s, _ := fixture(t, Options{MaxResult: 4096})
+	p := filepath.Join(s.Root(), "huge.txt")
+	var text strings.Builder
+	for i := 0; text.Len() < 16<<10; i++ {
+		fmt.Fprintf(&text, "line %05d of a file far too big to count\n", i+1)
+	}
+	write(t, p, text.String())
+	if err := os.Truncate(p, 1<<40); err != nil {
+		t.Skip("no sparse terabyte file here:", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	r := s.Call(ctx, "read_file", `{"path": "huge.txt", "offset": 100, "limit": 2}`)
+	want := "[huge.txt: lines 101-102; more follow, continue with offset 102]\nline 00101 of a file far too big to count\nline 00102 of a file far too big to count\n"
+	if r.IsError || r.Output != want {
+		t.Errorf("range near the start: %q", r.Output)
+	}
+	// No limit: whole lines until the output is full, then where to continue.
+	r = s.Call(ctx, "read_file", `{"path": "huge.txt", "offset": 10}`)
+	wantHead := "[huge.txt: lines 11-107; more follow, continue with offset 107]\nline 00011 "
+	if r.IsError || !strings.HasPrefix(r.Output, wantHead) || !strings.HasSuffix(r.Output, "line 00107 of a file far too big to count\n") || len(r.Output) > 4096+len(wantHead) {
+		t.Errorf("offset without limit: %d bytes: %.100q … %q", len(r.Output), r.Output, r.Output[max(0, len(r.Output)-60):])
+	}
+	// A range that runs into the endless line: the line is counted up to countAhead past a
+	// full output, then cut.
+	n := strings.Count(text.String(), "\n")
+	r = s.Call(ctx, "read_file", fmt.Sprintf(`{"path": "huge.txt", "offset": %d}`, n))
+	wantHead = fmt.Sprintf("[huge.txt: lines %d-%d, the last one cut; continue with offset %d]\n", n+1, n+1, n+1)
+	if r.IsError || !strings.HasPrefix(r.Output, wantHead) || !strings.Contains(r.Output, "[... truncated: more than") {
+		t.Errorf("into the endless line: %.200q", r.Output)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("three ranged reads of the start of a file took %v", el)
+	}
+}
+
+// TestReadFileWholeLines: a range larger than MaxResult ends on the last whole line that fits
+// and names the offset to continue with; only a first line longer than MaxResult is cut.
+func TestReadFileWholeLines(t *testing.T) {
+	s, _ := fixture(t, Options{MaxResult: 100})
+	write(t, filepath.Join(s.Root(), "lines.txt"), strings.Repeat("123456789\n", 30))
+	write(t, filepath.Join(s.Root(), "long.txt"), strings.Repeat("x", 150)+"\nshort\n")
+	r := call(s, "read_file", `{"path": "lines.txt", "offset": 5, "limit": 20}`)
+	if want := "[lines.txt: lines 6-15; more follow, continue with offset 15]\n" + strings.Repeat("123456789\n", 10); r.IsError || r.Output != want {
+		t.Errorf("whole lines: %q", r.Output)
+	}
+	r = call(s, "read_file", `{"path": "lines.txt", "offset": 25}`)
+	if want := "[lines.txt: lines 26-30 of 30]\n" + strings.Repeat("123456789\n", 5); r.IsError || r.Output != want {
+		t.Errorf("to the end: %q", r.Output)
+	}
+	r = call(s, "read_file", `{"path": "long.txt", "offset": 0}`)
+	if want := "[long.txt: lines 1-1; more follow, continue with offset 1]\n" + strings.Repeat("x", 100) + "\n[... truncated: 151 bytes total, showing the first 100]"; r.IsError || r.Output != want {
+		t.Errorf("a first line over MaxResult: %q", r.Output)
+	}
+}
+
+// TestHardLinks: a file with a second hard link outside the workspace is not read by any tool
+// (read_file, ranged or not, replace, search_file_content, a .gitignore), and write_file
+// replaces the workspace's link instead of writing through it: the outside file is unchanged.
+func TestHardLinks(t *testing.T) {
+	s, parent := fixture(t, Options{})
+	ws := s.Root()
+	outside := filepath.Join(parent, "outside-secret.txt")
+	write(t, outside, "top secret outside\n")
+	link := func(name string) {
+		t.Helper()
+		if err := os.Link(outside, filepath.Join(ws, name)); err != nil {
+			t.Skip("no hard links here:", err)
+		}
+	}
+	link("hl.txt")
+	refused := "hl.txt has 2 hard links; summit cannot tell whether another one is outside the workspace, so it does not read it (ask for the shell if you need it)"
+	for _, c := range []struct{ tool, args, want string }{
+		{"read_file", `{"path": "hl.txt"}`, "read_file: " + refused},
+		{"read_file", `{"path": "hl.txt", "offset": 0, "limit": 1}`, "read_file: " + refused},
+		{"replace", `{"path": "hl.txt", "old_string": "top", "new_string": "bottom"}`, "replace: " + refused},
+	} {
+		r := call(s, c.tool, c.args)
+		if !r.IsError || r.Output != c.want {
+			t.Errorf("%s %s: %q, want %q", c.tool, c.args, r.Output, c.want)
+		}
+	}
+	for _, args := range []string{`{"pattern": "secret"}`, `{"pattern": "secret", "path": "hl.txt"}`} {
+		r := call(s, "search_file_content", args)
+		if strings.Contains(r.Output, "top secret") || !strings.Contains(r.Output, "hl.txt (2 hard links; another may be outside the workspace)") {
+			t.Errorf("search %s: %q", args, r.Output)
+		}
+	}
+	// A .gitignore linked to a file outside adds no rules: its content is not read.
+	write(t, outside, "*.go\n")
+	os.Remove(filepath.Join(ws, ".gitignore"))
+	link(".gitignore")
+	if r := call(s, "glob", `{"pattern": "*.go"}`); r.Output != "main.go" {
+		t.Errorf("glob under a hard-linked .gitignore: %q", r.Output)
+	}
+	// write_file breaks the link: the workspace gets a file of its own, the outside one stays.
+	write(t, outside, "top secret outside\n")
+	check(t, "write_file", call(s, "write_file", `{"path": "hl.txt", "content": "mine\n"}`), false, "overwrote hl.txt (5 bytes)")
+	if b, _ := os.ReadFile(outside); string(b) != "top secret outside\n" {
+		t.Errorf("write_file wrote through the hard link: outside is %q", b)
+	}
+	if st, err := os.Stat(filepath.Join(ws, "hl.txt")); err != nil || st.Sys().(*syscall.Stat_t).Nlink != 1 {
+		t.Errorf("hl.txt after write_file: %v", err)
+	}
+	check(t, "read after write", call(s, "read_file", `{"path": "hl.txt"}`), false, "mine\n")
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -130,16 +131,22 @@ func clip(text string, total int64, max int) string {
 	if total >= 0 && total <= int64(max) && total == int64(len(text)) {
 		return text
 	}
-	cut := min(len(text), max)
-	// Back off to the start of a rune, but never by more than one rune's worth: in invalid
-	// UTF-8 a run of continuation bytes must not eat the whole text.
-	for i := 0; i < utf8.UTFMax-1 && cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]); i++ {
-		cut--
-	}
+	cut := runeCut(text, max)
 	if total < 0 {
 		return text[:cut] + fmt.Sprintf("\n[... truncated: more than %d bytes total, showing the first %d]", len(text), cut)
 	}
 	return text[:cut] + fmt.Sprintf("\n[... truncated: %d bytes total, showing the first %d]", total, cut)
+}
+
+// runeCut is where clip cuts text to at most max bytes: backed off to the start of a rune, but
+// never by more than one rune's worth, so that in invalid UTF-8 a run of continuation bytes
+// cannot eat the whole text.
+func runeCut(text string, max int) int {
+	cut := min(len(text), max)
+	for i := 0; i < utf8.UTFMax-1 && cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]); i++ {
+		cut--
+	}
+	return cut
 }
 
 // capBuf keeps the first max bytes written to it and counts all of them, so a flood of
@@ -267,4 +274,58 @@ func fileErr(arg string, err error) error {
 		return fmt.Errorf("%s: %w", arg, pe.Err)
 	}
 	return fmt.Errorf("%s: %w", arg, err)
+}
+
+// errHardLinked is the content read refused for a regular file with more than one hard link:
+// any other link may be outside the workspace (a hard link made before summit started, or by
+// something outside it), and nothing on the file says where the others are, so reading it
+// could show the model a file the workspace does not hold. The shell is the way to such files.
+// replace refuses them too: it would copy the content into a file of one link.
+//
+// The known cost: pnpm's node_modules are hard links into its store, and so are files of
+// `cp -al` copies and some backup tools; read_file, replace and search_file_content refuse or
+// skip them. write_file is unaffected and safe: it replaces the file by a rename, which leaves
+// every other link with the old content.
+type errHardLinked struct {
+	name  string
+	links uint64
+}
+
+func (e *errHardLinked) Error() string {
+	return fmt.Sprintf("%s has %d hard links; summit cannot tell whether another one is outside the workspace, so it does not read it (ask for the shell if you need it)", e.name, e.links)
+}
+
+// openContent opens rel (resolved) to read its content, through root, and returns it with its
+// info: a regular file with a single hard link, checked on the open descriptor, so the file
+// cannot be swapped between the check and the read. It opens non-blocking, so a FIFO or a
+// device is refused instead of blocking the call. arg names the file in errors.
+func openContent(root *os.Root, rel, arg string) (*os.File, fs.FileInfo, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, fileErr(arg, err)
+	}
+	st, err := f.Stat()
+	if err == nil {
+		err = checkContent(st, arg)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+// checkContent says why the content of a file with info st may not be read, or nil.
+func checkContent(st fs.FileInfo, arg string) error {
+	switch {
+	case st.IsDir():
+		return fmt.Errorf("%s is a directory; use glob to list its files", arg)
+	case !st.Mode().IsRegular():
+		// A FIFO or device would block or never end.
+		return fmt.Errorf("%s is not a regular file (%s)", arg, st.Mode().Type())
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return &errHardLinked{name: arg, links: uint64(sys.Nlink)}
+	}
+	return nil
 }

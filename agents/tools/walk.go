@@ -88,19 +88,28 @@ func escapeBraces(p string) string {
 // ignorer holds the .gitignore rules of the directories seen so far, by workspace-relative
 // slash path ("." for the root).
 type ignorer struct {
-	fsys  fs.FS
+	root  *os.Root
 	rules map[string][]ignoreRule
 }
 
+// maxIgnoreFile bounds the .gitignore read; the rest of a larger one is not read.
+const maxIgnoreFile = 1 << 20
+
 // load reads dir's .gitignore, if any. A .gitignore that cannot be read (or is a symlink
-// leading out, which the os.Root file system refuses) adds no rules.
+// leading out, which os.Root refuses), is not a regular file, or has more than one hard link
+// (its content may be a file outside the workspace, see errHardLinked) adds no rules.
 func (ig *ignorer) load(dir string) {
 	if _, ok := ig.rules[dir]; ok {
 		return
 	}
-	data, err := fs.ReadFile(ig.fsys, path.Join(dir, ".gitignore"))
+	ig.rules[dir] = nil
+	f, _, err := openContent(ig.root, path.Join(dir, ".gitignore"), ".gitignore")
 	if err != nil {
-		ig.rules[dir] = nil
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+	if err != nil {
 		return
 	}
 	ig.rules[dir] = parseIgnore(string(data))
@@ -140,8 +149,9 @@ func (ig *ignorer) ignored(rel string, isDir bool) bool {
 // symlinks skipped), so it cannot leave the workspace or loop; it skips every .git directory
 // and what .gitignore files (of base, its ancestors and below) exclude. It stops when ctx is
 // done (returning ctx's error) or when fn returns false.
-func walk(ctx context.Context, fsys fs.FS, base string, fn func(rel string) bool) error {
-	ig := &ignorer{fsys: fsys, rules: map[string][]ignoreRule{}}
+func walk(ctx context.Context, root *os.Root, base string, fn func(rel string) bool) error {
+	fsys := root.FS()
+	ig := &ignorer{root: root, rules: map[string][]ignoreRule{}}
 	for d := path.Dir(base); base != "."; d = path.Dir(d) {
 		ig.load(d)
 		if d == "." {
@@ -250,7 +260,7 @@ func globTool(ctx context.Context, s *Sandbox, a args) Result {
 		return errResult("glob: %s is not a directory", a.str("path"))
 	}
 	var all []string
-	err = walk(ctx, fsys, base, func(rel string) bool {
+	err = walk(ctx, root, base, func(rel string) bool {
 		if doublestar.MatchUnvalidated(pat, under(base, rel)) {
 			all = append(all, rel)
 		}
@@ -307,15 +317,19 @@ func searchTool(ctx context.Context, s *Sandbox, a args) Result {
 				return true
 			}
 		}
-		if err := grepFile(ctx, fsys, rel, re, &m); err != nil {
-			failed = append(failed, fmt.Sprintf("%s (%v)", rel, err))
+		if err := grepFile(ctx, root, rel, re, &m); err != nil {
+			if hl := (*errHardLinked)(nil); errors.As(err, &hl) {
+				failed = append(failed, fmt.Sprintf("%s (%d hard links; another may be outside the workspace)", rel, hl.links))
+			} else {
+				failed = append(failed, fmt.Sprintf("%s (%v)", rel, err))
+			}
 		}
 		return true
 	}
 	if st, err := fs.Stat(fsys, base); err == nil && st.Mode().IsRegular() {
 		// One file named explicitly: searched even if ignored, but not if binary.
 		search(base)
-	} else if err := walk(ctx, fsys, base, search); err != nil {
+	} else if err := walk(ctx, root, base, search); err != nil {
 		return errResult("search_file_content: %v", err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -331,11 +345,11 @@ func searchTool(ctx context.Context, s *Sandbox, a args) Result {
 	return Result{Output: out}
 }
 
-// grepFile adds the lines of rel that match re to m. Binary files are skipped. The file is
-// streamed: memory stays bounded, and of a line longer than the buffer only the first 64 KiB
-// are matched.
-func grepFile(ctx context.Context, fsys fs.FS, rel string, re *regexp.Regexp, m *matchList) error {
-	f, err := fsys.Open(rel)
+// grepFile adds the lines of rel that match re to m. Binary files are skipped, and files with
+// more than one hard link are not read (errHardLinked). The file is streamed: memory stays
+// bounded, and of a line longer than the buffer only the first 64 KiB are matched.
+func grepFile(ctx context.Context, root *os.Root, rel string, re *regexp.Regexp, m *matchList) error {
+	f, _, err := openContent(root, rel, rel)
 	if err != nil {
 		return err
 	}
