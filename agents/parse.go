@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"fmt"
 	"github.com/summit-dev/summit/session"
 	"io"
 	"path/filepath"
@@ -37,7 +38,14 @@ func loadEntryPrompt(d *Definition) []Problem {
 		return nil
 	}
 	ps := &problems{file: d.Source.Path}
-	p := filepath.Join(filepath.Dir(d.Source.Path), filepath.FromSlash(ref))
+	dir := filepath.Dir(d.Source.Path)
+	p, err := insideDir(dir, filepath.FromSlash(ref))
+	if err != nil {
+		// An agent file from a cloned repository must not turn ~/.ssh/id_rsa into a system
+		// prompt that is sent to a model provider.
+		ps.warnf(d.Source.Line("entry_prompt_file"), "entry_prompt_file %q %v; it must name a file in the agent file's folder or below it; the agent has no system prompt", ref, err)
+		return ps.list
+	}
 	b, err := session.ReadRegular(p, MaxFileSize+1)
 	switch {
 	case err != nil:
@@ -48,6 +56,27 @@ func loadEntryPrompt(d *Definition) []Problem {
 		d.Body = string(b)
 	}
 	return ps.list
+}
+
+// insideDir returns dir/rel when it stays inside dir, symbolic links followed; an error says
+// how it leaves.
+func insideDir(dir, rel string) (string, error) {
+	if !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("leaves the agent file's folder")
+	}
+	p := filepath.Join(dir, rel)
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return p, nil // missing: ReadRegular reports it
+	}
+	base, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.Rel(base, real); err != nil || !filepath.IsLocal(r) {
+		return "", fmt.Errorf("is a link to %s, outside the agent file's folder", real)
+	}
+	return real, nil
 }
 
 // Parse reads one agent definition from data. path names the file in

@@ -217,3 +217,34 @@ func TestFrontmatterAliases(t *testing.T) {
 		t.Errorf("refusing took %v", el)
 	}
 }
+
+// entry_prompt_file names a file beside the agent file or below it; one that leaves the
+// folder (.., an absolute path, a symbolic link out) is not read: an agent file from a cloned
+// repository must not make ~/.ssh/id_rsa a system prompt sent to a provider.
+func TestEntryPromptFileStaysInside(t *testing.T) {
+	dir := t.TempDir()
+	agentsDir := filepath.Join(dir, "agents")
+	os.MkdirAll(filepath.Join(agentsDir, "prompts"), 0o755)
+	os.WriteFile(filepath.Join(dir, "secret.txt"), []byte("SECRET KEY"), 0o600)
+	os.WriteFile(filepath.Join(agentsDir, "prompts", "p.md"), []byte("You review code."), 0o644)
+	os.Symlink(filepath.Join(dir, "secret.txt"), filepath.Join(agentsDir, "prompts", "link.md"))
+	for _, c := range []struct{ ref, body, warn string }{
+		{"prompts/p.md", "You review code.", ""},
+		{"../secret.txt", "", "leaves the agent file's folder"},
+		{filepath.Join(dir, "secret.txt"), "", "leaves the agent file's folder"},
+		{"prompts/link.md", "", "is a link to " + filepath.Join(dir, "secret.txt")},
+	} {
+		f := filepath.Join(agentsDir, "a.md")
+		os.WriteFile(f, []byte("---\nname: a\ndescription: An agent.\nentry_prompt_file: "+c.ref+"\n---\n"), 0o644)
+		d, ps := ParseFile(f)
+		if d == nil {
+			t.Fatalf("%s: %v", c.ref, ps)
+		}
+		if strings.Contains(d.Body, "SECRET") || d.Body != c.body {
+			t.Errorf("%s: body %q", c.ref, d.Body)
+		}
+		if c.warn != "" && (len(ps) != 1 || !strings.Contains(ps[0].Message, c.warn)) {
+			t.Errorf("%s: problems %v", c.ref, ps)
+		}
+	}
+}

@@ -31,7 +31,9 @@
 // newline. Readers stop at the cap: a longer line is the error "line N: an event line longer
 // than 16 MiB (the cap)" (skipped with Lenient), never a read of the whole line, so a damaged
 // or hostile file costs memory in proportion to the cap, not to its longest line. A writer
-// must never produce a longer line.
+// never produces a longer line: the Recorder cuts an event that would be longer (its longest
+// string values halved until it fits, each ending "… [cut by summit: N bytes, over the line
+// cap]") and returns the event as cut, which is what the caller folds and shows.
 //
 // The closed set of types in v1 (see Types; payload fields are the struct tags in event.go):
 //
@@ -67,7 +69,21 @@
 // The Recorder writes each event to the kernel before it is shown, fsyncs every 100 ms and at
 // once on lifecycle events, and redacts secrets (API key shapes, bearer tokens, the values of
 // *_API_KEY, *_TOKEN, *_SECRET and *_PASSWORD variables) before anything reaches the disk. The
-// event it returns is the event as recorded, and that is what the caller folds.
+// event it returns is the event as recorded, and that is what the caller folds. It holds the
+// file open for the whole session and checks, after each sync tick with writes and at Close,
+// that the path still names it: a recording replaced or removed during the session fails it
+// with ErrRecordingReplaced instead of being silently trusted.
+//
+// A secret split across streamed token or thinking deltas is redacted whole: the orchestrator
+// passes each subagent's deltas through a StreamRedactor, which holds back only a tail that
+// could still become a secret ("sk", "Bearer ", the start of a secret value) until the next
+// delta or the subagent's next event decides it. So a delta may be recorded shorter or later
+// than the model sent it, never with a piece of a secret.
+//
+// SessionStarted.changed_files names the agent and config files that are new, changed or
+// removed since the last session in the workspace began (each with "during": that session's
+// id when the file changed while it ran); summit reads those files once per session, so a
+// file written during a session takes effect, named, in the next (see session/inventory).
 //
 // # Reading
 //

@@ -269,6 +269,16 @@ func (r *Recorder) Append(ev Event) (Event, error) {
 	// AppendLine escapes every quote inside the envelope's strings, so the first `,"data":`
 	// is the data key.
 	red, changed := r.red.redact(line, max(0, bytes.Index(line, dataKey)))
+	if len(red)-1 > MaxEventLine {
+		// Nothing is written that a reader would refuse: cut the payload to fit, and the
+		// caller folds (and shows) the event as cut.
+		clipped, err := clipLine(red)
+		if err != nil {
+			r.buf = buf[:start]
+			return Event{}, fmt.Errorf("record %v: %w", ev, err)
+		}
+		red, changed = clipped, true
+	}
 	if changed || ev.Data == nil {
 		// The caller must fold what a replay reads: decode the line as written. (Nil data is
 		// written as {} and reads back as the type's zero payload.) red is a fresh slice when

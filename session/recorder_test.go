@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/summit-dev/summit/protocols"
 )
@@ -581,5 +582,40 @@ func TestRecorderDetectsReplacement(t *testing.T) {
 	tick()
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An event over the 16 MiB line cap (a model's tool arguments, a huge streamed delta) is cut to
+// fit rather than written as a line every reader refuses: the recording reads back, and the
+// event returned (what the caller folds and shows) is the event as written.
+func TestRecorderCutsOversizedEvents(t *testing.T) {
+	dir := t.TempDir()
+	r, err := OpenRecorder(dir, "s-rec", RecorderOptions{Environ: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := strings.Repeat("a<\"é", 5<<20) // 25 MiB raw, more escaped
+	small := strings.Repeat("b", 100)
+	got := mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToolCall, Tool: "write_file",
+		Args: map[string]any{"path": "x.txt", "content": huge, "note": small}}), 1))
+	mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: huge}), 2))
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	evs, _, err := ReadAll(r.Path(), ReadOptions{})
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("read back: %d events, %v", len(evs), err)
+	}
+	args := evs[0].Data.(TranscriptEvent).Args
+	content := args["content"].(string)
+	if args["path"] != "x.txt" || args["note"] != small || !strings.HasPrefix(content, "a<\"é") ||
+		!strings.Contains(content, "[cut by summit: 26214400 bytes, over the line cap]") || len(content) > MaxEventLine {
+		t.Errorf("args as read: path %v, note %v, content %d bytes ending %q", args["path"], args["note"], len(content), content[max(0, len(content)-60):])
+	}
+	if got.Data.(TranscriptEvent).Args["content"] != content {
+		t.Error("Append returned a different event from the one written")
+	}
+	if text := evs[1].Data.(TranscriptEvent).Text; !strings.Contains(text, "[cut by summit:") || !utf8.ValidString(text) {
+		t.Errorf("token text as read: %d bytes", len(text))
 	}
 }
