@@ -211,7 +211,7 @@ func Apply(s *State, e Event) error {
 		}
 		sa.Stopped, sa.Status, sa.Outcome = true, status, d.Outcome
 		sa.EndedAt, sa.StopSeq = e.TS, e.Seq
-		sa.Capsule, sa.ArtifactPaths, sa.DurationMS, sa.Tokens = d.Capsule, d.ArtifactPaths, d.DurationMS, d.Tokens
+		sa.Capsule, sa.ArtifactPaths, sa.DurationMS, sa.Tokens, sa.CostUSD = d.Capsule, d.ArtifactPaths, d.DurationMS, d.Tokens, d.CostUSD
 		sa.CurrentTool, sa.currentCallID = "", ""
 		if d.ToolInvocationCount > sa.ToolCalls {
 			sa.ToolCalls = d.ToolInvocationCount
@@ -222,6 +222,14 @@ func Apply(s *State, e Event) error {
 		tc.TotalDurationMS += d.DurationMS
 		if d.Outcome == OutcomeSuccess {
 			tc.Succeeded++
+		}
+		switch {
+		case d.CostUSD != nil:
+			tc.CostUSD += *d.CostUSD
+			s.Counters.CostUSD += *d.CostUSD
+			s.Counters.Priced++
+		case sa.Route != nil:
+			s.Counters.Unpriced++
 		}
 
 	case PermissionRequested:
@@ -498,6 +506,21 @@ func Apply(s *State, e Event) error {
 			s.Playbook, cv.Applied, cv.AppliedFiles, cv.AppliedSeq = cv.PlaybookBefore, false, nil, 0
 		}
 		s.log(e, "workspace", fmt.Sprintf("%s undone: %s restored", d.ApplyID, Plural(len(d.Files), "file")), "")
+
+	case ModelRouted:
+		if err = needSub(); err != nil {
+			return err
+		}
+		rt := d
+		sa.Route = &rt
+		s.log(e, "model", fmt.Sprintf("%s runs on %s: %s", sa.ID, sa.ModelInUse(), d.Why), "")
+
+	case ModelSwitched:
+		if err = needSub(); err != nil {
+			return err
+		}
+		sa.Switches = append(sa.Switches, d)
+		s.log(e, "model", fmt.Sprintf("%s switched to %s: %s", sa.ID, sa.ModelInUse(), d.Reason), "")
 
 	case ChangesRebased:
 		if err = needSub(); err != nil {

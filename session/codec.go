@@ -315,6 +315,8 @@ var decoders = map[Type]func([]byte) (Data, error){
 	TypeApplyUndone:           decodeAs[ApplyUndone],
 	TypeWorktreeDiscarded:     decodeAs[WorktreeDiscarded],
 	TypeChangesRebased:        decodeAs[ChangesRebased],
+	TypeModelRouted:           decodeAs[ModelRouted],
+	TypeModelSwitched:         decodeAs[ModelSwitched],
 }
 
 // LineRange is a conflict's line span in a file, written as "40-58" (or "40" for one line).

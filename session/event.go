@@ -56,6 +56,9 @@ const (
 	TypeApplyUndone       Type = "ApplyUndone"
 	TypeWorktreeDiscarded Type = "WorktreeDiscarded"
 	TypeChangesRebased    Type = "ChangesRebased"
+
+	TypeModelRouted   Type = "ModelRouted"
+	TypeModelSwitched Type = "ModelSwitched"
 )
 
 // Types is the closed set of event types of schema v1, in documentation order.
@@ -71,6 +74,7 @@ var Types = []Type{
 	TypeConvergedResult, TypeDeltaBatch, TypeDeltaBatchApplied,
 	TypeSubagentIsolated, TypeSubagentChanges, TypeChangesApplied, TypeApplyUndone,
 	TypeWorktreeDiscarded, TypeChangesRebased,
+	TypeModelRouted, TypeModelSwitched,
 }
 
 // Known reports whether t is a type of schema v1.
@@ -237,6 +241,9 @@ type SubagentStop struct {
 	ArtifactPaths       []string           `json:"artifact_paths"`
 	DurationMS          int64              `json:"duration_ms"`
 	Tokens              Tokens             `json:"tokens"`
+	// CostUSD is what its model turns cost, in US dollars, when every model that ran has a
+	// price in the config (absent otherwise: unknown is not zero).
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
 type Tokens struct {
@@ -556,6 +563,35 @@ type ChangesRebased struct {
 type WorktreeDiscarded struct {
 	Reason string `json:"reason,omitempty"`
 }
+
+// Model events.
+
+// ModelRouted: which provider and model run a subagent, and why — the agent's own choice, a
+// config route, or a mapping (a model name its provider does not serve becomes the target's
+// model of the same tier). Recorded before its first model turn; not recorded for script tapes.
+type ModelRouted struct {
+	Requested string   `json:"requested,omitempty"` // the agent's model as written
+	Provider  string   `json:"provider"`
+	Model     string   `json:"model,omitempty"` // "" = the provider's configured model
+	Why       string   `json:"why"`
+	Fallbacks []string `json:"fallbacks,omitempty"` // provider/model, tried in order
+	// Dropped names the parameters not sent, each with why ("temperature: o3 is a reasoning
+	// model, which rejects temperature").
+	Dropped []string `json:"dropped,omitempty"`
+}
+
+// ModelSwitched: the model was not found or not available; the next of its fallbacks runs the
+// rest of the subagent.
+type ModelSwitched struct {
+	FromProvider string `json:"from_provider"`
+	FromModel    string `json:"from_model,omitempty"`
+	ToProvider   string `json:"to_provider"`
+	ToModel      string `json:"to_model,omitempty"`
+	Reason       string `json:"reason"`
+}
+
+func (ModelRouted) Type() Type   { return TypeModelRouted }
+func (ModelSwitched) Type() Type { return TypeModelSwitched }
 
 func (SubagentIsolated) Type() Type  { return TypeSubagentIsolated }
 func (SubagentChanges) Type() Type   { return TypeSubagentChanges }

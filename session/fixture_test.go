@@ -47,6 +47,11 @@ func fullSession() []Event {
 		b.add(id, SubagentActive{InitialState: "running"})
 		b.add(id, TranscriptEvent{EventType: TranscriptStart, Text: "task of " + id})
 	}
+	b.add("sa-1", ModelRouted{Requested: "gemini-3-pro-preview", Provider: "claude", Model: "claude-sonnet-4-5",
+		Why:       "gemini-3-pro-preview is a gemini model and no provider of its family is configured; it is a default-tier model, so claude-sonnet-4-5, the default-tier model of claude",
+		Fallbacks: []string{"claude/claude-haiku-4-5"}, Dropped: []string{"temperature: extended thinking is on for claude, which requires the default temperature"}})
+	b.add("sa-1", ModelSwitched{FromProvider: "claude", FromModel: "claude-sonnet-4-5", ToProvider: "claude", ToModel: "claude-haiku-4-5",
+		Reason: "claude: HTTP 404: model: claude-sonnet-4-5"})
 	b.add("sa-1", HandoffInitiated{ParentSessionID: "s-test", HandoffMode: HandoffMonitor, TimeoutS: 600, OnFailure: "escalate"})
 	b.add("sa-1", TranscriptEvent{EventType: TranscriptThinking, Text: "where are the todos"})
 	b.add("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "Scanning "})

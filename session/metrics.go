@@ -54,6 +54,12 @@ type Metrics struct {
 	Errors        int `json:"errors"`
 	Cancellations int `json:"cancellations"`
 	ToolCalls     int `json:"tool_calls"`
+
+	// CostUSD is what the priced subagents cost (config prices); CostPriced counts them and
+	// CostUnpriced the ones whose models have no price, whose cost is unknown.
+	CostUSD      float64 `json:"cost_usd"`
+	CostPriced   int     `json:"cost_priced_subagents"`
+	CostUnpriced int     `json:"cost_unpriced_subagents"`
 }
 
 // AgentTypeMetrics are one agent type's figures.
@@ -64,6 +70,7 @@ type AgentTypeMetrics struct {
 	Succeeded       int     `json:"succeeded"`
 	SuccessRate     float64 `json:"success_rate"`
 	AvgCompletionMS int64   `json:"avg_completion_ms"`
+	CostUSD         float64 `json:"cost_usd"`
 }
 
 // ComputeMetrics derives the metrics of a folded state. Rates with a zero denominator are 0.
@@ -78,7 +85,7 @@ func ComputeMetrics(s *State) Metrics {
 		Convergences: c.Convergences, ConvergencesWithConflicts: c.ConvergencesWithConflicts,
 		Conflicts: c.Conflicts, ConflictsResolved: c.Resolutions, Timeouts: c.Timeouts,
 		Retries: c.Retries, Errors: c.Errors, Cancellations: c.Cancellations, ToolCalls: c.ToolCalls,
-		ByAgentType: []AgentTypeMetrics{},
+		ByAgentType: []AgentTypeMetrics{}, CostUSD: c.CostUSD, CostPriced: c.Priced, CostUnpriced: c.Unpriced,
 	}
 	if s.Started {
 		m.StartedAt = s.StartedAt.UTC().Format(TimeLayout)
@@ -113,7 +120,7 @@ func ComputeMetrics(s *State) Metrics {
 	for _, t := range types {
 		tc := c.ByAgentType[t]
 		am := AgentTypeMetrics{AgentType: t, Spawned: tc.Spawned, Stopped: tc.Stopped,
-			Succeeded: tc.Succeeded, SuccessRate: ratio(tc.Succeeded, tc.Stopped)}
+			Succeeded: tc.Succeeded, SuccessRate: ratio(tc.Succeeded, tc.Stopped), CostUSD: tc.CostUSD}
 		if tc.Stopped > 0 {
 			am.AvgCompletionMS = tc.TotalDurationMS / int64(tc.Stopped)
 		}
@@ -159,12 +166,23 @@ func (m Metrics) WriteText(w io.Writer) error {
 	row("errors", "%d", m.Errors)
 	row("cancellations", "%d", m.Cancellations)
 	row("tool calls", "%d", m.ToolCalls)
+	if m.CostPriced+m.CostUnpriced > 0 {
+		row("cost", "$%.4f for %d priced (%d on models with no price: unknown)", m.CostUSD, m.CostPriced, m.CostUnpriced)
+	}
 	b.WriteString("\nby agent type                spawned  stopped  success  avg completion\n")
 	if len(m.ByAgentType) == 0 {
 		b.WriteString("  (none)\n")
 	}
 	for _, a := range m.ByAgentType {
 		fmt.Fprintf(&b, "  %-26s %7d  %7d  %7s  %s\n", a.AgentType, a.Spawned, a.Stopped, pct(a.SuccessRate), fmtMS(a.AvgCompletionMS))
+	}
+	if m.CostPriced > 0 {
+		b.WriteString("\ncost by agent type\n")
+		for _, a := range m.ByAgentType {
+			if a.CostUSD > 0 {
+				fmt.Fprintf(&b, "  %-26s $%.4f\n", a.AgentType, a.CostUSD)
+			}
+		}
 	}
 	b.WriteString("\nevents by type\n")
 	for _, k := range sortedKeys(m.EventsByType) {

@@ -59,6 +59,22 @@ const (
 )
 
 // Subagent is one node of the tree.
+// ModelInUse is the provider/model a subagent's turns go to now ("" before it is routed or on
+// script tapes).
+func (sa *Subagent) ModelInUse() string {
+	prov, model := "", ""
+	if sa.Route != nil {
+		prov, model = sa.Route.Provider, sa.Route.Model
+	}
+	if n := len(sa.Switches); n > 0 {
+		prov, model = sa.Switches[n-1].ToProvider, sa.Switches[n-1].ToModel
+	}
+	if model == "" {
+		return prov
+	}
+	return prov + "/" + model
+}
+
 type Subagent struct {
 	ID             string
 	AgentType      string
@@ -80,8 +96,9 @@ type Subagent struct {
 	Stopped bool
 	StopSeq uint64 // seq of the SubagentStop: the completion order convergences use
 
-	Tokens         Tokens // as reported by the provider at stop
-	StreamedBytes  int    // assistant text streamed so far
+	Tokens         Tokens   // as reported by the provider at stop
+	CostUSD        *float64 // what its model turns cost, when priced (see SubagentStop)
+	StreamedBytes  int      // assistant text streamed so far
 	ToolCalls      int
 	CurrentTool    string // the tool running now, "" when none
 	currentCallID  string
@@ -102,6 +119,11 @@ type Subagent struct {
 	Discarded bool
 	// Rebased is its changes brought onto a newer base for a convergence (the last one).
 	Rebased *ChangesRebased
+
+	// Route is where its model requests go (nil on script tapes); Switches are the moves to
+	// fallback models, in order. The model in use is the last switch's, else the route's.
+	Route    *ModelRouted
+	Switches []ModelSwitched
 
 	Transcript *Transcript
 }
@@ -289,6 +311,11 @@ type Counters struct {
 	Resolutions               int
 	DeltaBatchesApplied       int
 	ByAgentType               map[string]*TypeCounters
+	// CostUSD sums the priced subagents' costs; Priced counts them, Unpriced the stopped
+	// subagents whose models have no price in the config.
+	CostUSD  float64
+	Priced   int
+	Unpriced int
 }
 
 // TypeCounters count one agent type's subagents.
@@ -297,6 +324,7 @@ type TypeCounters struct {
 	Stopped         int
 	Succeeded       int
 	TotalDurationMS int64
+	CostUSD         float64 // of its priced subagents
 }
 
 // Subagent returns the subagent with id, or nil.
@@ -336,6 +364,7 @@ func (s *State) Clone() *State {
 	for i, sa := range s.Subagents {
 		n := *sa
 		n.Transcript = sa.Transcript.clone()
+		n.Switches = append([]ModelSwitched(nil), sa.Switches...)
 		c.Subagents[i] = &n
 		c.subagents[n.ID] = &n
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -75,7 +76,8 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request) (Stream, er
 		return nil, &Error{Provider: p.c.Name, Msg: fmt.Sprintf("no API key: set the environment variable %s", p.c.KeyEnv)}
 	}
 	opts := []option.RequestOption{option.WithAPIKey(key),
-		option.WithMaxRetries(0)} // the runtime retries, so each attempt is recorded
+		option.WithMaxRetries(0), // the runtime retries, so each attempt is recorded
+		option.WithMiddleware(checkResponse(p.c.Name))}
 	if p.c.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(p.c.BaseURL))
 	}
@@ -150,6 +152,11 @@ func toStrings(v any) []string {
 // them) share one user message, since the API wants every result of a turn's tool calls in
 // the single user message after it. Thinking blocks are echoed back only when signed (or
 // redacted): the API rejects unsigned thinking, and thinking from another backend has none.
+//
+// The API rejects an empty text block anywhere ("text content blocks must be non-empty"), so
+// none is ever sent: a tool that printed nothing reports noOutput, an empty user message is
+// dropped (or, alone, sent as a placeholder), an assistant turn with only white space sends
+// no text block.
 func anthropicMessages(in []Message) ([]anthropic.MessageParam, error) {
 	var out []anthropic.MessageParam
 	appendUser := func(b anthropic.ContentBlockParamUnion) {
@@ -162,20 +169,33 @@ func anthropicMessages(in []Message) ([]anthropic.MessageParam, error) {
 	for i, m := range in {
 		switch m.Role {
 		case RoleUser:
-			appendUser(anthropic.NewTextBlock(m.Text))
+			text := m.Text
+			if strings.TrimSpace(text) == "" {
+				if n := len(out); n > 0 && out[n-1].Role == anthropic.MessageParamRoleUser {
+					continue
+				}
+				text = "(empty message)"
+			}
+			appendUser(anthropic.NewTextBlock(text))
 		case RoleTool:
-			appendUser(anthropic.NewToolResultBlock(m.ToolCallID, m.Text, m.IsError))
+			text := m.Text
+			if strings.TrimSpace(text) == "" {
+				text = noOutput
+			}
+			appendUser(anthropic.NewToolResultBlock(m.ToolCallID, text, m.IsError))
 		case RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
 			for _, t := range m.Thinking {
 				switch {
 				case t.Redacted != "":
 					blocks = append(blocks, anthropic.NewRedactedThinkingBlock(t.Redacted))
-				case t.Signature != "":
+				case t.Signature != "" && t.Signature != SignatureReasoningContent && !IsGeminiSignature(t.Signature):
+					// Only Anthropic's own signatures: another backend's (after a fallback)
+					// would be rejected.
 					blocks = append(blocks, anthropic.NewThinkingBlock(t.Signature, t.Text))
 				}
 			}
-			if m.Text != "" {
+			if strings.TrimSpace(m.Text) != "" {
 				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
 			}
 			for _, c := range m.ToolCalls {
@@ -191,6 +211,11 @@ func anthropicMessages(in []Message) ([]anthropic.MessageParam, error) {
 	}
 	return out, nil
 }
+
+// noOutput stands for the result of a tool that printed nothing. The API takes a tool_result
+// without content but refuses an empty text block; a placeholder serves successes and errors
+// alike, and tells the model the command ran and printed nothing.
+const noOutput = "(no output)"
 
 // toolInput is the tool_use input to echo back. The API needs an object; a call whose
 // arguments were malformed (the model was told so by a tool error) is sent as {"_raw": text}.
@@ -251,6 +276,9 @@ func (s *anthropicStream) event(e anthropic.MessageStreamEventUnion) {
 	case "message_start":
 		s.usage.Input = e.Message.Usage.InputTokens + e.Message.Usage.CacheReadInputTokens + e.Message.Usage.CacheCreationInputTokens
 		s.usage.Output = e.Message.Usage.OutputTokens
+		// Reported now, not only at message_stop, so an attempt that fails mid-stream still
+		// counts the input it was billed for.
+		s.pending = append(s.pending, Delta{Kind: DeltaUsage, Usage: s.usage})
 	case "content_block_start":
 		cb := e.ContentBlock
 		b := &block{kind: cb.Type, id: cb.ID, name: cb.Name}
@@ -302,12 +330,10 @@ func (s *anthropicStream) event(e anthropic.MessageStreamEventUnion) {
 		if in := e.Usage.InputTokens + e.Usage.CacheReadInputTokens + e.Usage.CacheCreationInputTokens; in > 0 {
 			s.usage.Input = in
 		}
+		s.pending = append(s.pending, Delta{Kind: DeltaUsage, Usage: s.usage})
 	case "message_stop":
 		s.done = true
-		if s.usage != (Usage{}) {
-			s.pending = append(s.pending, Delta{Kind: DeltaUsage, Usage: s.usage})
-		}
-		s.pending = append(s.pending, Delta{Kind: DeltaStop, StopReason: mapStopReason(s.stop)})
+		s.pending = append(s.pending, Delta{Kind: DeltaStop, StopReason: mapStopReason(s.stop), StopDetail: fmt.Sprintf("stop_reason %q", s.stop)})
 	}
 }
 
@@ -321,37 +347,34 @@ func mapStopReason(r string) string {
 	return StopEnd // end_turn, stop_sequence, pause_turn, refusal
 }
 
-// transientTypes are the error types of the Messages API that a retry may cure; they also
-// arrive inside a 200 stream as an `event: error`.
-var transientTypes = map[string]bool{"overloaded_error": true, "rate_limit_error": true, "api_error": true, "timeout_error": true}
-
-// wrap turns SDK and transport errors into *Error (context errors pass through).
+// wrap turns SDK and transport errors into *Error (context errors pass through). HTTP errors
+// arrive as *Error from checkResponse; an `event: error` inside a stream that began well comes
+// as the SDK's error with status 200 and is classified by its type (overloaded_error is
+// transient, invalid_request_error is not).
 func (s *anthropicStream) wrap(err error) error {
 	if s.ctx.Err() != nil {
 		return s.ctx.Err()
 	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
 	var apiErr *anthropic.Error
 	if errors.As(err, &apiErr) {
-		var body struct {
-			Error struct {
-				Type    string `json:"type"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal([]byte(apiErr.RawJSON()), &body)
-		msg := body.Error.Message
-		if body.Error.Type != "" {
-			msg = body.Error.Type + ": " + msg
-		}
+		body, _ := parseServerError([]byte(apiErr.RawJSON()))
 		status := apiErr.StatusCode
 		if status == http.StatusOK {
 			status = 0 // an error event inside a stream that began well
 		}
+		msg := body.text()
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
-		transient := TransientStatus(status) || status == 529 || transientTypes[body.Error.Type]
-		return &Error{Provider: s.p.c.Name, Status: status, Transient: transient, Msg: msg}
+		e := &Error{Provider: s.p.c.Name, Status: status, Transient: transientError(status, body, true), Msg: msg}
+		if apiErr.Response != nil {
+			e.RetryAfter = retryAfter(status, apiErr.Response.Header, time.Now())
+		}
+		return e
 	}
 	return &Error{Provider: s.p.c.Name, Transient: true, Msg: "transport: " + err.Error(), Err: err}
 }

@@ -21,6 +21,7 @@ import (
 //	  openai: {kind: openai, base_url: https://api.openai.com/v1, key_env: OPENAI_API_KEY}
 //	  ollama: {kind: openai, base_url: http://localhost:11434/v1}
 //	  claude: {kind: anthropic, key_env: ANTHROPIC_API_KEY, thinking_budget: 4096}  # budget: 0 = no thinking
+//	  gemini: {kind: gemini}    # key: GEMINI_API_KEY, else GOOGLE_API_KEY; thinking_budget: 0 = the model's default
 //	models:                     # routing: alias or concrete name -> provider + model
 //	  fast:    {provider: claude, model: claude-haiku-4-5}
 //	  default: {provider: claude, model: claude-sonnet-4-5}
@@ -50,11 +51,12 @@ type Config struct {
 
 // ProviderConfig is one configured backend.
 type ProviderConfig struct {
-	Kind    string `yaml:"kind"` // openai | anthropic | script
+	Kind    string `yaml:"kind"` // openai | anthropic | gemini | script
 	BaseURL string `yaml:"base_url"`
 	KeyEnv  string `yaml:"key_env"`
 	Model   string `yaml:"model"`
-	// ThinkingBudget enables extended thinking with this many tokens (anthropic only; 0 = off).
+	// ThinkingBudget is the thinking token budget: for anthropic it enables extended thinking
+	// (0 = off); for gemini it caps thinking (0 = the model's default, -1 = the model decides).
 	ThinkingBudget int `yaml:"thinking_budget"`
 }
 
@@ -62,10 +64,27 @@ type ProviderConfig struct {
 type Route struct {
 	Provider string `yaml:"provider"`
 	Model    string `yaml:"model"`
+	// Fallbacks are tried in order when the model is not found or not available: models on
+	// the same provider, or provider/model.
+	Fallbacks []string `yaml:"fallbacks"`
+	// Price is what the model costs, in US dollars per million tokens; with it summit records
+	// each subagent's cost.
+	Price *Price `yaml:"price"`
+}
+
+// Price is a model's price in US dollars per million input and output tokens.
+type Price struct {
+	Input  float64 `yaml:"input"`
+	Output float64 `yaml:"output"`
+}
+
+// Cost is what u costs at p, in US dollars.
+func (p Price) Cost(u Usage) float64 {
+	return (float64(u.Input)*p.Input + float64(u.Output)*p.Output) / 1e6
 }
 
 // Kinds are the provider kinds a configuration may name.
-var Kinds = []string{"openai", "anthropic", "script"}
+var Kinds = []string{"openai", "anthropic", "gemini", "script"}
 
 // LoadConfig reads and merges the two files; missing files are fine. Errors name file:line.
 func LoadConfig(workspace, userConfigDir string) (Config, error) {
@@ -120,6 +139,9 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 		}
 	}
 	for name, r := range merged.Models {
+		if p := r.Price; p != nil && (p.Input < 0 || p.Output < 0 || p.Input != p.Input || p.Output != p.Output) {
+			return Config{}, fmt.Errorf("models.%s.price: input and output are US dollars per million tokens, numbers ≥ 0", name)
+		}
 		if _, ok := merged.Providers[r.Provider]; !ok && r.Provider != "script" {
 			return Config{}, fmt.Errorf("models.%s routes to provider %q, which is not configured (configured: %s)", name, r.Provider, strings.Join(sortedKeys(merged.Providers), ", "))
 		}
@@ -193,6 +215,7 @@ func NewRouter(c Config, script Provider, getenv func(string) string) *Router {
 var builtins = map[string]ProviderConfig{
 	"openai":    {Kind: "openai", BaseURL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY"},
 	"anthropic": {Kind: "anthropic", KeyEnv: "ANTHROPIC_API_KEY"},
+	"gemini":    {Kind: "gemini", KeyEnv: "GEMINI_API_KEY"},
 	"ollama":    {Kind: "openai", BaseURL: "http://localhost:11434/v1"},
 }
 
@@ -227,45 +250,6 @@ func (r *Router) Describe() string {
 		return r.c.DefaultProvider
 	}
 	return strings.Join(sortedKeys(r.c.Providers), ",")
-}
-
-// Resolve maps a definition's model ("" and "inherit" mean default; fast/default/deep; a
-// concrete name; provider/model) to a provider and a concrete model.
-func (r *Router) Resolve(model string) (Provider, string, error) {
-	if model == "" || model == "inherit" {
-		model = "default"
-	}
-	if r.forced == "script" || r.forced == "" && r.c.Empty() {
-		return r.script, model, nil
-	}
-	if r.forced != "" {
-		if route, ok := r.c.Models[model]; ok && route.Provider == r.forced {
-			model = route.Model
-		} else if isAlias(model) {
-			model = ""
-		}
-		p, err := r.provider(r.forced)
-		return p, model, err
-	}
-	if route, ok := r.c.Models[model]; ok {
-		p, err := r.provider(route.Provider)
-		return p, route.Model, err
-	}
-	if prov, m, ok := strings.Cut(model, "/"); ok {
-		if _, known := r.c.Providers[prov]; known {
-			p, err := r.provider(prov)
-			return p, m, err
-		}
-	}
-	if isAlias(model) && model != "default" {
-		return r.Resolve("default")
-	}
-	if r.c.DefaultProvider == "" {
-		return nil, "", fmt.Errorf("model %q has no route: add it under models: in .summit/config.yaml or set default_provider (configured routes: %s)", model, strings.Join(sortedKeys(r.c.Models), ", "))
-	}
-	name := isAliasOr(model)
-	p, err := r.provider(r.c.DefaultProvider)
-	return p, name, err
 }
 
 func isAlias(m string) bool { return m == "fast" || m == "default" || m == "deep" }

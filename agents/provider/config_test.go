@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,8 @@ func TestConfigAndRouting(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"providers:\n  x: {kind: openai, base_url: u, kee_env: K}\n", "field kee_env not found"},
-		{"providers:\n  x: {kind: gemini}\n", "config.yaml:2: provider x: kind \"gemini\" is not one of"},
+		{"providers:\n  x: {kind: bedrock}\n", "config.yaml:2: provider x: kind \"bedrock\" is not one of openai, anthropic, gemini, script"},
+		{"models:\n  fast: {provider: script, model: m, price: {input: -1, output: 2}}\n", "models.fast.price: input and output are US dollars per million tokens"},
 		{"models:\n  fast: {provider: nowhere, model: m}\n", `routes to provider "nowhere"`},
 		{"providers: [\n", "config.yaml"},
 	} {
@@ -123,7 +125,7 @@ func TestConfigAliasesAndCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Providers["b"] != (ProviderConfig{Kind: "openai", BaseURL: "http://b/v1"}) || c.Models["deep"] != (Route{Provider: "a", Model: "m2"}) {
+	if c.Providers["b"] != (ProviderConfig{Kind: "openai", BaseURL: "http://b/v1"}) || !reflect.DeepEqual(c.Models["deep"], Route{Provider: "a", Model: "m2"}) {
 		t.Errorf("aliases and merge keys: %+v", c)
 	}
 	path := filepath.Join(dir, "config.yaml")

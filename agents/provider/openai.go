@@ -8,7 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sort"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -59,7 +59,8 @@ func (p *openaiProvider) Stream(ctx context.Context, req Request) (Stream, error
 		}
 	}
 	opts := []option.RequestOption{option.WithBaseURL(p.c.BaseURL), option.WithAPIKey(key),
-		option.WithMaxRetries(0)} // the runtime retries, so each attempt is recorded
+		option.WithMaxRetries(0), // the runtime retries, so each attempt is recorded
+		option.WithMiddleware(checkResponse(p.c.Name))}
 	if p.c.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(p.c.HTTPClient))
 	}
@@ -82,7 +83,7 @@ func (p *openaiProvider) Stream(ctx context.Context, req Request) (Stream, error
 			Name: t.Name, Description: openai.String(t.Description), Parameters: shared.FunctionParameters(t.Parameters)}))
 	}
 	st := client.Chat.Completions.NewStreaming(ctx, params)
-	return &openaiStream{p: p, ctx: ctx, st: st, calls: map[int64]*ToolCall{}}, nil
+	return &openaiStream{p: p, ctx: ctx, st: st, byIndex: map[int64]int{}}, nil
 }
 
 func openaiMessages(req Request) []openai.ChatCompletionMessageParamUnion {
@@ -104,7 +105,20 @@ func openaiMessages(req Request) []openai.ChatCompletionMessageParamUnion {
 			for _, c := range m.ToolCalls {
 				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
 					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Args}}})
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: echoArgs(c.Args)}}})
+			}
+			// DeepSeek's thinking mode wants a tool-calling turn's reasoning back, in the field it
+			// came in; a server that did not send reasoning_content never gets it.
+			if len(m.ToolCalls) > 0 {
+				var rc strings.Builder
+				for _, t := range m.Thinking {
+					if t.Signature == SignatureReasoningContent {
+						rc.WriteString(t.Text)
+					}
+				}
+				if rc.Len() > 0 {
+					a.SetExtraFields(map[string]any{"reasoning_content": rc.String()})
+				}
 			}
 			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
 		}
@@ -112,14 +126,45 @@ func openaiMessages(req Request) []openai.ChatCompletionMessageParamUnion {
 	return out
 }
 
-// openaiStream turns chunks into deltas. Tool-call fragments are assembled by index and
-// emitted whole, in index order, when the choice finishes.
+// echoArgs is a tool call's arguments as sent back. Servers that rebuild the call (Ollama
+// parses them into an object) reject the whole request when one is not a JSON object, so
+// empty arguments go back as {} and malformed ones, which the model was told about in a tool
+// error, as {"_raw": text}.
+func echoArgs(args string) string {
+	if strings.TrimSpace(args) == "" {
+		return "{}"
+	}
+	var obj map[string]any
+	if json.Unmarshal([]byte(args), &obj) == nil && obj != nil {
+		return args
+	}
+	b, _ := json.Marshal(map[string]string{"_raw": args})
+	return string(b)
+}
+
+// openaiStream turns chunks into deltas. Tool-call fragments are assembled and emitted whole,
+// in the order the calls began, when the stream ends.
+//
+// Servers differ in how they frame a call: OpenAI streams fragments under a per-call index
+// with the id on the first; Ollama's legacy parser sends every call whole with index 0, and
+// older Ollama omits index. So a fragment with a name and an id other than its index's call
+// starts a new call; one without index continues the latest call.
+//
+// Reasoning arrives as reasoning_content (DeepSeek, older vLLM), reasoning (Ollama,
+// OpenRouter, newer vLLM; some send both with the same text, so one is read), typed thinking
+// parts of an array content (Mistral's magistral), or <think>...</think> at the start of the
+// content (DeepSeek R1 on Together and similar). All become thinking deltas; a reasoning_content
+// block is closed with SignatureReasoningContent so it can be sent back.
 type openaiStream struct {
 	p       *openaiProvider
 	ctx     context.Context
 	st      *ssestream.Stream[openai.ChatCompletionChunk]
 	pending []Delta
-	calls   map[int64]*ToolCall
+	err     error // returned once pending is drained
+	calls   []*ToolCall
+	byIndex map[int64]int // the latest call of each index
+	think   thinkSplitter
+	rcOpen  bool // a reasoning_content block is open
 	finish  string
 	done    bool
 }
@@ -128,26 +173,61 @@ func (s *openaiStream) Close() error { return s.st.Close() }
 
 func (s *openaiStream) Next() (Delta, error) {
 	for len(s.pending) == 0 {
+		if s.err != nil {
+			return Delta{}, s.err
+		}
 		if s.done {
 			return Delta{}, io.EOF
 		}
 		if !s.st.Next() {
-			if err := s.st.Err(); err != nil {
-				return Delta{}, s.wrap(err)
-			}
-			if s.finish == "" {
-				return Delta{}, &Error{Provider: s.p.c.Name, Transient: true, Msg: "stream ended mid-message"}
-			}
-			s.done = true
-			s.flushCalls()
-			s.pending = append(s.pending, Delta{Kind: DeltaStop, StopReason: mapFinish(s.finish)})
+			s.end(s.st.Err())
 			continue
 		}
-		s.chunk(s.st.Current())
+		if c := s.st.Current(); c.Object == "error" {
+			// vLLM's error shape sent as a chunk of its own, without the "error" key the SDK
+			// looks for.
+			s.end(&ssestream.StreamError{Message: "error chunk", Event: ssestream.Event{Data: []byte(c.RawJSON())}})
+		} else {
+			s.chunk(c)
+		}
 	}
 	d := s.pending[0]
 	s.pending = s.pending[1:]
 	return d, nil
+}
+
+// end handles the end of the event stream: an error (after any usage it reported), a cut,
+// or the final tool calls and stop.
+func (s *openaiStream) end(err error) {
+	if err != nil {
+		s.err = s.wrap(err)
+		return
+	}
+	s.closeReasoning()
+	s.emit(s.think.flush())
+	switch s.finish {
+	case "":
+		s.err = &Error{Provider: s.p.c.Name, Transient: true, Msg: "stream ended mid-message"}
+		return
+	case "error": // OpenRouter's finish_reason when the upstream failed without an error field
+		s.err = &Error{Provider: s.p.c.Name, Transient: true, Msg: `the server ended the reply with finish_reason "error"`}
+		return
+	}
+	s.done = true
+	for _, c := range s.calls {
+		s.pending = append(s.pending, Delta{Kind: DeltaToolCall, ToolCall: *c})
+	}
+	s.pending = append(s.pending, Delta{Kind: DeltaStop, StopReason: mapFinish(s.finish), StopDetail: fmt.Sprintf("finish_reason %q", s.finish)})
+}
+
+func (s *openaiStream) emit(ds []Delta) { s.pending = append(s.pending, ds...) }
+
+// closeReasoning ends an open reasoning_content block, marking it to be sent back.
+func (s *openaiStream) closeReasoning() {
+	if s.rcOpen {
+		s.rcOpen = false
+		s.pending = append(s.pending, Delta{Kind: DeltaThinking, Signature: SignatureReasoningContent})
+	}
 }
 
 func (s *openaiStream) chunk(c openai.ChatCompletionChunk) {
@@ -162,25 +242,25 @@ func (s *openaiStream) chunk(c openai.ChatCompletionChunk) {
 		if raw := ch.Delta.RawJSON(); raw != "" {
 			_ = json.Unmarshal([]byte(raw), &extra)
 		}
-		if t := extra.ReasoningContent + extra.Reasoning; t != "" {
-			s.pending = append(s.pending, Delta{Kind: DeltaThinking, Text: t})
+		switch {
+		case extra.ReasoningContent != "":
+			s.rcOpen = true
+			s.pending = append(s.pending, Delta{Kind: DeltaThinking, Text: extra.ReasoningContent})
+		case extra.Reasoning != "":
+			s.pending = append(s.pending, Delta{Kind: DeltaThinking, Text: extra.Reasoning})
 		}
-		if ch.Delta.Content != "" {
-			s.pending = append(s.pending, Delta{Kind: DeltaText, Text: ch.Delta.Content})
+		text, thinking := contentParts(ch.Delta.JSON.Content.Raw(), ch.Delta.Content)
+		if thinking != "" {
+			s.pending = append(s.pending, Delta{Kind: DeltaThinking, Text: thinking})
+		}
+		if text != "" || len(ch.Delta.ToolCalls) > 0 {
+			s.closeReasoning()
+		}
+		if text != "" {
+			s.emit(s.think.feed(text))
 		}
 		for _, tc := range ch.Delta.ToolCalls {
-			call := s.calls[tc.Index]
-			if call == nil {
-				call = &ToolCall{}
-				s.calls[tc.Index] = call
-			}
-			if tc.ID != "" {
-				call.ID = tc.ID
-			}
-			if tc.Function.Name != "" {
-				call.Name = tc.Function.Name
-			}
-			call.Args += tc.Function.Arguments
+			s.toolCall(tc)
 		}
 		if ch.FinishReason != "" {
 			s.finish = ch.FinishReason
@@ -188,20 +268,158 @@ func (s *openaiStream) chunk(c openai.ChatCompletionChunk) {
 	}
 }
 
-func (s *openaiStream) flushCalls() {
-	idx := make([]int64, 0, len(s.calls))
-	for i := range s.calls {
-		idx = append(idx, i)
+// toolCall adds one tool-call fragment (see openaiStream for the framing rules).
+func (s *openaiStream) toolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+	hasIndex := tc.JSON.Index.Valid()
+	pos, known := -1, false
+	if hasIndex {
+		pos, known = s.byIndex[tc.Index]
+	} else if len(s.calls) > 0 {
+		pos, known = len(s.calls)-1, true
 	}
-	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
-	for _, i := range idx {
-		c := *s.calls[i]
-		if c.ID == "" {
-			c.ID = fmt.Sprintf("call_%d", i)
+	if known {
+		if cur := s.calls[pos]; tc.ID != "" && cur.ID != "" && tc.ID != cur.ID && tc.Function.Name != "" {
+			known = false // a new call that reuses the index (Ollama)
 		}
-		s.pending = append(s.pending, Delta{Kind: DeltaToolCall, ToolCall: c})
 	}
-	s.calls = map[int64]*ToolCall{}
+	if !known {
+		s.calls = append(s.calls, &ToolCall{})
+		pos = len(s.calls) - 1
+		if hasIndex {
+			s.byIndex[tc.Index] = pos
+		}
+	}
+	call := s.calls[pos]
+	if call.ID == "" {
+		call.ID = tc.ID
+		if call.ID == "" {
+			call.ID = fmt.Sprintf("call_%d", pos)
+		}
+	}
+	if tc.Function.Name != "" {
+		call.Name = tc.Function.Name
+	}
+	call.Args += tc.Function.Arguments
+}
+
+// contentParts splits a delta's content into answer text and thinking. Content is usually a
+// string; Mistral's magistral sends an array of typed parts:
+// [{"type":"thinking","thinking":[{"type":"text","text":"..."}]},{"type":"text","text":"..."}].
+func contentParts(raw, content string) (text, thinking string) {
+	raw = strings.TrimSpace(raw)
+	if !strings.HasPrefix(raw, "[") {
+		return content, ""
+	}
+	var parts []struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if json.Unmarshal([]byte(raw), &parts) != nil {
+		return content, ""
+	}
+	var tb, kb strings.Builder
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			tb.WriteString(p.Text)
+		case "thinking":
+			var s string
+			if json.Unmarshal(p.Thinking, &s) == nil {
+				kb.WriteString(s)
+				continue
+			}
+			var inner []struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(p.Thinking, &inner)
+			for _, in := range inner {
+				kb.WriteString(in.Text)
+			}
+		}
+	}
+	return tb.String(), kb.String()
+}
+
+// thinkSplitter moves a <think>...</think> block at the start of the content into thinking
+// deltas. The tags may be split across chunks, so a tail that could still become a tag is
+// held back. Only a block that opens the content counts: later tags are answer text (the
+// model may be writing about them).
+type thinkSplitter struct {
+	state int // 0: nothing but white space yet, 1: inside <think>, 2: after </think>, 3: answer
+	held  string
+}
+
+const (
+	thinkOpen  = "<think>"
+	thinkClose = "</think>"
+)
+
+func (t *thinkSplitter) feed(s string) []Delta {
+	var out []Delta
+	s = t.held + s
+	t.held = ""
+	for s != "" {
+		switch t.state {
+		case 0:
+			trimmed := strings.TrimLeft(s, " \t\r\n")
+			switch {
+			case strings.HasPrefix(trimmed, thinkOpen):
+				t.state, s = 1, trimmed[len(thinkOpen):]
+			case strings.HasPrefix(thinkOpen, trimmed): // "", "<", "<th", ...: wait for more
+				t.held = s
+				return out
+			default:
+				t.state = 3
+			}
+		case 1:
+			if i := strings.Index(s, thinkClose); i >= 0 {
+				if i > 0 {
+					out = append(out, Delta{Kind: DeltaThinking, Text: s[:i]})
+				}
+				t.state, s = 2, s[i+len(thinkClose):]
+				continue
+			}
+			keep := partialSuffix(s, thinkClose)
+			if len(s) > keep {
+				out = append(out, Delta{Kind: DeltaThinking, Text: s[:len(s)-keep]})
+			}
+			t.held = s[len(s)-keep:]
+			return out
+		case 2: // the white space between </think> and the answer is neither
+			if s = strings.TrimLeft(s, " \t\r\n"); s != "" {
+				t.state = 3
+			}
+		default:
+			return append(out, Delta{Kind: DeltaText, Text: s})
+		}
+	}
+	return out
+}
+
+// flush yields what is held back at the end of the content.
+func (t *thinkSplitter) flush() []Delta {
+	s := t.held
+	t.held = ""
+	switch {
+	case s == "":
+		return nil
+	case t.state == 1:
+		return []Delta{{Kind: DeltaThinking, Text: s}}
+	case strings.TrimSpace(s) == "": // white space alone is no answer
+		return nil
+	}
+	return []Delta{{Kind: DeltaText, Text: s}}
+}
+
+// partialSuffix is the length of the longest end of s that begins tag.
+func partialSuffix(s, tag string) int {
+	for n := min(len(s), len(tag)-1); n > 0; n-- {
+		if s[len(s)-n:] == tag[:n] {
+			return n
+		}
+	}
+	return 0
 }
 
 func mapFinish(f string) string {
@@ -214,18 +432,43 @@ func mapFinish(f string) string {
 	return StopEnd
 }
 
-// wrap turns SDK and transport errors into *Error (context errors pass through).
+// wrap turns SDK and transport errors into *Error (context errors pass through). An error
+// chunk in the middle of a stream (OpenAI, vLLM, OpenRouter) is classified by its own code
+// or type; without one it counts as transient, since the stream had begun well. Usage the
+// chunk reports is emitted before the error, so the failed attempt's tokens are counted.
 func (s *openaiStream) wrap(err error) error {
 	if s.ctx.Err() != nil {
 		return s.ctx.Err()
 	}
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) {
-		msg := apiErr.Message
-		if msg == "" {
-			msg = http.StatusText(apiErr.StatusCode)
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		var chunk struct {
+			Usage *openai.CompletionUsage `json:"usage"`
 		}
-		return &Error{Provider: s.p.c.Name, Status: apiErr.StatusCode, Transient: TransientStatus(apiErr.StatusCode), Msg: msg}
+		if json.Unmarshal(se.Event.Data, &chunk) == nil && chunk.Usage != nil && (chunk.Usage.PromptTokens > 0 || chunk.Usage.CompletionTokens > 0) {
+			s.pending = append(s.pending, Delta{Kind: DeltaUsage, Usage: Usage{Input: chunk.Usage.PromptTokens, Output: chunk.Usage.CompletionTokens}})
+		}
+		body, ok := parseServerError(se.Event.Data)
+		if !ok {
+			return &Error{Provider: s.p.c.Name, Transient: true, Msg: "error in the stream: " + clip(string(se.Event.Data), 300)}
+		}
+		return &Error{Provider: s.p.c.Name, Transient: transientError(0, body, true), Msg: body.text()}
+	}
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) { // checkResponse turns HTTP errors into *Error first; kept for safety
+		var body serverError
+		if raw := apiErr.RawJSON(); raw != "" {
+			body, _ = parseServerError([]byte(`{"error":` + raw + `}`))
+		}
+		msg := body.text()
+		if msg == "" {
+			msg = apiErr.Error()
+		}
+		return &Error{Provider: s.p.c.Name, Status: apiErr.StatusCode, Transient: transientError(apiErr.StatusCode, body, false), Msg: msg}
 	}
 	return &Error{Provider: s.p.c.Name, Transient: true, Msg: "transport: " + err.Error(), Err: err}
 }

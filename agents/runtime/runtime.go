@@ -166,8 +166,15 @@ func (l *loop) run() error {
 	}
 }
 
-// turnWithRetry streams one turn, retrying transient failures with backoff. Each failed
-// attempt is recorded as a SubagentError (will_retry says whether another attempt follows).
+// maxRetryWait bounds the wait before a retry when the run has no deadline: a server that asks
+// for longer (a daily quota resetting in hours) fails the subagent with its reason instead.
+const maxRetryWait = 10 * time.Minute
+
+// turnWithRetry streams one turn, retrying transient failures. Each failed attempt is recorded
+// as a SubagentError (will_retry says whether another attempt follows) whose text says how
+// long the loop waits: the backoff, or longer when the server asked for it (Retry-After and
+// the rate-limit reset headers, in provider.Error.RetryAfter). A wait that would end after the
+// run's deadline is not started: the attempt fails at once and says why.
 func (l *loop) turnWithRetry(turn int) (provider.Message, string, error) {
 	for attempt := 1; ; attempt++ {
 		msg, stop, err := l.turn(turn, attempt)
@@ -180,25 +187,56 @@ func (l *loop) turnWithRetry(turn int) (provider.Message, string, error) {
 		transient := provider.IsTransient(err)
 		retry := transient && attempt <= l.c.Retries
 		text := err.Error()
+		var wait time.Duration
 		if retry {
-			wait := l.c.Backoff(attempt)
-			text = fmt.Sprintf("%s (attempt %d; retrying in %s)", text, attempt, wait)
+			var note string
+			wait, note = l.retryWait(attempt, err)
+			if note != "" {
+				retry = false
+				text = fmt.Sprintf("%s (attempt %d; not retried: %s)", text, attempt, note)
+			} else {
+				text = fmt.Sprintf("%s (attempt %d; retrying in %s)", text, attempt, wait)
+				if ra := provider.RetryAfterOf(err); ra > 0 && ra >= wait {
+					text = strings.TrimSuffix(text, ")") + ", as the server asked)"
+				}
+			}
 		}
 		if eerr := l.emit(session.TranscriptEvent{EventType: session.TranscriptError, Text: text}); eerr != nil {
 			return msg, stop, eerr
 		}
 		will := retry
-		if eerr := l.emit(session.SubagentError{Error: err.Error(), Retryable: transient, Attempt: attempt, WillRetry: &will,
+		if eerr := l.emit(session.SubagentError{Error: text, Retryable: transient, Attempt: attempt, WillRetry: &will,
 			Context: fmt.Sprintf("provider %s, turn %d", l.c.Provider.Name(), turn+1)}); eerr != nil {
 			return msg, stop, eerr
 		}
 		if !retry {
 			return msg, stop, &reported{err}
 		}
-		if serr := l.c.Clock.Sleep(l.ctx, l.c.Backoff(attempt)); serr != nil {
+		if serr := l.c.Clock.Sleep(l.ctx, wait); serr != nil {
 			return msg, stop, serr
 		}
 	}
+}
+
+// retryWait is how long to wait before the next attempt: the backoff, or the server's
+// Retry-After when longer. note is non-empty when the wait is not worth starting: it would
+// end after the run's deadline, or exceed maxRetryWait.
+func (l *loop) retryWait(attempt int, err error) (time.Duration, string) {
+	wait := max(l.c.Backoff(attempt), provider.RetryAfterOf(err))
+	asked := "a retry would come in " + wait.String()
+	if ra := provider.RetryAfterOf(err); ra > 0 && ra >= wait {
+		asked = "the server asks to wait " + wait.String() + " before retrying"
+	}
+	if !l.c.Deadline.IsZero() {
+		if left := l.c.Deadline.Sub(l.c.Clock.Now()); wait >= left {
+			return wait, fmt.Sprintf("%s, and the subagent's time runs out in %s", asked, max(left, 0).Round(time.Millisecond))
+		}
+		return wait, ""
+	}
+	if wait > maxRetryWait {
+		return wait, fmt.Sprintf("%s, longer than summit waits (%s)", asked, maxRetryWait)
+	}
+	return wait, ""
 }
 
 // reported marks an error already recorded as a SubagentError.
@@ -224,7 +262,12 @@ func (l *loop) turn(turn, attempt int) (provider.Message, string, error) {
 	l.text.Reset()
 	var thinking strings.Builder
 	var usage provider.Usage
-	stop := ""
+	// Tokens count whether or not the attempt succeeds: a failed attempt was billed too.
+	defer func() {
+		l.res.Tokens.Input += usage.Input
+		l.res.Tokens.Output += usage.Output
+	}()
+	stop, stopDetail := "", ""
 	for {
 		d, err := src.next(l.flushDue())
 		if err == errFlush {
@@ -235,8 +278,6 @@ func (l *loop) turn(turn, attempt int) (provider.Message, string, error) {
 			break
 		}
 		if err != nil {
-			l.res.Tokens.Input += usage.Input
-			l.res.Tokens.Output += usage.Output
 			return msg, "", err
 		}
 		switch d.Kind {
@@ -265,18 +306,25 @@ func (l *loop) turn(turn, attempt int) (provider.Message, string, error) {
 		case provider.DeltaUsage:
 			usage = d.Usage
 		case provider.DeltaStop:
-			stop = d.StopReason
+			stop, stopDetail = d.StopReason, d.StopDetail
 		}
 	}
 	if thinking.Len() > 0 {
 		msg.Thinking = append(msg.Thinking, provider.Thinking{Text: thinking.String()})
 	}
 	l.flush()
-	l.res.Tokens.Input += usage.Input
-	l.res.Tokens.Output += usage.Output
 	msg.Text = l.text.String()
-	if stop == "" {
+	switch stop {
+	case "":
 		return msg, "", &provider.Error{Provider: l.c.Provider.Name(), Transient: true, Msg: "stream ended without a stop reason"}
+	case provider.StopMaxTokens:
+		// A reply cut at the token limit is not an answer, and its tool calls may be cut too;
+		// the same request would be cut again, so it is not retried.
+		if stopDetail == "" {
+			stopDetail = stop
+		}
+		return msg, "", &provider.Error{Provider: l.c.Provider.Name(),
+			Msg: fmt.Sprintf("the reply was cut off at the token limit (the server said %s)", stopDetail)}
 	}
 	return msg, stop, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/runtime"
 	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/commands"
@@ -42,7 +43,10 @@ type sub struct {
 	// there; isoErr says why isolation failed (the run then fails at once).
 	wt      *gitws.Worktree
 	sandbox *tools.Sandbox
-	isoErr  error
+	// routed is its model provider when it has a resolution (not on script tapes): where its
+	// cost comes from. Set by the run's goroutine before the first turn, read after the run.
+	routed provider.Routed
+	isoErr error
 }
 
 func (s *sub) cancel(reason string) {
@@ -250,8 +254,31 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: "provider routing"})
 		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}
 	}
-	return runtime.Run(s.ctx, runtime.Config{
-		Agent: s.def, AgentType: s.cmd.AgentType, Policy: s.policy, Provider: prov, Model: model,
+	def, ctx := s.def, s.ctx
+	if rp, ok := prov.(provider.Routed); ok {
+		// Where the model requests go, and why, is on the record before the first of them.
+		s.routed = rp
+		res := rp.Resolution()
+		routed := session.ModelRouted{Requested: res.Requested, Provider: res.Provider, Model: res.Model, Why: res.Why}
+		for _, f := range res.Fallbacks {
+			routed.Fallbacks = append(routed.Fallbacks, f.String())
+		}
+		if res.DropTemperature != "" && def.Temperature != nil {
+			routed.Dropped = append(routed.Dropped, "temperature: "+res.DropTemperature)
+			d := *def
+			d.Temperature = nil
+			def = &d
+		}
+		if _, err := x.emit(s.id, routed); err != nil {
+			return runtime.Result{Outcome: session.OutcomeFailure, Err: err}
+		}
+		ctx = provider.WithSwitchReporter(ctx, func(from, to provider.Link, cause error) {
+			_, _ = x.emit(s.id, session.ModelSwitched{FromProvider: from.Provider, FromModel: from.Model,
+				ToProvider: to.Provider, ToModel: to.Model, Reason: cause.Error()})
+		})
+	}
+	return runtime.Run(ctx, runtime.Config{
+		Agent: def, AgentType: s.cmd.AgentType, Policy: s.policy, Provider: prov, Model: model,
 		Sandbox: x.sandboxOf(s), System: x.prompt(s), Task: s.cmd.Task, MaxTurns: s.def.MaxTurns,
 		Deadline: deadline, Clock: x.clock,
 		Emit: func(d session.Data) error { _, err := x.emit(s.id, d); return err },
@@ -327,10 +354,16 @@ func (x *Orchestrator) finish(s *sub, res runtime.Result, start time.Time) {
 		artifacts = []string{}
 	}
 	x.captureChanges(s)
+	var cost *float64
+	if s.routed != nil {
+		if usd, known := s.routed.Cost(); known {
+			cost = &usd
+		}
+	}
 	_, _ = x.emit(s.id, session.SubagentStop{
 		Outcome: outcome, Capsule: res.Capsule, ToolInvocationCount: res.ToolCalls,
 		ArtifactPaths: artifacts, DurationMS: x.clock.Now().Sub(start).Milliseconds(),
-		Tokens: res.Tokens,
+		Tokens: res.Tokens, CostUSD: cost,
 	})
 	s.mu.Lock()
 	s.outcome = outcome
