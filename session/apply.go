@@ -55,6 +55,10 @@ func Apply(s *State, e Event) error {
 		return fail("session_id %q does not match the session %q", e.SessionID, s.SessionID)
 	case s.Ended:
 		return fail("event after SessionEnded")
+	case !plainID(e.SessionID) || !plainID(e.SubagentID):
+		// Ids are printed bare in tree rows and lines of --print: one with a line break or a
+		// control character would forge lines there.
+		return fail("session_id %q or subagent_id %q holds a control or invisible character", e.SessionID, e.SubagentID)
 	}
 
 	// Rules for events about one subagent: it must exist, and nothing but a late error or
@@ -709,4 +713,15 @@ func (cf *Conflict) markReview(e Event) {
 	if cf.ReviewSeq == 0 {
 		cf.ReviewSeq, cf.ReviewAt = e.Seq, e.TS
 	}
+}
+
+// plainID reports whether an id is free of control characters, line breaks and characters
+// that reorder or hide text.
+func plainID(id string) bool {
+	for _, r := range id {
+		if r < 0x20 || r >= 0x7f && r < 0xa0 || invisible(r) {
+			return false
+		}
+	}
+	return true
 }

@@ -268,7 +268,7 @@ func (r *Recorder) Append(ev Event) (Event, error) {
 	line := buf[start:]
 	// AppendLine escapes every quote inside the envelope's strings, so the first `,"data":`
 	// is the data key.
-	red, changed := r.red.redact(line, max(0, bytes.Index(line, dataKey)))
+	red, changed, hide := r.red.redactLine(line, max(0, bytes.Index(line, dataKey)))
 	if len(red)-1 > MaxEventLine {
 		// Nothing is written that a reader would refuse: cut the payload to fit, and the
 		// caller folds (and shows) the event as cut.
@@ -279,6 +279,14 @@ func (r *Recorder) Append(ev Event) (Event, error) {
 		}
 		red, changed = clipped, true
 	}
+	// C1 controls, bidi controls and zero-width characters are written as JSON escapes: the
+	// same value, but `tail -f` on a recording shows nothing raw that reorders or hides text.
+	respelled := false
+	if hide || changed && mayHideText(red) {
+		if safe := SanitizeJSON(red); len(safe) != len(red) {
+			red, respelled = safe, true
+		}
+	}
 	if changed || ev.Data == nil {
 		// The caller must fold what a replay reads: decode the line as written. (Nil data is
 		// written as {} and reads back as the type's zero payload.) red is a fresh slice when
@@ -288,8 +296,10 @@ func (r *Recorder) Append(ev Event) (Event, error) {
 			r.buf = buf[:start]
 			return Event{}, fmt.Errorf("record %v: recorded line does not decode: %w", ev, err)
 		}
-		buf = append(buf[:start], red...)
 		ev = dec
+	}
+	if changed || respelled || ev.Data == nil {
+		buf = append(buf[:start], red...)
 	}
 	r.buf = buf
 	if IsLifecycle(ev.Type) {
@@ -421,4 +431,42 @@ func (r *Recorder) Close() error {
 		r.closeErr = err
 	})
 	return r.closeErr
+}
+
+// leads marks the bytes that start what SanitizeJSON respells in an encoded line: DEL, C1
+// controls (0xC2 0x80–0x9F), U+061C (0xD8 0x9C), the zero-width and bidi controls of
+// U+200B–U+2069 (0xE2 0x80/0x81 …) and U+FEFF (0xEF 0xBB 0xBF). The encoders escape C0 controls
+// and invalid UTF-8 themselves.
+var leads = [256]bool{0x7f: true, 0xc2: true, 0xd8: true, 0xe2: true, 0xef: true}
+
+// mayHideText reports whether line may hold what SanitizeJSON respells (confirmed by it).
+func mayHideText(line []byte) bool {
+	for i := range line {
+		if leads[line[i]] && mayHideAt(line, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHideAt reports whether the character at line[i] is one SanitizeJSON respells; the
+// Redactor asks it at the bytes its table marks, in the pass it makes anyway.
+func mayHideAt(line []byte, i int) bool {
+	switch c := line[i]; {
+	case c == 0x7f:
+		return true
+	case i+1 >= len(line):
+	case c == 0xc2 && line[i+1] >= 0x80 && line[i+1] <= 0x9f, c == 0xd8 && line[i+1] == 0x9c:
+		return true
+	case i+2 >= len(line):
+	case c == 0xe2 && line[i+1] == 0x80:
+		t := line[i+2]
+		return t >= 0x8b && t <= 0x8f || t >= 0xaa && t <= 0xae
+	case c == 0xe2 && line[i+1] == 0x81:
+		t := line[i+2]
+		return t >= 0xa0 && t <= 0xa4 || t >= 0xa6 && t <= 0xa9
+	case c == 0xef && line[i+1] == 0xbb && line[i+2] == 0xbf:
+		return true
+	}
+	return false
 }

@@ -619,3 +619,28 @@ func TestRecorderCutsOversizedEvents(t *testing.T) {
 		t.Errorf("token text as read: %d bytes", len(text))
 	}
 }
+
+// Bidi controls, zero-width characters and C1 controls are written as JSON escapes: the line
+// decodes to the same text, and the file holds none of them raw.
+func TestRecorderEscapesInvisibles(t *testing.T) {
+	r, err := OpenRecorder(t.TempDir(), "s-rec", RecorderOptions{Environ: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "file MBIDI\u202etxt.exe\u202c, zero\u200bwidth, c1 \u009b31m, naïve ✓"
+	got := mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: text}), 1))
+	r.Close()
+	raw, _ := os.ReadFile(r.Path())
+	for _, bad := range []string{"\u202e", "\u202c", "\u200b", "\u009b"} {
+		if strings.Contains(string(raw), bad) {
+			t.Errorf("the file holds %U raw: %s", []rune(bad)[0], raw)
+		}
+	}
+	if !strings.Contains(string(raw), `\u202e`) || !strings.Contains(string(raw), "naïve ✓") {
+		t.Errorf("the line: %s", raw)
+	}
+	evs, _, err := ReadAll(r.Path(), ReadOptions{})
+	if err != nil || evs[0].Data.(TranscriptEvent).Text != text || got.Data.(TranscriptEvent).Text != text {
+		t.Errorf("read back %q, %v", evs[0].Data.(TranscriptEvent).Text, err)
+	}
+}

@@ -44,6 +44,7 @@ type Redactor struct {
 const (
 	trigTok = 1 << iota
 	trigEnv
+	trigHide // the lead byte of a character that reorders or hides text (see mayHideAt)
 )
 
 // needle is one spelling (raw or JSON-escaped, ≥ minSecretLen bytes) of a secret
@@ -156,6 +157,11 @@ func NewRedactor(environ []string) *Redactor {
 			r.trig[c] |= trigTok
 		}
 	}
+	for c, lead := range leads {
+		if lead {
+			r.trig[c] |= trigHide
+		}
+	}
 	return r
 }
 
@@ -207,14 +213,22 @@ func (r *Redactor) RedactText(text string) string {
 // the recorder passes the start of "data", so the envelope (ids, ts, type: no secrets, and
 // nothing it may rewrite) costs no scanning.
 func (r *Redactor) redact(line []byte, from int) ([]byte, bool) {
+	out, changed, _ := r.redactLine(line, from)
+	return out, changed
+}
+
+// redactLine is redact that also reports whether line[from:] may hold a character that
+// reorders or hides text (see mayHideAt), found in the same pass over its bytes.
+func (r *Redactor) redactLine(line []byte, from int) (out []byte, changed, hide bool) {
 	if r == nil {
-		return line, false
+		return line, false, mayHideText(line[from:])
 	}
-	spans := r.find(line, from)
+	spans, hide := r.scan(line, from)
 	if len(spans) == 0 {
-		return line, false
+		return line, false, hide
 	}
-	return r.replace(line, keepInValueStrings(line, spans))
+	out, changed = r.replace(line, keepInValueStrings(line, spans))
+	return out, changed, hide
 }
 
 // replace puts each span's replacement in place of its bytes; overlapping spans merge.
@@ -259,7 +273,13 @@ type span struct {
 
 // find returns the spans of the secrets in line[from:], in one pass over its bytes.
 func (r *Redactor) find(line []byte, from int) []span {
-	var spans []span
+	spans, _ := r.scan(line, from)
+	return spans
+}
+
+// scan is find that also says whether the bytes may hold a character that reorders or hides
+// text.
+func (r *Redactor) scan(line []byte, from int) (spans []span, hide bool) {
 	// Matches of one needle do not overlap (a run of a repeated secret is covered by
 	// consecutive matches), and a token is not searched inside the last token found, which
 	// keeps the scan linear whatever the input.
@@ -276,6 +296,9 @@ func (r *Redactor) find(line []byte, from int) []span {
 		t := trig[line[i]]
 		if t == 0 {
 			continue
+		}
+		if t&trigHide != 0 && !hide {
+			hide = mayHideAt(line, i)
 		}
 		if t&trigEnv != 0 {
 			for _, ni := range r.envAt[line[i]] {
@@ -297,7 +320,7 @@ func (r *Redactor) find(line []byte, from int) []span {
 			}
 		}
 	}
-	return spans
+	return spans, hide
 }
 
 // byteClass is a set of bytes a token is made of. None of the classes contain '"' or '\\',

@@ -82,3 +82,32 @@ func invisible(r rune) bool {
 	}
 	return false
 }
+
+// SanitizeJSON is Sanitize for JSON text (the --json outputs): every code point Sanitize
+// escapes is written as a JSON escape (\u001b, \u202e, ...) instead, so the document stays
+// valid and decodes to the same value, and nothing in it reaches a terminal raw. encoding/json
+// escapes C0 controls already, but writes DEL, C1 controls, bidi controls and zero-width
+// characters as they are. An invalid UTF-8 byte becomes \ufffd, what a decoder reads it as.
+// Raw newlines and tabs are kept: between tokens they are the document's indentation (inside
+// a string a JSON encoder never writes them raw).
+func SanitizeJSON(js []byte) []byte {
+	if clean(string(js)) {
+		return js
+	}
+	b := make([]byte, 0, len(js)+16)
+	for i := 0; i < len(js); {
+		r, size := utf8.DecodeRune(js[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\n' || r == '\t':
+			b = append(b, byte(r))
+		case r < 0x20 || r >= 0x7f && r < 0xa0 || invisible(r):
+			b = fmt.Appendf(b, `\u%04x`, r)
+		default:
+			b = append(b, js[i:i+size]...)
+		}
+		i += size
+	}
+	return b
+}

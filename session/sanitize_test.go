@@ -1,6 +1,8 @@
 package session
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -65,5 +67,32 @@ func TestSanitizeBidiAndInvisible(t *testing.T) {
 		if Sanitize(Sanitize(in)) != Sanitize(in) {
 			t.Errorf("not idempotent on %q", in)
 		}
+	}
+}
+
+// SanitizeJSON keeps the document's value: what Sanitize would escape is written as a JSON
+// escape, and the text decodes to what was encoded.
+func TestSanitizeJSON(t *testing.T) {
+	in := map[string]any{"name": "evil\x1b[2J\u009b31m\u202eexe\u202c\u200b\ufeff del\x7f", "ok": "é 漢 🚀\n\ttab"}
+	raw, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := SanitizeJSON(raw)
+	if Sanitize(string(out)) != string(out) {
+		t.Errorf("SanitizeJSON left something Sanitize escapes: %q", out)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(out, &back); err != nil {
+		t.Fatalf("not JSON any more: %v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(back, in) {
+		t.Errorf("the value changed: %q, want %q", back, in)
+	}
+	if clean := []byte(`{"a": "plain"}`); &SanitizeJSON(clean)[0] != &clean[0] {
+		t.Error("clean JSON is copied")
+	}
+	if got := string(SanitizeJSON([]byte("\"a\xffb\""))); got != `"a\ufffdb"` {
+		t.Errorf("invalid UTF-8: %q", got)
 	}
 }

@@ -416,7 +416,7 @@ func (m *Model) dockLine() string {
 	if len(items) > 1 {
 		text = fmt.Sprintf("⚠ %d waiting · oldest: %s", len(items), session.WaitingText(m.st, items[0]))
 	}
-	return m.sty.warn.Render(ansi.Truncate(text+" · ctrl+o answers", m.w, "…"))
+	return m.sty.warn.Render(ansi.Truncate(session.Sanitize(text)+" · ctrl+o answers", m.w, "…"))
 }
 
 // renderInbox draws the inbox as a box of width w, at most h lines.
@@ -433,7 +433,7 @@ func (m *Model) renderInbox(w, h int) []string {
 			if it.ID == ib.id {
 				mark = "▸ "
 			}
-			l := ansi.Truncate(mark+session.WaitingText(m.st, it)+" · "+m.age(it), inner, "…")
+			l := ansi.Truncate(mark+session.Sanitize(session.WaitingText(m.st, it))+" · "+m.age(it), inner, "…")
 			if it.ID == ib.id {
 				l = m.sty.bold.Render(l)
 			} else {
@@ -507,7 +507,7 @@ func (m *Model) chooser(cs []choice, inner int, full bool) []string {
 	var out []string
 	lw := 0
 	for _, c := range cs {
-		lw = max(lw, ansi.StringWidth(c.label))
+		lw = max(lw, ansi.StringWidth(session.Sanitize(c.label)))
 	}
 	for i, c := range cs {
 		mark := "  "
@@ -518,11 +518,12 @@ func (m *Model) chooser(cs []choice, inner int, full bool) []string {
 		if c.risky {
 			warn = "⚠ "
 		}
-		label := mark + c.key + " " + c.label + strings.Repeat(" ", lw-ansi.StringWidth(c.label)) + " " + warn
+		// Labels and descriptions name ids, tools and files: drawn sanitised.
+		label := mark + c.key + " " + session.Sanitize(c.label) + strings.Repeat(" ", lw-ansi.StringWidth(session.Sanitize(c.label))) + " " + warn
 		dw := max(10, inner-ansi.StringWidth(label))
-		ds := strings.Split(ansi.Wrap(c.does, dw, ""), "\n")
+		ds := strings.Split(ansi.Wrap(session.Sanitize(c.does), dw, ""), "\n")
 		if !full {
-			ds = []string{ansi.Truncate(c.does, dw, "…")}
+			ds = []string{ansi.Truncate(session.Sanitize(c.does), dw, "…")}
 		}
 		for j, d := range ds {
 			l := label + d
@@ -599,7 +600,7 @@ func (m *Model) reviewBody(cf *session.Conflict, inner int, changesOnly bool) []
 		}
 		head += fmt.Sprintf(" · %s %s%s", cv.ID, cv.Strategy, pos)
 	}
-	body := []string{m.sty.warn.Render(ansi.Truncate(head, inner, "…"))}
+	body := []string{m.sty.warn.Render(ansi.Truncate(session.Sanitize(head), inner, "…"))}
 	if cf.ReviewReason != "" {
 		body = append(body, wrap("why: "+cf.ReviewReason, inner)...)
 	}
@@ -616,7 +617,7 @@ func (m *Model) reviewBody(cf *session.Conflict, inner int, changesOnly bool) []
 // changesOnly, a hunk's context and @@ lines are left out.
 func (m *Model) sides(cf *session.Conflict, width int, changesOnly bool) []string {
 	col := func(i int, sd session.ConflictSide, w int) []string {
-		head := m.sty.bold.Render(ansi.Truncate(fmt.Sprintf("%d %s", i+1, sideHeader(sd)), w, "…"))
+		head := m.sty.bold.Render(ansi.Truncate(session.Sanitize(fmt.Sprintf("%d %s", i+1, sideHeader(sd))), w, "…"))
 		out := []string{head}
 		for _, l := range wrap(valueText(sd.Value), w) {
 			changed := (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")) && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---")

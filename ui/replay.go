@@ -325,7 +325,7 @@ func (m *Model) replayStatus() string {
 	}
 	s := fmt.Sprintf("▶ %s %g× · %s · %d/%d · seq %d", state, r.Speed, idle, r.pos, r.ix.Len(), seq)
 	if r.err != "" {
-		s += " · fold error: " + r.err
+		s += " · fold error: " + session.Sanitize(r.err)
 	}
 	return s
 }

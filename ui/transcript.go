@@ -289,7 +289,7 @@ func capsuleMarkdown(c *protocols.Capsule) string {
 		fmt.Fprintf(&b, "confidence %.2f\n\n", *c.Confidence)
 	}
 	for _, f := range c.Findings {
-		fmt.Fprintf(&b, "- **%s** %s", orDash(f.Severity), session.Sanitize(f.Summary))
+		fmt.Fprintf(&b, "- **%s** %s", orDash(session.Sanitize(f.Severity)), session.Sanitize(f.Summary))
 		if len(f.FileRefs) > 0 {
 			fmt.Fprintf(&b, " (`%s`)", session.Sanitize(strings.Join(f.FileRefs, "`, `")))
 		}

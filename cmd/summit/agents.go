@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/protocols"
+	"github.com/summit-dev/summit/session"
 )
 
 // catalogueFlags are the search-path flags shared by the agents subcommands.
@@ -71,19 +71,18 @@ func newAgentsList(stdout, stderr io.Writer) *cobra.Command {
 				for _, d := range defs {
 					out = append(out, jsonDef{d, agents.JSONSafe(d.Metadata), agents.JSONSafe(d.Unknown)})
 				}
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				return writeJSON(stdout, out)
 			}
+			// Names, descriptions, tools and paths are whatever the agent files say.
 			for _, d := range defs {
 				tools := "(type defaults)"
 				if d.Tools != nil {
 					tools = strings.Join(d.Tools, ",")
 				}
-				fmt.Fprintf(stdout, "%-22s %-10s %-14s %s\n    %s\n", d.Name, d.Source.Layer, orDash(d.Model.String()), tools, firstLine(d.Description, 100))
+				fmt.Fprint(stdout, session.Sanitize(fmt.Sprintf("%-22s %-10s %-14s %s\n    %s\n", d.Name, d.Source.Layer, orDash(d.Model.String()), tools, firstLine(d.Description, 100))))
 			}
 			for _, s := range cat.Shadows() {
-				fmt.Fprintf(stderr, "summit: %s: %s shadows %s\n", s.Name, s.Winner, s.Loser)
+				fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(fmt.Sprintf("%s: %s shadows %s", s.Name, s.Winner, s.Loser)))
 			}
 			if n := len(cat.Problems()); n > 0 {
 				fmt.Fprintf(stderr, "summit: %d problems while loading; run 'summit agents validate'\n", n)
@@ -120,17 +119,15 @@ whole search path. One line per problem: file:line: level: message.`,
 			}
 			problems := cat.Validate()
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
 				if problems == nil {
 					problems = []agents.Problem{}
 				}
-				if err := enc.Encode(problems); err != nil {
+				if err := writeJSON(stdout, problems); err != nil {
 					return err
 				}
 			} else {
 				for _, p := range problems {
-					fmt.Fprintln(stdout, p.String())
+					fmt.Fprintln(stdout, session.Sanitize(p.String())) // file names and names as found
 				}
 			}
 			errs := 0
@@ -164,6 +161,10 @@ func newAgentsShow(stdout io.Writer) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Everything shown comes from the agent file (the body is the prompt): it is
+			// written out sanitised, whole.
+			var out strings.Builder
+			defer func() { fmt.Fprint(stdout, session.Sanitize(out.String())) }()
 			cat := f.load()
 			d, ok := cat.Get(args[0])
 			if !ok {
@@ -181,29 +182,29 @@ func newAgentsShow(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return badFile(err)
 			}
-			fmt.Fprintf(stdout, "name:        %s\nsource:      %s (%s, %s)\ndescription: %s\nmodel:       %s\n",
+			fmt.Fprintf(&out, "name:        %s\nsource:      %s (%s, %s)\ndescription: %s\nmodel:       %s\n",
 				d.Name, d.Source.Path, d.Source.Dialect, d.Source.Layer, firstLine(d.Description, 200), orDash(d.Model.String()))
 			if d.Temperature != nil {
-				fmt.Fprintf(stdout, "temperature: %g\n", *d.Temperature)
+				fmt.Fprintf(&out, "temperature: %g\n", *d.Temperature)
 			}
 			if d.MaxTurns > 0 {
-				fmt.Fprintf(stdout, "max turns:   %d\n", d.MaxTurns)
+				fmt.Fprintf(&out, "max turns:   %d\n", d.MaxTurns)
 			}
 			if d.TimeoutMins > 0 {
-				fmt.Fprintf(stdout, "timeout:     %d min\n", d.TimeoutMins)
+				fmt.Fprintf(&out, "timeout:     %d min\n", d.TimeoutMins)
 			}
-			fmt.Fprintf(stdout, "mode:        %s (session ceiling %s)\ntools:       %s\n", pol.Mode, mode, orDash(strings.Join(pol.Tools, ", ")))
+			fmt.Fprintf(&out, "mode:        %s (session ceiling %s)\ntools:       %s\n", pol.Mode, mode, orDash(strings.Join(pol.Tools, ", ")))
 			for _, n := range pol.Notes {
-				fmt.Fprintf(stdout, "policy:      %s\n", n)
+				fmt.Fprintf(&out, "policy:      %s\n", n)
 			}
 			for _, o := range d.Overrides {
-				fmt.Fprintf(stdout, "override:    %s\n", o)
+				fmt.Fprintf(&out, "override:    %s\n", o)
 			}
 			prompt := protocols.BuildPrompt(protocols.PromptInput{
 				AgentName: d.Name, AgentBody: d.Body, PermissionMode: string(pol.Mode), Workspace: f.workspace,
 				Tools: pol.Tools, Denied: d.DisallowedTools, InheritContext: true, Task: task,
 			})
-			fmt.Fprintf(stdout, "\n---- delegation prompt for the sample task ----\n%s", prompt)
+			fmt.Fprintf(&out, "\n---- delegation prompt for the sample task ----\n%s", prompt)
 			return nil
 		},
 	}

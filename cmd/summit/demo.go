@@ -181,7 +181,7 @@ unless --keep is given.`,
 			}
 			err = workbench(f, stderr, demoWelcome, runGuide)
 			if keep {
-				fmt.Fprintf(stderr, "summit: the demo workspace is kept at %s\n", f.workspace)
+				fmt.Fprintf(stderr, "summit: the demo workspace is kept at %s\n", session.Sanitize(f.workspace))
 			}
 			return err
 		},

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/gitws"
 )
 
@@ -40,13 +40,14 @@ Running sessions are never touched, nor anything outside refs/summit/ and the ca
 				if left == nil {
 					left = []gitws.Leftover{}
 				}
-				b, _ := json.MarshalIndent(left, "", "  ")
-				fmt.Fprintln(stdout, string(b))
+				if err := writeJSON(stdout, left); err != nil {
+					return err
+				}
 			} else if len(left) == 0 {
 				fmt.Fprintln(stdout, "nothing to clean: no session left worktrees or refs behind")
 			} else {
 				for _, l := range left {
-					fmt.Fprintln(stdout, l.String())
+					fmt.Fprintln(stdout, session.Sanitize(l.String())) // paths and ref names as found
 				}
 			}
 			if dry || len(left) == 0 {
@@ -73,6 +74,6 @@ func noteLeftovers(stderr io.Writer) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if left, err := gitws.Leftovers(ctx, cache); err == nil && len(left) > 0 {
-		fmt.Fprintf(stderr, "summit: %d leftovers of ended sessions in %s ('summit gc' lists and removes them)\n", len(left), cache)
+		fmt.Fprintf(stderr, "summit: %d leftovers of ended sessions in %s ('summit gc' lists and removes them)\n", len(left), session.Sanitize(cache))
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,7 @@ import (
 // recordedNote is what a closed workbench session prints on stderr: where its recording is,
 // and the exact command that replays it.
 func recordedNote(path string) string {
-	return fmt.Sprintf("summit: recorded %s\nreplay it with: summit replay %s\n", path, shellQuote(path))
+	return session.Sanitize(fmt.Sprintf("summit: recorded %s\nreplay it with: summit replay %s\n", path, shellQuote(path)))
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but safe characters.
@@ -33,7 +32,7 @@ func shellQuote(s string) string {
 func load(path string, lenient bool, stderr io.Writer) (*session.State, error) {
 	st, rep, err := session.LoadFile(path, session.ReadOptions{Lenient: lenient})
 	for _, w := range rep.Warnings {
-		fmt.Fprintf(stderr, "summit: %s: %s\n", path, w)
+		fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(path+": "+w))
 	}
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -99,11 +98,15 @@ conflict rate, timeouts and retries, plus event counts by type, the session id a
 			}
 			m := session.ComputeMetrics(st)
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(m)
+				return writeJSON(stdout, m)
 			}
-			return m.WriteText(stdout)
+			// The session id, agent types, outcomes and event types are what the recording says.
+			var b strings.Builder
+			if err := m.WriteText(&b); err != nil {
+				return err
+			}
+			_, err = io.WriteString(stdout, session.Sanitize(b.String()))
+			return err
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the metrics as JSON")
