@@ -49,6 +49,7 @@
 //	             DeltaBatch DeltaBatchApplied
 //	workspace    SubagentIsolated SubagentChanges ChangesApplied ApplyUndone
 //	             WorktreeDiscarded ChangesRebased
+//	model        ModelRouted ModelSwitched
 //
 // Fields are added freely and never renamed or dropped. A type this build does not know is
 // decoded as Unknown, kept, and skipped by the fold (it still takes its seq). A line with
@@ -63,6 +64,15 @@
 // before the stop; a SubagentError whose will_retry (default: retryable) is true counts a
 // retry and the subagent goes on. Token and thinking events are deltas and coalesce into one
 // transcript item per run.
+//
+// # Models
+//
+// Before its first model turn a subagent on a real model gets ModelRouted: the provider and
+// model its requests go to, the agent's own choice (requested), why (a config route, a tier
+// mapping when the name's provider is not configured or --provider overrides it), its
+// fallbacks, and the parameters not sent. ModelSwitched records a move to a fallback when the
+// model was not found or not available. SubagentStop.cost_usd is its cost when every model
+// that ran has a price in the config (absent: unknown, not zero). Script tapes record neither.
 //
 // # Durability and secrets
 //

@@ -14,7 +14,11 @@ import (
 // iterates only ordered slices, so the same log always prints the same bytes: `replay --print`
 // of a recording and the end of the `run --script` that made it are compared byte for byte.
 //
-// All model and tool text goes through Sanitize.
+// All model and tool text goes through Sanitize, each field on its own (so that its own
+// newlines are indented), and then the whole text once more: ids, names, modes and reasons
+// are whatever the recording says, and a recording is a file anyone can hand over. Sanitize
+// is idempotent and leaves clean text as it is, so the second pass changes no byte of an
+// ordinary session.
 func Print(w io.Writer, s *State) error {
 	var b strings.Builder
 	p := printer{b: &b, s: s}
@@ -26,7 +30,7 @@ func Print(w io.Writer, s *State) error {
 	p.permissions()
 	p.applies()
 	p.playbook()
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, Sanitize(b.String()))
 	return err
 }
 
@@ -141,6 +145,9 @@ func (p printer) transcripts() {
 		p.f("task: %s\n", Sanitize(sa.Task))
 		p.f("mode: %s · tools: %s · timeout %ds · inherit context %t\n", orDash(sa.PermissionMode),
 			orDash(strings.Join(sa.Tools, ",")), sa.TimeoutS, sa.InheritContext)
+		if rt := sa.Route; rt != nil {
+			p.f("model: %s (%s)\n", Sanitize(sa.ModelInUse()), Sanitize(RouteText(sa)))
+		}
 		t := sa.Transcript
 		for i := 0; i < t.Len(); i++ {
 			p.item(t, i)
@@ -151,6 +158,9 @@ func (p printer) transcripts() {
 		if sa.Stopped {
 			p.f("stop: %s · %s · %s · tokens in %d out %d", sa.Outcome, FormatDuration(time.Duration(sa.DurationMS)*time.Millisecond),
 				Plural(sa.ToolCalls, "tool call"), sa.Tokens.Input, sa.Tokens.Output)
+			if sa.CostUSD != nil {
+				p.f(" · cost %s", FormatCost(*sa.CostUSD))
+			}
 			if len(sa.ArtifactPaths) > 0 {
 				p.f(" · artifacts %s", Sanitize(strings.Join(sa.ArtifactPaths, ", ")))
 			}
@@ -163,7 +173,7 @@ func (p printer) transcripts() {
 				p.f("  confidence %.2f\n", *c.Confidence)
 			}
 			for _, fd := range c.Findings {
-				p.f("  finding [%s] %s", orDash(fd.Severity), Sanitize(fd.Summary))
+				p.f("  finding [%s] %s", orDash(Sanitize(fd.Severity)), Sanitize(fd.Summary))
 				if len(fd.FileRefs) > 0 {
 					p.f(" (%s)", Sanitize(strings.Join(fd.FileRefs, ", ")))
 				}
@@ -495,6 +505,42 @@ func FormatTokens(sa *Subagent) string {
 		return fmt.Sprintf("%s%.1fk", prefix, float64(n)/1000)
 	}
 	return fmt.Sprintf("%s%d", prefix, n)
+}
+
+// FormatCost writes a cost in US dollars: cents to four places below a dollar ("$0.0123").
+func FormatCost(usd float64) string {
+	if usd >= 1 {
+		return fmt.Sprintf("$%.2f", usd)
+	}
+	return fmt.Sprintf("$%.4f", usd)
+}
+
+// RouteText says where a subagent's model requests went and why: the agent's choice and the
+// route's reason, then each switch to a fallback.
+func RouteText(sa *Subagent) string {
+	rt := sa.Route
+	if rt == nil {
+		return ""
+	}
+	t := rt.Why
+	if rt.Requested != "" {
+		t = "agent asks for " + rt.Requested + "; " + t
+	}
+	for _, d := range rt.Dropped {
+		t += "; not sent: " + d
+	}
+	for _, sw := range sa.Switches {
+		t += "; switched from " + Link(sw.FromProvider, sw.FromModel) + ": " + sw.Reason
+	}
+	return t
+}
+
+// Link is provider/model, or the provider alone when the model is its configured one.
+func Link(provider, model string) string {
+	if model == "" {
+		return provider
+	}
+	return provider + "/" + model
 }
 
 // ConvergenceStatus describes a convergence's state for people: "pending (waiting for sa-2)"

@@ -69,10 +69,7 @@ func (sa *Subagent) ModelInUse() string {
 	if n := len(sa.Switches); n > 0 {
 		prov, model = sa.Switches[n-1].ToProvider, sa.Switches[n-1].ToModel
 	}
-	if model == "" {
-		return prov
-	}
-	return prov + "/" + model
+	return Link(prov, model)
 }
 
 type Subagent struct {

@@ -82,6 +82,9 @@ func (m *Model) rows() []row {
 		if sa.Status != session.StatusQueued {
 			parts = append(parts, session.FormatDuration(sa.Elapsed(now)), session.FormatTokens(sa))
 		}
+		if sa.CostUSD != nil {
+			parts = append(parts, session.FormatCost(*sa.CostUSD))
+		}
 		if sa.CurrentTool != "" && sa.PendingRequest == "" {
 			parts = append(parts, session.Sanitize(sa.CurrentTool))
 		}
@@ -170,11 +173,13 @@ func (m *Model) renderTree(w, h int) []string {
 		if i == sel {
 			mark = "▸"
 		}
-		left := mark + strings.Repeat("  ", r.indent) + r.glyph + " " + r.text
+		// Ids, names and choices are what the events say (a replayed recording can say
+		// anything): the row's text is drawn sanitised.
+		left := mark + strings.Repeat("  ", r.indent) + r.glyph + " " + session.Sanitize(r.text)
 		line := left
 		if r.extra != "" {
 			room := w - ansi.StringWidth(left) - 1
-			extra := ansi.Truncate(r.extra, max(0, room), "…")
+			extra := ansi.Truncate(session.Sanitize(r.extra), max(0, room), "…")
 			if room > 3 {
 				line = left + strings.Repeat(" ", max(1, w-ansi.StringWidth(left)-ansi.StringWidth(extra))) + extra
 			}

@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/summit-dev/summit/commands"
@@ -22,7 +23,9 @@ func (m *Model) View() tea.View {
 	v.AltScreen = true
 	v.WindowTitle = "summit"
 	if m.st.SessionID != "" {
-		v.WindowTitle = "summit · " + m.st.SessionID
+		// The title is written inside an OSC sequence: a raw ESC or BEL in the id (a recording
+		// can say anything) would end it and start a sequence of its own.
+		v.WindowTitle = "summit · " + session.Sanitize(m.st.SessionID)
 	}
 	return v
 }
@@ -161,7 +164,7 @@ func (m *Model) header() string {
 		parts = append(parts, session.Sanitize(id))
 	}
 	if st.Info.PermissionMode != "" {
-		parts = append(parts, st.Info.PermissionMode)
+		parts = append(parts, session.Sanitize(st.Info.PermissionMode))
 	}
 	switch p := st.Info.Provider; p {
 	case "":
@@ -175,10 +178,10 @@ func (m *Model) header() string {
 		parts = append(parts, m.sty.warn.Render(fmt.Sprintf("⚠ %d waiting", n)))
 	}
 	if c := st.Control; c != "" {
-		parts = append(parts, m.sty.warn.Render("⇄ "+c+" has control"))
+		parts = append(parts, m.sty.warn.Render("⇄ "+session.Sanitize(c)+" has control"))
 	}
 	if m.o.Replay == nil && st.Ended {
-		parts = append(parts, "ended ("+st.EndReason+")")
+		parts = append(parts, "ended ("+session.Sanitize(st.EndReason)+")")
 	}
 	return ansi.Truncate(strings.Join(parts, m.sty.headerDim.Render(" · ")), m.w, "…")
 }
@@ -209,6 +212,15 @@ func (m *Model) transcriptTitle(w int) string {
 	case m.st.Subagent(m.sel) != nil:
 		sa := m.st.Subagent(m.sel)
 		t = fmt.Sprintf("%s %s · %s · %s · %s tok", sa.ID, sa.AgentType, sa.Status, session.FormatDuration(sa.Elapsed(m.now())), session.FormatTokens(sa))
+		if model := sa.ModelInUse(); model != "" {
+			if len(sa.Switches) > 0 {
+				model = "↪ " + model // a fallback runs it
+			}
+			t += " · " + model
+		}
+		if sa.CostUSD != nil {
+			t += " · " + session.FormatCost(*sa.CostUSD)
+		}
 		if sa.CurrentTool != "" {
 			t += " · " + session.Sanitize(sa.CurrentTool)
 		}
@@ -221,7 +233,7 @@ func (m *Model) transcriptTitle(w int) string {
 	if !v.follow {
 		t += " · scrolled (G follows)"
 	}
-	return ansi.Truncate(t, max(1, w-2), "…")
+	return ansi.Truncate(session.Sanitize(t), max(1, w-2), "…")
 }
 
 func (m *Model) now() time.Time {
@@ -232,26 +244,30 @@ func (m *Model) now() time.Time {
 }
 
 // noticeLine: an error, else the quit question, else the last message, else what a running
-// /wait waits for, else the handoff banner with the subagent's question.
+// /wait waits for, else the handoff banner with the subagent's question. Replies quote file
+// names, agent names and model text, so every notice is drawn sanitised.
 func (m *Model) noticeLine() string {
+	line := func(st lipgloss.Style, text string) string {
+		return st.Render(ansi.Truncate(session.Sanitize(text), m.w, "…"))
+	}
 	switch {
 	case m.notice != "" && m.noticeErr:
-		return m.sty.noticeErr.Render(ansi.Truncate("✗ "+oneLine(m.notice), m.w, "…"))
+		return line(m.sty.noticeErr, "✗ "+oneLine(m.notice))
 	case m.quitArm:
-		return m.sty.warn.Render(ansi.Truncate(m.quitText(), m.w, "…"))
+		return line(m.sty.warn, m.quitText())
 	case m.notice != "":
-		return m.sty.notice.Render(ansi.Truncate(oneLine(m.notice), m.w, "…"))
+		return line(m.sty.notice, oneLine(m.notice))
 	case m.waitLine != "":
-		return m.sty.notice.Render(ansi.Truncate(m.waitLine, m.w, "…"))
+		return line(m.sty.notice, m.waitLine)
 	case m.st.Control != "" && m.o.Replay == nil:
 		c := m.st.Control
 		text := fmt.Sprintf(" ⇄ %s has control: what you type goes to it (/cancel %s ends it) ", c, c)
 		if q := m.question(c); q != "" {
 			text = fmt.Sprintf(" ⇄ %s asks: %s ", c, q)
 		}
-		return m.sty.banner.Render(ansi.Truncate(text, m.w, "…"))
+		return line(m.sty.banner, text)
 	case m.foldErr != "":
-		return m.sty.noticeErr.Render(ansi.Truncate("fold: "+m.foldErr, m.w, "…"))
+		return line(m.sty.noticeErr, "fold: "+m.foldErr)
 	}
 	return ""
 }

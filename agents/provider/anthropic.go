@@ -64,7 +64,7 @@ func NewAnthropic(c AnthropicConfig) (Provider, error) {
 func init() {
 	factories["anthropic"] = func(name string, c ProviderConfig, getenv func(string) string) (Provider, error) {
 		return NewAnthropic(AnthropicConfig{Name: name, BaseURL: c.BaseURL, Model: c.Model, KeyEnv: c.KeyEnv,
-			Getenv: getenv, ThinkingBudget: c.ThinkingBudget})
+			Getenv: getenv, ThinkingBudget: c.ThinkingBudget, HTTPClient: clientFor(c, getenv, nil)})
 	}
 }
 
@@ -99,9 +99,20 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request) (Stream, er
 	}
 	params := anthropic.MessageNewParams{Model: anthropic.Model(model), Messages: msgs, MaxTokens: maxTokens}
 	if req.System != "" {
-		params.System = []anthropic.TextBlockParam{{Text: req.System}}
+		// Prompt caching: the system prompt, the tools (below) and the conversation so far
+		// are marked as cache breakpoints, so each turn re-reads ~9 KB of prompt and tools
+		// from the cache instead of paying for them again (the API allows four).
+		params.System = []anthropic.TextBlockParam{{Text: req.System, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
 	}
-	if b := int64(p.c.ThinkingBudget); b > 0 {
+	cacheLastBlock(msgs)
+	budget := p.c.ThinkingBudget
+	if req.ThinkingBudget != nil {
+		budget = *req.ThinkingBudget // the route's
+		if budget > 0 && budget < 1024 {
+			return nil, &Error{Provider: p.c.Name, Msg: fmt.Sprintf("thinking_budget %d is below the API's minimum of 1024", budget)}
+		}
+	}
+	if b := int64(budget); b > 0 {
 		params.Thinking = anthropic.ThinkingConfigParamOfEnabled(b)
 		// max_tokens counts thinking too and must exceed the budget.
 		params.MaxTokens = max(maxTokens, b+defaultMaxTokens)
@@ -127,8 +138,26 @@ func (p *anthropicProvider) Stream(ctx context.Context, req Request) (Stream, er
 		}
 		params.Tools = append(params.Tools, tool)
 	}
+	if n := len(params.Tools); n > 0 && params.Tools[n-1].OfTool != nil {
+		params.Tools[n-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	}
 	st := client.Messages.NewStreaming(ctx, params)
 	return &anthropicStream{p: p, ctx: ctx, st: st, blocks: map[int64]*block{}}, nil
+}
+
+// cacheLastBlock marks the last cacheable block of the conversation as a cache breakpoint:
+// the next turn, which repeats this conversation and adds to it, reads it from the cache.
+func cacheLastBlock(msgs []anthropic.MessageParam) {
+	if len(msgs) == 0 {
+		return
+	}
+	blocks := msgs[len(msgs)-1].Content
+	for i := len(blocks) - 1; i >= 0; i-- {
+		if cc := blocks[i].GetCacheControl(); cc != nil {
+			*cc = anthropic.NewCacheControlEphemeralParam()
+			return
+		}
+	}
 }
 
 func toStrings(v any) []string {

@@ -135,8 +135,22 @@ func TestAnthropicStream(t *testing.T) {
 	if mt, _ := body["max_tokens"].(float64); mt <= 2048 {
 		t.Errorf("max_tokens %v not above the thinking budget", body["max_tokens"])
 	}
-	if sys, _ := json.Marshal(body["system"]); string(sys) != `[{"text":"sys","type":"text"}]` {
+	// Prompt caching: the system prompt, the last tool and the last block of the
+	// conversation are cache breakpoints, and nothing else is.
+	if sys, _ := json.Marshal(body["system"]); string(sys) != `[{"cache_control":{"type":"ephemeral"},"text":"sys","type":"text"}]` {
 		t.Errorf("system %s", sys)
+	}
+	if all, _ := json.Marshal(body); strings.Count(string(all), `"cache_control"`) != 3 {
+		t.Errorf("want 3 cache breakpoints: %s", all)
+	}
+	if ts, _ := body["tools"].([]any); len(ts) == 0 || ts[len(ts)-1].(map[string]any)["cache_control"] == nil {
+		t.Errorf("the last tool is not a cache breakpoint: %v", body["tools"])
+	}
+	if ms, _ := body["messages"].([]any); len(ms) > 0 {
+		content, _ := ms[len(ms)-1].(map[string]any)["content"].([]any)
+		if len(content) == 0 || content[len(content)-1].(map[string]any)["cache_control"] == nil {
+			t.Errorf("the last block of the conversation is not a cache breakpoint: %v", ms[len(ms)-1])
+		}
 	}
 	tools, _ := json.Marshal(body["tools"])
 	for _, want := range []string{`"name":"read_file"`, `"description":"read"`, `"required":["path"]`, `"additionalProperties":false`, `"type":"object"`} {

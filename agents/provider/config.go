@@ -19,7 +19,7 @@ import (
 //
 //	providers:
 //	  openai: {kind: openai, base_url: https://api.openai.com/v1, key_env: OPENAI_API_KEY}
-//	  ollama: {kind: openai, base_url: http://localhost:11434/v1}
+//	  ollama: {kind: ollama, base_url: http://localhost:11434, num_ctx: 32768}  # native API; num_ctx: the context size
 //	  claude: {kind: anthropic, key_env: ANTHROPIC_API_KEY, thinking_budget: 4096}  # budget: 0 = no thinking
 //	  gemini: {kind: gemini}    # key: GEMINI_API_KEY, else GOOGLE_API_KEY; thinking_budget: 0 = the model's default
 //	models:                     # routing: alias or concrete name -> provider + model
@@ -51,13 +51,27 @@ type Config struct {
 
 // ProviderConfig is one configured backend.
 type ProviderConfig struct {
-	Kind    string `yaml:"kind"` // openai | anthropic | gemini | script
+	Kind    string `yaml:"kind"` // openai | anthropic | gemini | ollama | script
 	BaseURL string `yaml:"base_url"`
 	KeyEnv  string `yaml:"key_env"`
 	Model   string `yaml:"model"`
+	// Headers are extra HTTP headers on every request (OpenRouter's HTTP-Referer and X-Title,
+	// a proxy's). Query adds URL query parameters (Azure's api-version). Body sets top-level
+	// fields of every request body (OpenRouter's provider preferences). KeyHeader carries the
+	// key in that header instead of the kind's own (Azure OpenAI: api-key). Values may name
+	// environment variables as $VAR or ${VAR}; they are read when a request is made and never
+	// recorded.
+	Headers   map[string]string `yaml:"headers"`
+	Query     map[string]string `yaml:"query"`
+	Body      map[string]any    `yaml:"body"`
+	KeyHeader string            `yaml:"key_header"`
 	// ThinkingBudget is the thinking token budget: for anthropic it enables extended thinking
 	// (0 = off); for gemini it caps thinking (0 = the model's default, -1 = the model decides).
 	ThinkingBudget int `yaml:"thinking_budget"`
+	// NumCtx is the context size in tokens that kind ollama asks for on every request
+	// (options.num_ctx; 0 = the server's default, often too small for an agent's prompt, which
+	// Ollama then truncates without saying so).
+	NumCtx int `yaml:"num_ctx"`
 }
 
 // Route maps a model name to a provider and a concrete model.
@@ -70,6 +84,11 @@ type Route struct {
 	// Price is what the model costs, in US dollars per million tokens; with it summit records
 	// each subagent's cost.
 	Price *Price `yaml:"price"`
+	// ReasoningEffort (minimal, low, medium, high) is sent as reasoning_effort to an
+	// OpenAI-compatible server and as the thinking level to Gemini. ThinkingBudget overrides
+	// the provider's thinking_budget for this model (Anthropic, Gemini).
+	ReasoningEffort string `yaml:"reasoning_effort"`
+	ThinkingBudget  *int   `yaml:"thinking_budget"`
 }
 
 // Price is a model's price in US dollars per million input and output tokens.
@@ -84,7 +103,7 @@ func (p Price) Cost(u Usage) float64 {
 }
 
 // Kinds are the provider kinds a configuration may name.
-var Kinds = []string{"openai", "anthropic", "gemini", "script"}
+var Kinds = []string{"openai", "anthropic", "gemini", "script", "ollama"}
 
 // LoadConfig reads and merges the two files; missing files are fine. Errors name file:line.
 func LoadConfig(workspace, userConfigDir string) (Config, error) {
@@ -141,6 +160,14 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 	for name, r := range merged.Models {
 		if p := r.Price; p != nil && (p.Input < 0 || p.Output < 0 || p.Input != p.Input || p.Output != p.Output) {
 			return Config{}, fmt.Errorf("models.%s.price: input and output are US dollars per million tokens, numbers ≥ 0", name)
+		}
+		switch r.ReasoningEffort {
+		case "", "minimal", "low", "medium", "high":
+		default:
+			return Config{}, fmt.Errorf("models.%s.reasoning_effort %q: want minimal, low, medium or high", name, r.ReasoningEffort)
+		}
+		if b := r.ThinkingBudget; b != nil && *b < -1 {
+			return Config{}, fmt.Errorf("models.%s.thinking_budget %d: want a number of tokens (0 = off, -1 = the model decides on Gemini)", name, *b)
 		}
 		if _, ok := merged.Providers[r.Provider]; !ok && r.Provider != "script" {
 			return Config{}, fmt.Errorf("models.%s routes to provider %q, which is not configured (configured: %s)", name, r.Provider, strings.Join(sortedKeys(merged.Providers), ", "))
@@ -216,7 +243,9 @@ var builtins = map[string]ProviderConfig{
 	"openai":    {Kind: "openai", BaseURL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY"},
 	"anthropic": {Kind: "anthropic", KeyEnv: "ANTHROPIC_API_KEY"},
 	"gemini":    {Kind: "gemini", KeyEnv: "GEMINI_API_KEY"},
-	"ollama":    {Kind: "openai", BaseURL: "http://localhost:11434/v1"},
+	// 8192 tokens of context: Ollama's own default (2048 or 4096, by version) is smaller than an
+	// agent's system prompt, tools and first results, and Ollama truncates without saying so.
+	"ollama": {Kind: "ollama", BaseURL: "http://localhost:11434", NumCtx: 8192},
 }
 
 // Force sends every request to one provider (--provider).

@@ -125,7 +125,7 @@ func TestConfigAliasesAndCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Providers["b"] != (ProviderConfig{Kind: "openai", BaseURL: "http://b/v1"}) || !reflect.DeepEqual(c.Models["deep"], Route{Provider: "a", Model: "m2"}) {
+	if !reflect.DeepEqual(c.Providers["b"], ProviderConfig{Kind: "openai", BaseURL: "http://b/v1"}) || !reflect.DeepEqual(c.Models["deep"], Route{Provider: "a", Model: "m2"}) {
 		t.Errorf("aliases and merge keys: %+v", c)
 	}
 	path := filepath.Join(dir, "config.yaml")

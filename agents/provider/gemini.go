@@ -114,7 +114,7 @@ func NewGemini(c GeminiConfig) (Provider, error) {
 func init() {
 	factories["gemini"] = func(name string, c ProviderConfig, getenv func(string) string) (Provider, error) {
 		return NewGemini(GeminiConfig{Name: name, BaseURL: c.BaseURL, Model: c.Model, KeyEnv: c.KeyEnv,
-			Getenv: getenv, ThinkingBudget: c.ThinkingBudget})
+			Getenv: getenv, ThinkingBudget: c.ThinkingBudget, HTTPClient: clientFor(c, getenv, nil)})
 	}
 }
 
@@ -201,8 +201,17 @@ func (p *geminiProvider) Stream(ctx context.Context, req Request) (Stream, error
 		AutomaticContinuation: genai.Ptr(false),
 		ThinkingConfig:        &genai.ThinkingConfig{IncludeThoughts: true},
 	}
-	if b := p.c.ThinkingBudget; b != 0 {
-		cfg.ThinkingConfig.ThinkingBudget = genai.Ptr(int32(b))
+	budget := p.c.ThinkingBudget
+	if req.ThinkingBudget != nil {
+		budget = *req.ThinkingBudget // the route's
+	}
+	switch {
+	case req.ThinkingBudget == nil && req.ReasoningEffort != "":
+		// The route asks for an effort: Gemini 3's thinking level (a model takes a level or a
+		// budget, not both).
+		cfg.ThinkingConfig.ThinkingLevel = genai.ThinkingLevel(strings.ToUpper(req.ReasoningEffort))
+	case budget != 0:
+		cfg.ThinkingConfig.ThinkingBudget = genai.Ptr(int32(budget))
 	}
 	if req.System != "" {
 		cfg.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}

@@ -12,8 +12,9 @@ import (
 )
 
 // ListModels asks a provider which models it serves, with the request that costs no tokens:
-// GET /models for OpenAI-compatible servers (OpenAI, Ollama, vLLM, llama.cpp, LM Studio,
-// OpenRouter), GET /v1/models for Anthropic, GET /v1beta/models for Gemini. It follows the
+// GET /models for OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, LM Studio, OpenRouter,
+// Ollama's /v1), GET /v1/models for Anthropic, GET /v1beta/models for Gemini, GET /api/tags
+// for kind ollama. It follows the
 // pagination of Anthropic and Gemini. The error says what a person can fix: a missing key, a
 // refused key, an unreachable server, an endpoint that is not the API.
 func ListModels(ctx context.Context, info ProviderInfo, getenv func(string) string, client *http.Client) ([]string, error) {
@@ -98,6 +99,18 @@ func ListModels(ctx context.Context, info ProviderInfo, getenv func(string) stri
 				break
 			}
 			token = body.Next
+		}
+	case "ollama": // the native API: GET /api/tags, {"models":[{"name":"llama3:latest",…}]}
+		var body struct {
+			Models []struct {
+				Name string `json:"name"`
+			} `json:"models"`
+		}
+		if err := getJSON(ctx, client, ollamaRoot(info.BaseURL)+"/api/tags", bearer(key), &body); err != nil {
+			return nil, err
+		}
+		for _, m := range body.Models {
+			names = append(names, m.Name)
 		}
 	default:
 		return nil, fmt.Errorf("kind %q has no model list", info.Kind)

@@ -45,7 +45,8 @@ func NewOpenAI(c OpenAIConfig) (Provider, error) {
 
 func init() {
 	factories["openai"] = func(name string, c ProviderConfig, getenv func(string) string) (Provider, error) {
-		return NewOpenAI(OpenAIConfig{Name: name, BaseURL: c.BaseURL, Model: c.Model, KeyEnv: c.KeyEnv, Getenv: getenv})
+		return NewOpenAI(OpenAIConfig{Name: name, BaseURL: c.BaseURL, Model: c.Model, KeyEnv: c.KeyEnv, Getenv: getenv,
+			HTTPClient: clientFor(c, getenv, nil)})
 	}
 }
 
@@ -73,6 +74,9 @@ func (p *openaiProvider) Stream(ctx context.Context, req Request) (Stream, error
 	params.StreamOptions.IncludeUsage = openai.Bool(true)
 	if req.Temperature != nil {
 		params.Temperature = openai.Float(*req.Temperature)
+	}
+	if req.ReasoningEffort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(req.ReasoningEffort)
 	}
 	if req.MaxTokens > 0 {
 		// max_tokens rather than max_completion_tokens: every compatible server reads it.

@@ -7,8 +7,16 @@
 //     workbench runs offline and tests are deterministic.
 //   - openai: the OpenAI-compatible Chat Completions streaming API (OpenAI, Ollama, vLLM,
 //     llama.cpp server, LM Studio, OpenRouter) through github.com/openai/openai-go/v3.
-//   - anthropic: the Messages API with streaming, tool use and thinking through
+//   - anthropic: the Messages API with streaming, tool use, thinking and prompt caching through
 //     github.com/anthropics/anthropic-sdk-go.
+//   - gemini: the Gemini API with streaming, function calling and thinking (thought signatures
+//     sent back) through google.golang.org/genai.
+//   - ollama: Ollama's native /api/chat (NDJSON), which, unlike its /v1 endpoint, takes the
+//     context size (num_ctx) per request.
+//
+// Routing (route.go) maps an agent's model to a provider honestly (never a foreign model name),
+// with fallback chains, per-route reasoning settings and prices; a provider's headers, query
+// parameters, body fields and key header (extras.go) apply to every request it makes.
 //
 // Providers never retry on their own (SDK retries are switched off): the runtime retries
 // transient failures at most twice with backoff, so every attempt is a recorded SubagentError.
@@ -79,6 +87,13 @@ type Request struct {
 	// resume after a tool call). Attempt is the 1-based try of this turn.
 	Turn    int
 	Attempt int
+
+	// ReasoningEffort and ThinkingBudget come from the route (models: in the config), for the
+	// backends that take them: reasoning_effort for OpenAI-compatible servers, a thinking level
+	// for Gemini; a thinking budget for Anthropic and Gemini. Empty and nil leave the
+	// provider's own setting.
+	ReasoningEffort string
+	ThinkingBudget  *int
 }
 
 // Roles of a Message.

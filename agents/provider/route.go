@@ -114,6 +114,14 @@ type Resolution struct {
 	// Prices are the config's prices of the chain's models (routes with a price: naming
 	// that provider and model).
 	Prices map[Link]Price
+	// Params are the chain's models' reasoning settings from their routes.
+	Params map[Link]Params
+}
+
+// Params are a route's reasoning settings (see Route).
+type Params struct {
+	ReasoningEffort string
+	ThinkingBudget  *int
 }
 
 // Route resolves an agent's model without building any provider (no key is needed): what
@@ -151,20 +159,30 @@ func (r *Router) Route(model string) (Resolution, error) {
 	if res.Kind == "gemini" && len(res.Fallbacks) == 0 && strings.HasPrefix(res.Model, "gemini-3") {
 		res.Fallbacks = []Link{{res.Provider, "gemini-2.5-pro"}}
 	}
-	res.DropTemperature = r.rejectsTemperature(res.Link)
 	r.price(&res)
+	res.DropTemperature = r.rejectsTemperature(res.Link, res.Params[res.Link])
 	return res, nil
 }
 
-// price fills res.Prices from the routes that give one.
+// price fills res.Prices and res.Params from the routes of the chain's models.
 func (r *Router) price(res *Resolution) {
 	for _, l := range append([]Link{res.Link}, res.Fallbacks...) {
-		for _, route := range r.c.Models {
-			if route.Price != nil && route.Provider == l.Provider && route.Model == l.Model {
+		for _, name := range sortedKeys(r.c.Models) {
+			route := r.c.Models[name]
+			if route.Provider != l.Provider || route.Model != l.Model {
+				continue
+			}
+			if route.Price != nil {
 				if res.Prices == nil {
 					res.Prices = map[Link]Price{}
 				}
 				res.Prices[l] = *route.Price
+			}
+			if route.ReasoningEffort != "" || route.ThinkingBudget != nil {
+				if res.Params == nil {
+					res.Params = map[Link]Params{}
+				}
+				res.Params[l] = Params{route.ReasoningEffort, route.ThinkingBudget}
 			}
 		}
 	}
@@ -298,7 +316,7 @@ func (r *Router) fallbacks(route Route) []Link {
 }
 
 // rejectsTemperature says why the model of l takes no temperature, or "".
-func (r *Router) rejectsTemperature(l Link) string {
+func (r *Router) rejectsTemperature(l Link, params Params) string {
 	pc := r.config(l.Provider)
 	m := strings.ToLower(l.Model)
 	if m == "" {
@@ -310,7 +328,11 @@ func (r *Router) rejectsTemperature(l Link) string {
 			return l.Model + " is a reasoning model, which rejects temperature"
 		}
 	case "anthropic":
-		if pc.ThinkingBudget > 0 {
+		budget := pc.ThinkingBudget
+		if params.ThinkingBudget != nil {
+			budget = *params.ThinkingBudget
+		}
+		if budget > 0 {
 			return "extended thinking is on for " + l.Provider + ", which requires the default temperature"
 		}
 	}
@@ -451,6 +473,8 @@ func (p *routed) Stream(ctx context.Context, req Request) (Stream, error) {
 	for {
 		prov, link := p.current()
 		req.Model = link.Model
+		params := p.res.Params[link]
+		req.ReasoningEffort, req.ThinkingBudget = params.ReasoningEffort, params.ThinkingBudget
 		if p.switchedAt < 0 {
 			p.switchedAt = len(req.Messages)
 		}

@@ -5,12 +5,15 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/summit-dev/summit/session"
 )
 
 // Exit codes shared by every subcommand.
@@ -50,16 +53,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	// Errors quote what was typed and what was found (file names, agent names, flags):
+	// they are shown sanitised.
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != silent {
-			fmt.Fprintf(stderr, "summit: %v\n", ee.err)
+			fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(ee.err.Error()))
 		}
 		return ee.code
 	}
 	// Anything cobra itself rejects (unknown command or flag, wrong arg count) is usage.
-	fmt.Fprintf(stderr, "summit: %v\nRun 'summit --help' for usage.\n", err)
+	fmt.Fprintf(stderr, "summit: %s\nRun 'summit --help' for usage.\n", session.Sanitize(err.Error()))
 	return exitUsage
+}
+
+// writeJSON writes v as indented JSON with session.SanitizeJSON's spelling: the same value,
+// with nothing a terminal would act on or hide written raw.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(session.SanitizeJSON(b), '\n'))
+	return err
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -82,6 +98,6 @@ a tree of subagents, their live transcripts, and an input line for slash command
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newVersion(stdout), newDemo(stderr), newReplay(stdout, stderr), newInspect(stdout, stderr), newAgents(stdout, stderr), newRun(stdout, stderr), newGC(stdout, stderr))
+	root.AddCommand(newVersion(stdout), newDemo(stderr), newReplay(stdout, stderr), newInspect(stdout, stderr), newAgents(stdout, stderr), newRun(stdout, stderr), newGC(stdout, stderr), newModels(stdout, stderr), newDoctor(stdout, stderr))
 	return root
 }

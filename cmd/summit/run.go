@@ -185,7 +185,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	x, err := live.Start(live.Options{
 		Workspace: ws, SessionID: id, ProgramVersion: version, Ceiling: mode, Catalogue: cat,
 		Route: func(def *agents.Definition) (provider.Provider, string, error) {
-			return router.Resolve(def.Model.Name)
+			return router.ResolveModel(def.Model.Name, def.Model.Fallbacks)
 		},
 		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel, ChangedFiles: changed,
 		Approve: f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,
@@ -264,6 +264,9 @@ Exit codes: 0 every command accepted, every subagent succeeded and no conflict l
 				return usageErr("--script: %v", err)
 			}
 			seed := strings.Join([]string{string(data), f.workspace, f.tapes, f.mode, f.approve}, "\x00")
+			// Progress lines come from the subagents' goroutines, echoed script lines from this
+			// one: each line is written whole, never interleaved with another.
+			stderr := &syncWriter{w: stderr}
 			w, err := f.wire(seed, stderr, func(ev session.Event) {
 				if line := live.Progress(ev); line != "" {
 					fmt.Fprintln(stderr, line)

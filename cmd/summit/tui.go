@@ -2,14 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -52,7 +55,9 @@ func loadHistory(ws string) []string {
 	var out []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
+		// The file is in the workspace, which a cloned repository can bring: a recalled line
+		// lands in the input as it reads, so what a terminal would act on or hide is escaped.
+		if l := session.Sanitize(strings.TrimSpace(sc.Text())); l != "" {
 			out = append(out, l)
 		}
 	}
@@ -87,6 +92,18 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		return err
 	}
 	f.interactive = true
+	// A library that logs (the genai SDK warns on stderr when two key variables are set)
+	// would write into the screen: its lines are kept and printed after the terminal is back.
+	var logged bytes.Buffer
+	log.SetOutput(&syncWriter{w: &logged})
+	defer func() {
+		log.SetOutput(os.Stderr)
+		for _, l := range strings.Split(strings.TrimRight(logged.String(), "\n"), "\n") {
+			if l != "" {
+				fmt.Fprintln(stderr, session.Sanitize(l))
+			}
+		}
+	}()
 	bridge := ui.NewBridge()
 	w, err := f.wire("", stderr, bridge.Push)
 	if err != nil {
@@ -196,4 +213,16 @@ func warnNotice(s string) string {
 		return ""
 	}
 	return "⚠ " + s
+}
+
+// syncWriter serialises writes to w (the standard logger may be used from many goroutines).
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/summit-dev/summit/session"
+)
+
+// modelServer answers like an OpenAI-compatible server that has every model but "big": that one
+// is a 404 model_not_found, as OpenAI sends it. It remembers each request's model and whether
+// it carried a temperature.
+func modelServer(t *testing.T) (*httptest.Server, func() []string) {
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		model, _ := body["model"].(string)
+		_, temp := body["temperature"]
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s temperature=%v", model, temp))
+		mu.Unlock()
+		if model == "big" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(404)
+			fmt.Fprint(w, `{"error":{"message":"The model `+"`big`"+` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta, finish string) {
+			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", model, delta, finish)
+		}
+		chunk(`{"role":"assistant","content":"Done.\n`+"```json\\n"+`{\"summary\": \"ran on `+model+`\", \"confidence\": 0.9}\n`+"```"+`"}`, "null")
+		chunk(`{}`, `"stop"`)
+		fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[],\"usage\":{\"prompt_tokens\":1000,\"completion_tokens\":500,\"total_tokens\":1500}}\n\n", model)
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), seen...) }
+}
+
+// A route's fallback takes over when its model does not exist, and the switch is recorded; a
+// reasoning model gets no temperature, and the drop is recorded; summit models says all of it.
+func TestModelRoutingEndToEnd(t *testing.T) {
+	t.Setenv("SUMMIT_TEST_KEY", "k-test")
+	srv, seen := modelServer(t)
+	ws := runWorkspace(t)
+	os.MkdirAll(filepath.Join(ws, ".summit"), 0o700)
+	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte(`providers:
+  local: {kind: openai, base_url: `+srv.URL+`/v1, key_env: SUMMIT_TEST_KEY}
+models:
+  default: {provider: local, model: big, fallbacks: [small]}
+  deep: {provider: local, model: o3, price: {input: 2, output: 8}}
+default_provider: local
+`), 0o600)
+	os.MkdirAll(filepath.Join(ws, ".claude", "agents"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".claude", "agents", "thinker.md"), []byte("---\nname: thinker\ndescription: Thinks hard.\nmodel: deep\ntemperature: 0.2\ntools: [read_file]\n---\nThink.\n"), 0o644)
+
+	sf := filepath.Join(t.TempDir(), "s.summit")
+	os.WriteFile(sf, []byte("/delegate one --agent-type general\n/wait sa-1\n/delegate two --agent-type thinker\n/wait sa-2\n"), 0o644)
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	code, out, errOut := summit(t, "run", "--script", sf, "--workspace", ws, "--record", rec)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, errOut, out)
+	}
+	if got := strings.Join(seen(), "; "); got != "big temperature=false; small temperature=false; o3 temperature=false" {
+		t.Errorf("requests: %s", got)
+	}
+	evs, _, err := session.ReadAll(rec, session.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var routed []session.ModelRouted
+	var switched []session.ModelSwitched
+	for _, e := range evs {
+		switch d := e.Data.(type) {
+		case session.ModelRouted:
+			routed = append(routed, d)
+		case session.ModelSwitched:
+			switched = append(switched, d)
+		}
+	}
+	if len(routed) != 2 || routed[0].Model != "big" || routed[0].Why != "models.default in the config" || len(routed[0].Fallbacks) != 1 ||
+		routed[1].Model != "o3" || len(routed[1].Dropped) != 1 || !strings.Contains(routed[1].Dropped[0], "temperature: o3 is a reasoning model") {
+		t.Errorf("ModelRouted: %+v", routed)
+	}
+	if len(switched) != 1 || switched[0].ToModel != "small" || !strings.Contains(switched[0].Reason, "does not exist") {
+		t.Errorf("ModelSwitched: %+v", switched)
+	}
+	var costs []string
+	for _, e := range evs {
+		if d, ok := e.Data.(session.SubagentStop); ok {
+			if d.CostUSD == nil {
+				costs = append(costs, e.SubagentID+" unknown")
+			} else {
+				costs = append(costs, fmt.Sprintf("%s $%.4f", e.SubagentID, *d.CostUSD))
+			}
+		}
+	}
+	if got := strings.Join(costs, ", "); got != "sa-1 unknown, sa-2 $0.0060" {
+		t.Errorf("costs: %s", got)
+	}
+	if _, insp, _ := summit(t, "inspect", rec); !strings.Contains(insp, "cost                         $0.0060 for 1 priced (1 on models with no price: unknown)") {
+		t.Errorf("inspect:\n%s", insp)
+	}
+	if !strings.Contains(out, "sa-1 switched to local/small") || !strings.Contains(out, "ran on small") {
+		t.Errorf("the printed session does not show the switch:\n%s", out)
+	}
+
+	code, out, errOut = summit(t, "models", "--workspace", ws)
+	if code != 0 {
+		t.Fatalf("models: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		`(?m)^general +default → local/big\n +models.default in the config\n +fallbacks: local/small$`,
+		`(?m)^thinker +deep → local/o3\n +models.deep in the config\n +not sent: temperature: o3 is a reasoning model, which rejects temperature$`,
+		`(?m)^code-reviewer +gemini-3-pro-preview → local/big\n +gemini-3-pro-preview is a gemini model, which local does not serve \(no provider of its family is configured\); as a default-tier model it maps to big \(models.default in the config\)\n +fallbacks: local/small$`,
+		`(?m)^technical-writer +gemini-3-flash-preview → local/big\n.*no models.fast: models.default in the config`,
+		`(?m)^  local: kind openai, ` + regexp.QuoteMeta(srv.URL) + `/v1, key SUMMIT_TEST_KEY is set$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("summit models lacks %s:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/summit-dev/summit/session"
+)
+
+// The subagent's pane title says which model runs it (↪ after a switch to a fallback) and
+// what it cost; the tree row shows the cost.
+func TestModelAndCostShown(t *testing.T) {
+	m, _ := newModel(t, 160, 48, &fakeBackend{})
+	at := t0
+	seq := uint64(0)
+	ev := func(sub string, d session.Data) session.Event {
+		seq++
+		at = at.Add(time.Second)
+		e := session.New(sub, d)
+		e.Seq, e.TS, e.SessionID = seq, at, "s-ui"
+		return e
+	}
+	cost := 0.006
+	m.Update(EventsMsg{
+		ev("", session.SessionStarted{Schema: 1, Workspace: "/w", PermissionMode: "acceptEdits", Provider: "local"}),
+		ev("sa-1", session.SubagentSpawned{AgentType: "coder", AgentName: "coder", TaskDescription: "t", TimeoutS: 60}),
+		ev("sa-1", session.SubagentActive{InitialState: "running"}),
+		ev("sa-1", session.ModelRouted{Requested: "gemini-3-pro-preview", Provider: "local", Model: "big", Why: "tier mapping"}),
+		ev("sa-1", session.ModelSwitched{FromProvider: "local", FromModel: "big", ToProvider: "local", ToModel: "small", Reason: "404"}),
+		ev("sa-1", session.SubagentStop{Outcome: session.OutcomeSuccess, ArtifactPaths: []string{}, Tokens: session.Tokens{Input: 1000, Output: 500}, CostUSD: &cost}),
+	})
+	press(m, "tab")
+	m.sel = "sa-1"
+	view := m.View().Content
+	for _, want := range []string{"↪ local/small", "$0.0060"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the view lacks %q:\n%s", want, view)
+		}
+	}
+	if strings.Count(view, "$0.0060") < 2 {
+		t.Errorf("the cost is not on the tree row and the pane title:\n%s", view)
+	}
+}
