@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -89,10 +88,7 @@ Then it lists the providers used, and whether their keys are set.`,
 				rows = append(rows, row)
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				return enc.Encode(rows)
+				return writeJSON(stdout, rows)
 			}
 			printModels(stdout, rows, router, used, forced)
 			return nil
