@@ -607,3 +607,36 @@ func (r *Router) Info(name string) ProviderInfo {
 	}
 	return info
 }
+
+// envKinds are the kinds FromEnvironment looks for, in the order the default tier prefers
+// them: the seeds' roster is Gemini's.
+var envKinds = []struct{ name, kind string }{{"gemini", "gemini"}, {"anthropic", "anthropic"}, {"openai", "openai"}}
+
+// FromEnvironment is the configuration summit uses when none is written but API keys are set:
+// the built-in provider of each kind whose key variable holds a key (GEMINI_API_KEY or
+// GOOGLE_API_KEY, ANTHROPIC_API_KEY, OPENAI_API_KEY), and the first of gemini, anthropic,
+// openai as the default provider. So with GEMINI_API_KEY alone the built-in agents' Gemini 3
+// models run as written, and with ANTHROPIC_API_KEY too, a claude-* name goes to Anthropic.
+// used names each provider and its variable; empty when no key is set.
+func FromEnvironment(getenv func(string) string) (c Config, used []string) {
+	for _, k := range envKinds {
+		pc := builtins[k.name]
+		vars := []string{pc.KeyEnv}
+		if k.kind == "gemini" {
+			vars = append(vars, "GOOGLE_API_KEY")
+		}
+		for _, v := range vars {
+			if getenv(v) == "" {
+				continue
+			}
+			if c.Providers == nil {
+				c.Providers = map[string]ProviderConfig{}
+				c.DefaultProvider = k.name
+			}
+			c.Providers[k.name] = pc
+			used = append(used, k.name+" ("+v+")")
+			break
+		}
+	}
+	return c, used
+}

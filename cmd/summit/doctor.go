@@ -53,6 +53,9 @@ Exit codes: 0 nothing wrong, 1 a problem was found, 2 usage (a config that does 
 			if err != nil {
 				return usageErr("%v", err)
 			}
+			if cfg.Empty() && forced == "" {
+				cfg, _ = provider.FromEnvironment(os.Getenv) // as a session would
+			}
 			router := provider.NewRouter(cfg, provider.NewScript(provider.ScriptConfig{}), os.Getenv)
 			if forced != "" {
 				if err := router.Force(forced); err != nil {

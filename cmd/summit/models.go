@@ -54,6 +54,9 @@ Then it lists the providers used, and whether their keys are set.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
+			if cfg.Empty() && forced == "" {
+				cfg, _ = provider.FromEnvironment(os.Getenv) // as a session would
+			}
 			router := provider.NewRouter(cfg, provider.NewScript(provider.ScriptConfig{}), os.Getenv)
 			if forced != "" {
 				if err := router.Force(forced); err != nil {

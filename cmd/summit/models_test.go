@@ -132,3 +132,31 @@ default_provider: local
 		}
 	}
 }
+
+// With no config, the keys in the environment choose the providers: GEMINI_API_KEY alone runs
+// the built-in agents' Gemini 3 models as written; with ANTHROPIC_API_KEY too, a claude model
+// goes to Anthropic, and the tiers still go to Gemini.
+func TestModelsFromEnvironment(t *testing.T) {
+	ws := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("GEMINI_API_KEY", "g-key")
+	_, out, _ := summit(t, "models", "--workspace", ws)
+	for _, want := range []string{
+		`(?m)^coder +gemini-3-pro-preview → gemini/gemini-3-pro-preview\n +default_provider gemini serves it\n +fallbacks: gemini/gemini-2.5-pro$`,
+		`(?m)^technical-writer +gemini-3-flash-preview → gemini/gemini-3-flash-preview$`,
+		`(?m)^plan +deep → gemini/gemini-3-pro-preview$`,
+		`(?m)^  gemini: kind gemini, key GEMINI_API_KEY is set$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("models with GEMINI_API_KEY lacks %s:\n%s", want, out)
+		}
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "a-key")
+	os.MkdirAll(filepath.Join(ws, ".claude", "agents"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".claude", "agents", "c.md"), []byte("---\nname: c\ndescription: C.\nmodel: claude-opus-4-1\n---\nx\n"), 0o644)
+	_, out, _ = summit(t, "models", "--workspace", ws)
+	if !regexp.MustCompile(`(?m)^c +claude-opus-4-1 → anthropic/claude-opus-4-1$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^analyzer +default → gemini/gemini-3-pro-preview$`).MatchString(out) {
+		t.Errorf("models with two keys:\n%s", out)
+	}
+}

@@ -142,6 +142,11 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			return nil, usageErr("--provider: %v", err)
 		}
 	case cfg.Empty() && f.tapes == "":
+		if env, used := provider.FromEnvironment(os.Getenv); len(used) > 0 {
+			cfg, router = env, provider.NewRouter(env, script, os.Getenv)
+			fmt.Fprintf(stderr, "summit: no config, so the keys in the environment choose: %s ('summit models' shows every agent's model)\n", strings.Join(used, ", "))
+			break
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		if provider.DetectOllama(ctx, "http://localhost:11434") {
 			_ = router.Force("ollama")
