@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -32,35 +31,17 @@ Exit codes: 0 nothing wrong, 1 a problem was found, 2 usage (a config that does 
 		Example: "  summit doctor\n  summit doctor --provider anthropic",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := filepath.Abs(f.workspace)
-			if err != nil {
-				return usageErr("--workspace: %v", err)
-			}
-			userDir := ""
-			if dir, err := os.UserConfigDir(); err == nil {
-				userDir = filepath.Join(dir, "summit")
-			}
 			fmt.Fprint(stdout, "config:")
-			for _, p := range provider.ConfigFiles(ws, userDir) {
+			router, err := sessionRouter(f.workspace, forced, func(p string, exists bool) {
 				state := "not there"
-				if _, err := os.Stat(p); err == nil {
+				if exists {
 					state = "read"
 				}
 				fmt.Fprintf(stdout, " %s (%s)", session.Sanitize(p), state)
-			}
+			})
 			fmt.Fprintln(stdout)
-			cfg, err := provider.LoadConfig(ws, userDir)
 			if err != nil {
-				return usageErr("%v", err)
-			}
-			if cfg.Empty() && forced == "" {
-				cfg, _ = provider.FromEnvironment(os.Getenv) // as a session would
-			}
-			router := provider.NewRouter(cfg, provider.NewScript(provider.ScriptConfig{}), os.Getenv)
-			if forced != "" {
-				if err := router.Force(forced); err != nil {
-					return usageErr("--provider: %v", err)
-				}
+				return err
 			}
 			problems := 0
 			// Which models each provider must serve, and for which agents.

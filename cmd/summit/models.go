@@ -42,26 +42,9 @@ Then it lists the providers used, and whether their keys are set.`,
 		Example: "  summit models\n  summit models --provider anthropic\n  summit models --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := filepath.Abs(f.workspace)
+			router, err := sessionRouter(f.workspace, forced, nil)
 			if err != nil {
-				return usageErr("--workspace: %v", err)
-			}
-			userDir := ""
-			if dir, err := os.UserConfigDir(); err == nil {
-				userDir = filepath.Join(dir, "summit")
-			}
-			cfg, err := provider.LoadConfig(ws, userDir)
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			if cfg.Empty() && forced == "" {
-				cfg, _ = provider.FromEnvironment(os.Getenv) // as a session would
-			}
-			router := provider.NewRouter(cfg, provider.NewScript(provider.ScriptConfig{}), os.Getenv)
-			if forced != "" {
-				if err := router.Force(forced); err != nil {
-					return usageErr("--provider: %v", err)
-				}
+				return err
 			}
 			cat := f.load()
 			var rows []modelRow
@@ -101,6 +84,40 @@ Then it lists the providers used, and whether their keys are set.`,
 	c.Flags().StringVar(&forced, "provider", "", "resolve as a session with --provider P would")
 	c.Flags().BoolVar(&asJSON, "json", false, "print one object per agent as JSON")
 	return c
+}
+
+// sessionRouter routes as a session in workspace with --provider forced would, without
+// starting one: the merged config, or the keys in the environment when there is none. files,
+// when set, is called with the config files and whether each exists (summit doctor says so).
+func sessionRouter(workspace, forced string, files func(path string, exists bool)) (*provider.Router, error) {
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, usageErr("--workspace: %v", err)
+	}
+	userDir := ""
+	if dir, err := os.UserConfigDir(); err == nil {
+		userDir = filepath.Join(dir, "summit")
+	}
+	if files != nil {
+		for _, p := range provider.ConfigFiles(ws, userDir) {
+			_, err := os.Stat(p)
+			files(p, err == nil)
+		}
+	}
+	cfg, err := provider.LoadConfig(ws, userDir)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if cfg.Empty() && forced == "" {
+		cfg, _ = provider.FromEnvironment(os.Getenv) // as a session would
+	}
+	router := provider.NewRouter(cfg, provider.NewScript(provider.ScriptConfig{}), os.Getenv)
+	if forced != "" {
+		if err := router.Force(forced); err != nil {
+			return nil, usageErr("--provider: %v", err)
+		}
+	}
+	return router, nil
 }
 
 func printModels(w io.Writer, rows []modelRow, router *provider.Router, used map[string]bool, forced string) {
