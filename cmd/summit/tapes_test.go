@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const tapesServeFile = `tapes:
+  - name: greet
+    match: {task: "(?i)hello"}
+    steps:
+      - say: "Hello from a tape."
+`
+
+// lockedBuffer is a buffer the command writes from its goroutines while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+var servingRE = regexp.MustCompile(`serving (\d+) tapes on (http://127\.0\.0\.1:\d+) `)
+
+func writeTapeFile(t *testing.T) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "greet.yaml")
+	if err := os.WriteFile(file, []byte(tapesServeFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// askTape sends one Messages request and returns the status and body.
+func askTape(t *testing.T, base, task string) (int, string) {
+	t.Helper()
+	res, err := http.Post(base+"/v1/messages", "application/json", strings.NewReader(
+		`{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":"`+task+`"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestTapesServe: the command serves the tapes on the address it prints, says how to point
+// each agent at it, logs each request, and stops when its context ends.
+func TestTapesServe(t *testing.T) {
+	file := writeTapeFile(t)
+	var stdout, stderr lockedBuffer
+	cmd := newTapes(&stdout, &stderr)
+	cmd.SetArgs([]string{"serve", "--addr", "127.0.0.1:0", "--tapes", file, "--no-sleep"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	var base string
+	for deadline := time.Now().Add(10 * time.Second); base == ""; time.Sleep(10 * time.Millisecond) {
+		if m := servingRE.FindStringSubmatch(stdout.String()); m != nil {
+			if m[1] != "1" {
+				t.Fatalf("serving %s tapes", m[1])
+			}
+			base = m[2]
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the command ended: %v\n%s%s", err, stdout.String(), stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner:\n%s%s", stdout.String(), stderr.String())
+		}
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"ANTHROPIC_BASE_URL=" + base + " ",
+		"GOOGLE_GEMINI_BASE_URL=" + base + " GEMINI_API_KEY=",
+		"OPENAI_BASE_URL=" + base + "/v1 ",
+		`base_url = "` + base + `/v1"`,
+		`wire_api = "responses"`,
+		"greet: any model, task /(?i)hello/ (" + file + ":2)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the banner lacks %q:\n%s", want, out)
+		}
+	}
+	if status, body := askTape(t, base, "Hello there"); status != 200 || !strings.Contains(body, "Hello from a tape.") {
+		t.Errorf("%d %s", status, body)
+	}
+	if status, body := askTape(t, base, "Goodbye"); status != 400 || !strings.Contains(body, "no tape matches") || !strings.Contains(body, "greet") {
+		t.Errorf("%d %s", status, body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("stopped with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+	log := stderr.String()
+	if !strings.Contains(log, `anthropic model "claude-sonnet-4-5": tape greet, turn 1, attempt 1`) ||
+		!strings.Contains(log, "400 tapeserve: no tape matches") || !strings.Contains(log, "tapes serve stopped") {
+		t.Errorf("stderr:\n%s", log)
+	}
+	if _, err := net.Dial("tcp", strings.TrimPrefix(base, "http://")); err == nil {
+		t.Error("still listening after the stop")
+	}
+}
+
+// TestTapesServeRefusals: a missing --tapes is a usage error; unreadable tapes and an address
+// in use fail the run, naming what is wrong.
+func TestTapesServeRefusals(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("tapes:\n  - name: x\n    steps: [{sey: hi}]\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"serve"}, exitUsage, "needs --tapes DIR"},
+		{[]string{"serve", "--tapes", filepath.Join(t.TempDir(), "none")}, exitBad, "no such file"},
+		{[]string{"serve", "--tapes", bad}, exitBad, "bad.yaml:3"},
+		{[]string{"serve", "--tapes", writeTapeFile(t), "--addr", busy.Addr().String()}, exitBad, "address already in use"},
+		{[]string{"serve", "--tapes", writeTapeFile(t), "--max-sleep", "-1s"}, exitUsage, "negative"},
+	} {
+		var stdout, stderr lockedBuffer
+		cmd := newTapes(&stdout, &stderr)
+		cmd.SetArgs(c.args)
+		err := cmd.Execute()
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != c.code || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%q: %v (%#v), want exit %d with %q", c.args, err, err, c.code, c.msg)
+		}
+	}
+}
+
+// TestTapesServeHelper is the server process of TestTapesServeSignals.
+func TestTapesServeHelper(t *testing.T) {
+	args := os.Getenv("SUMMIT_TAPES_SERVE_ARGS")
+	if args == "" {
+		t.Skip("run by TestTapesServeSignals")
+	}
+	cmd := newTapes(os.Stdout, os.Stderr)
+	cmd.SetArgs(strings.Split(args, "\n"))
+	// Returning (rather than os.Exit) lets TestMain clean up; a failure is the exit status.
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTapesServeSignals: SIGINT and SIGTERM stop the server cleanly (exit 0), in its own
+// process as a user's Ctrl-C or a supervisor's stop would.
+func TestTapesServeSignals(t *testing.T) {
+	file := writeTapeFile(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			p := exec.Command(os.Args[0], "-test.run=^TestTapesServeHelper$")
+			p.Env = append(os.Environ(), "SUMMIT_TAPES_SERVE_ARGS="+strings.Join([]string{"serve", "--addr", "127.0.0.1:0", "--tapes", file}, "\n"))
+			stdout, err := p.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr lockedBuffer
+			p.Stderr = &stderr
+			if err := p.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer p.Process.Kill()
+			found := make(chan string, 1)
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
+						found <- m[2]
+					}
+				}
+				io.Copy(io.Discard, stdout)
+			}()
+			var base string
+			select {
+			case base = <-found:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("no banner; stderr:\n%s", stderr.String())
+			}
+			if status, body := askTape(t, base, "hello"); status != 200 || !strings.Contains(body, "Hello from a tape.") {
+				t.Fatalf("%d %s", status, body)
+			}
+			if err := p.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			waited := make(chan error, 1)
+			go func() { waited <- p.Wait() }()
+			select {
+			case err := <-waited:
+				if err != nil || !strings.Contains(stderr.String(), "tapes serve stopped") {
+					t.Errorf("exit %v; stderr:\n%s", err, stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s did not stop the server; stderr:\n%s", sig, stderr.String())
+			}
+		})
+	}
+}
