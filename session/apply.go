@@ -595,6 +595,11 @@ func (s *State) transcript(e Event, sa *Subagent, d TranscriptEvent) {
 		s.Counters.PolicyDenials++
 	default: // subagent_start, message, error
 		t.add(Item{Seq: e.Seq, Kind: d.EventType, IsError: d.EventType == TranscriptError}, d.Text)
+		// ACP (agents/acp) ---: a plan message names the step the tree shows.
+		if d.EventType == TranscriptMessage && d.Tool == PlanTool {
+			sa.PlanStep, _ = d.Args["step"].(string)
+		}
+		// --- ACP
 	}
 	if t.Len() > before {
 		if h := s.openHandoff(sa.ID); h != nil && h.Status == HandoffActive && h.Mode == HandoffMonitor {

@@ -74,6 +74,18 @@
 // model was not found or not available. SubagentStop.cost_usd is its cost when every model
 // that ran has a price in the config (absent: unknown, not zero). Script tapes record neither.
 //
+// # External agents
+//
+// A subagent run by an external ACP agent (agents/acp: Gemini CLI, Claude Code, Codex, any
+// acp_agents command) is recorded with the same events as a native one, so it replays with no
+// agent process: its message and thought chunks are token and thinking events, its tool calls
+// tool_call and tool_result events (tool: the summit tool for the ACP kind, args: title, kind,
+// locations, input), its permission requests PermissionRequested/Granted/Denied, its refusals
+// policy_denied, its changes SubagentChanges. Its plan is a message event whose tool is "plan"
+// (PlanTool): the text lists the entries, args.step names the step in progress, which the fold
+// keeps as Subagent.PlanStep for the tree. It records no ModelRouted (the agent picks its own
+// model).
+//
 // # Durability and secrets
 //
 // The Recorder writes each event to the kernel before it is shown, fsyncs every 100 ms and at

@@ -58,6 +58,10 @@ const (
 	StatusCancelled = "cancelled"
 )
 
+// PlanTool is the tool of a TranscriptEvent message that carries an external agent's plan
+// (agents/acp): its text lists the entries, args.step names the step in progress.
+const PlanTool = "plan"
+
 // Subagent is one node of the tree.
 // ModelInUse is the provider/model a subagent's turns go to now ("" before it is routed or on
 // script tapes).
@@ -121,6 +125,12 @@ type Subagent struct {
 	// fallback models, in order. The model in use is the last switch's, else the route's.
 	Route    *ModelRouted
 	Switches []ModelSwitched
+
+	// ACP (agents/acp) ---
+	// PlanStep is the step an external agent's plan has in progress (else its first pending
+	// one): the last plan message's args.step; "" when it reported no plan.
+	PlanStep string
+	// --- ACP
 
 	Transcript *Transcript
 }

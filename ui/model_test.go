@@ -42,3 +42,29 @@ func TestModelAndCostShown(t *testing.T) {
 		t.Errorf("the cost is not on the tree row and the pane title:\n%s", view)
 	}
 }
+
+// An external agent's current plan step shows on its tree row while it runs.
+func TestPlanStepShown(t *testing.T) {
+	m, _ := newModel(t, 160, 48, &fakeBackend{})
+	at := t0
+	seq := uint64(0)
+	ev := func(sub string, d session.Data) session.Event {
+		seq++
+		at = at.Add(time.Second)
+		e := session.New(sub, d)
+		e.Seq, e.TS, e.SessionID = seq, at, "s-ui"
+		return e
+	}
+	m.Update(EventsMsg{
+		ev("", session.SessionStarted{Schema: 1, Workspace: "/w", PermissionMode: "acceptEdits", Provider: "script"}),
+		ev("sa-1", session.SubagentSpawned{AgentType: "gemini-cli", AgentName: "gemini-cli", TaskDescription: "t", TimeoutS: 60}),
+		ev("sa-1", session.SubagentActive{InitialState: "running"}),
+		ev("sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Tool: session.PlanTool, Text: "plan", Args: map[string]any{"step": "write the tests"}}),
+	})
+	if sa := m.st.Subagent("sa-1"); sa.PlanStep != "write the tests" {
+		t.Fatalf("plan step %q", sa.PlanStep)
+	}
+	if view := m.View().Content; !strings.Contains(view, "▸ write the tests") {
+		t.Errorf("the tree lacks the plan step:\n%s", view)
+	}
+}

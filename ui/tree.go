@@ -85,8 +85,11 @@ func (m *Model) rows() []row {
 		if sa.CostUSD != nil {
 			parts = append(parts, session.FormatCost(*sa.CostUSD))
 		}
-		if sa.CurrentTool != "" && sa.PendingRequest == "" {
+		switch {
+		case sa.CurrentTool != "" && sa.PendingRequest == "":
 			parts = append(parts, session.Sanitize(sa.CurrentTool))
+		case sa.PlanStep != "" && sa.Status == session.StatusActive:
+			parts = append(parts, "▸ "+session.Sanitize(sa.PlanStep)) // an external agent's plan step
 		}
 		r.extra = strings.Join(parts, " ")
 		out = append(out, r)

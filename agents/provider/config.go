@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -47,6 +48,12 @@ type Config struct {
 	// loopback address (web_fetch reaches public addresses only otherwise), and the only
 	// hosts a subagent in plan mode fetches without asking.
 	WebAllowHosts []string `yaml:"web_allow_hosts"`
+	// MCPServers are the MCP servers whose tools summit's own subagents may call (agents/mcp),
+	// by name; the workspace file's entry replaces the user file's of the same name.
+	MCPServers map[string]MCPServer `yaml:"mcp_servers"`
+	// ACPAgents are external agents speaking the Agent Client Protocol (agents/acp), by the
+	// name /delegate --agent-type uses; the workspace file's entry replaces the user file's.
+	ACPAgents map[string]ACPAgent `yaml:"acp_agents"`
 }
 
 // ProviderConfig is one configured backend.
@@ -153,6 +160,25 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 			merged.Models[name] = r
 		}
 		merged.WebAllowHosts = append(merged.WebAllowHosts, c.WebAllowHosts...)
+		for name, m := range c.MCPServers { // MCP servers: checked here, merged by name
+			if err := m.Check(name); err != nil {
+				return Config{}, fmt.Errorf("%s:%d: mcp_servers.%s: %v", f, mcpServerLine(&doc, name), name, err)
+			}
+			if merged.MCPServers == nil {
+				merged.MCPServers = map[string]MCPServer{}
+			}
+			merged.MCPServers[name] = m
+		}
+		for name, a := range c.ACPAgents { // ACP agents: checked here, merged by name
+			if err := a.Check(name); err != nil {
+				return Config{}, fmt.Errorf("%s:%d: acp_agents.%s: %v", f, sectionKeyLine(&doc, "acp_agents", name), name, err)
+			}
+			if merged.ACPAgents == nil {
+				merged.ACPAgents = map[string]ACPAgent{}
+			}
+			a.File = f
+			merged.ACPAgents[name] = a
+		}
 		if c.DefaultProvider != "" {
 			merged.DefaultProvider = c.DefaultProvider
 		}
@@ -332,4 +358,143 @@ func DetectOllama(ctx context.Context, baseURL string) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
+}
+
+// MCP servers (agents/mcp runs them). In a config file:
+//
+//	mcp_servers:
+//	  everything: {command: node, args: [server/dist/index.js, stdio], env: {K: V}}
+//	  docs: {url: "http://127.0.0.1:9000/mcp", headers: {Authorization: "Bearer ${DOCS_TOKEN}"}, allow: [search]}
+//
+// Claude Code agent files write the same shape under `mcpServers` (type: stdio, http or sse).
+
+// MCPServer is one MCP server: a command speaking MCP on stdin/stdout, or the URL of a
+// streamable HTTP (or legacy SSE) endpoint. Env, url and header values may name environment
+// variables as $VAR or ${VAR}, command and args as ${VAR}; they are read when the server
+// starts and never recorded.
+type MCPServer struct {
+	Type    string            `yaml:"type"` // stdio | http | sse; "" = stdio with command, http with url
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	URL     string            `yaml:"url"`
+	Headers map[string]string `yaml:"headers"`
+	// Allow names the server's tools (its own names; * patterns work) that run without asking;
+	// the others ask like the shell.
+	Allow []string `yaml:"allow"`
+	// TimeoutS bounds one call of a tool, in seconds (default 120).
+	TimeoutS int `yaml:"timeout_s"`
+}
+
+// MCPServerName is what a server name may be: it becomes part of the tool names
+// mcp__<server>__<tool>, which model APIs restrict to these characters.
+var MCPServerName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Check says what is wrong with the server named name, or nil.
+func (s MCPServer) Check(name string) error {
+	switch {
+	case !MCPServerName.MatchString(name):
+		return fmt.Errorf("the name %q may hold only letters, digits, _ and -", name)
+	case (s.Command == "") == (s.URL == ""):
+		return errors.New("give exactly one of command (a stdio server) and url (an HTTP server)")
+	case s.TimeoutS < 0:
+		return fmt.Errorf("timeout_s %d: want a number of seconds", s.TimeoutS)
+	}
+	switch s.Type {
+	case "", "stdio", "http", "sse", "streamable-http", "streamableHttp":
+	default:
+		return fmt.Errorf("type %q: want stdio, http or sse", s.Type)
+	}
+	if (s.Type == "stdio") != (s.Command != "") && s.Type != "" {
+		return fmt.Errorf("type %s does not go with %s", s.Type, map[bool]string{true: "command", false: "url"}[s.Command != ""])
+	}
+	if s.Command == "" && (len(s.Args) > 0 || len(s.Env) > 0) {
+		return errors.New("args and env are for a command; an HTTP server takes url and headers")
+	}
+	if s.URL == "" && len(s.Headers) > 0 {
+		return errors.New("headers are for an HTTP server (url)")
+	}
+	return nil
+}
+
+// mcpServerLine is the line of mcp_servers.<name> in a parsed config file (1 if not found).
+func mcpServerLine(doc *yaml.Node, name string) int {
+	if doc == nil || len(doc.Content) == 0 {
+		return 1
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value != "mcp_servers" {
+			continue
+		}
+		m := top.Content[i+1]
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value == name {
+				return m.Content[j].Line
+			}
+		}
+		return top.Content[i].Line
+	}
+	return 1
+}
+
+// ACP agents (agents/acp runs them). In a config file:
+//
+//	acp_agents:
+//	  gemini-cli: {command: gemini, args: [--acp], env: {GEMINI_API_KEY: $GEMINI_API_KEY}}
+//	  my-agent:   {command: /opt/agent/bin/agent, args: [acp]}
+//
+// The key is the name /delegate --agent-type takes. Env values may name summit's environment
+// variables as $VAR or ${VAR}; they are read when the agent starts and never recorded.
+
+// ACPAgent is one external agent: a command speaking ACP on stdin/stdout.
+type ACPAgent struct {
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	// File is the config file that defined it (set by LoadConfig).
+	File string `yaml:"-"`
+}
+
+var (
+	acpAgentName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	envVarName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Check says what is wrong with the ACP agent named name, or nil.
+func (a ACPAgent) Check(name string) error {
+	switch {
+	case !acpAgentName.MatchString(name):
+		return fmt.Errorf("the name %q is not kebab-case (lower-case words joined by hyphens), as agent names are", name)
+	case strings.TrimSpace(a.Command) == "":
+		return errors.New("command is required: the program that speaks ACP on stdin/stdout")
+	}
+	for k := range a.Env {
+		if !envVarName.MatchString(k) {
+			return fmt.Errorf("env %q is not a variable name", k)
+		}
+	}
+	return nil
+}
+
+// sectionKeyLine is the line of <section>.<name> in a parsed config file (the section's line
+// when the name is not found, 1 when neither is).
+func sectionKeyLine(doc *yaml.Node, section, name string) int {
+	if doc == nil || len(doc.Content) == 0 {
+		return 1
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value != section {
+			continue
+		}
+		m := top.Content[i+1]
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value == name {
+				return m.Content[j].Line
+			}
+		}
+		return top.Content[i].Line
+	}
+	return 1
 }

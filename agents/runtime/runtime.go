@@ -63,6 +63,22 @@ type Config struct {
 	Retries  int                             // transient provider failures retried per turn; default 2
 	Backoff  func(attempt int) time.Duration // default 500ms·2^(attempt-1)
 	Coalesce time.Duration                   // default 30ms
+	// MCP are the MCP tools of the grant (agents/mcp.Toolset), offered besides the sandbox's
+	// and called through their servers; nil = none.
+	MCP MCPTools
+}
+
+// MCPTools are the tools of MCP servers a subagent may call, by qualified name
+// (mcp__<server>__<tool>); Policy.Tools lists them too, so the policy decides as for any tool.
+type MCPTools interface {
+	Specs() []provider.ToolSpec
+	Has(tool string) bool
+	// Allowed reports whether the tool runs without asking in mode (the server's allow list).
+	Allowed(tool string, mode agents.PermissionMode) bool
+	// Call runs the tool with the model's argument text; failures are error results.
+	Call(ctx context.Context, tool, args string) tools.Result
+	// Notes are policy notes on the grant (entries dropped or matching nothing).
+	Notes() []string
 }
 
 // Result is what a run produced. On failure, timeout or cancellation it still carries what the
@@ -108,6 +124,9 @@ func Run(ctx context.Context, c Config) Result {
 		c.Coalesce = 30 * time.Millisecond
 	}
 	l := &loop{c: c, ctx: ctx, written: map[string]bool{}}
+	if c.MCP != nil { // MCP hook
+		l.notes = append(l.notes, c.MCP.Notes()...)
+	}
 	l.msgs = []provider.Message{{Role: provider.RoleUser, Text: c.Task}}
 	err := l.run()
 	l.flush()
@@ -247,7 +266,7 @@ func (r *reported) Unwrap() error { return r.error }
 // turn streams one model turn and returns the assistant message it built.
 func (l *loop) turn(turn, attempt int) (provider.Message, string, error) {
 	req := provider.Request{
-		Model: l.c.Model, System: l.c.System, Messages: l.msgs, Tools: toolSpecs(l.c.Policy.Tools),
+		Model: l.c.Model, System: l.c.System, Messages: l.msgs, Tools: l.toolSpecs(),
 		Temperature: l.c.Agent.Temperature, Agent: l.c.Agent.Name, AgentType: l.c.AgentType,
 		Task: l.c.Task, Turn: turn, Attempt: attempt,
 	}
@@ -399,6 +418,10 @@ func (l *loop) toolCall(call provider.ToolCall) error {
 		}
 		fetchHosts = append(l.c.Sandbox.AllowedHosts(), host)
 	}
+	mcpTool := l.c.MCP != nil && l.c.MCP.Has(name) // MCP hook: the server's allow list
+	if mcpTool && dec.Verdict == agents.Ask && l.c.MCP.Allowed(name, l.c.Policy.Mode) {
+		dec = agents.Decision{Verdict: agents.Allow, Reason: name + " runs without asking (an MCP allow list)"}
+	}
 	switch dec.Verdict {
 	case agents.Deny:
 		return deny(dec.Reason)
@@ -414,14 +437,19 @@ func (l *loop) toolCall(call provider.ToolCall) error {
 			return deny(why)
 		}
 	}
-	if !tools.Known(name) {
+	if !tools.Known(name) && !mcpTool {
 		return deny(fmt.Sprintf("%s is not a tool summit can run", name))
 	}
 	tctx, cancel := l.toolContext()
 	if fetchHosts != nil {
 		tctx = tools.WithFetchHosts(tctx, fetchHosts...)
 	}
-	r := l.c.Sandbox.Call(tctx, name, call.Args)
+	var r tools.Result
+	if mcpTool { // MCP hook: the call goes to its server
+		r = l.c.MCP.Call(tctx, name, call.Args)
+	} else {
+		r = l.c.Sandbox.Call(tctx, name, call.Args)
+	}
 	cancel()
 	if err := l.ctx.Err(); err != nil {
 		return err
@@ -476,6 +504,15 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// toolSpecs are the specs of the grant's tools: the sandbox's, then the MCP servers'.
+func (l *loop) toolSpecs() []provider.ToolSpec {
+	out := toolSpecs(l.c.Policy.Tools)
+	if l.c.MCP != nil { // MCP hook
+		out = append(out, l.c.MCP.Specs()...)
+	}
+	return out
 }
 
 func toolSpecs(names []string) []provider.ToolSpec {

@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/summit-dev/summit/agents/acp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session"
 )
@@ -32,7 +35,7 @@ Exit codes: 0 nothing wrong, 1 a problem was found, 2 usage (a config that does 
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprint(stdout, "config:")
-			router, err := sessionRouter(f.workspace, forced, func(p string, exists bool) {
+			router, cfg, err := sessionRouter(f.workspace, forced, func(p string, exists bool) {
 				state := "not there"
 				if exists {
 					state = "read"
@@ -81,6 +84,7 @@ Exit codes: 0 nothing wrong, 1 a problem was found, 2 usage (a config that does 
 				client := router.HTTPClient(n, &http.Client{Timeout: 15 * time.Second})
 				problems += doctorProvider(stdout, router.Info(n), want[n], client)
 			}
+			problems += doctorACP(stdout, cfg.ACPAgents)
 			if problems > 0 {
 				return &exitError{exitBad, fmt.Errorf("%s found", session.Plural(problems, "problem"))}
 			}
@@ -129,6 +133,32 @@ func doctorProvider(w io.Writer, info provider.ProviderInfo, models map[string][
 		default:
 			problems++
 			fmt.Fprintf(w, "    ✗ %s is not in its model list, for %s\n", san(m), san(agents))
+		}
+	}
+	return problems
+}
+
+// doctorACP checks the external ACP agents: a configured one whose command is not on PATH is a
+// problem; a missing built-in is a note that says how to install it.
+func doctorACP(w io.Writer, configured map[string]provider.ACPAgent) int {
+	problems := 0
+	for _, name := range slices.Sorted(maps.Keys(configured)) {
+		a := configured[name]
+		if _, err := exec.LookPath(a.Command); err != nil {
+			problems++
+			fmt.Fprintf(w, "✗ acp_agents.%s: %s is not on PATH\n", session.Sanitize(name), session.Sanitize(a.Command))
+		} else {
+			fmt.Fprintf(w, "✓ acp_agents.%s: %s\n", session.Sanitize(name), session.Sanitize(a.Command))
+		}
+	}
+	for _, a := range acp.Builtins() {
+		if _, ok := configured[a.Name]; ok {
+			continue
+		}
+		if _, err := exec.LookPath(a.Command); err != nil {
+			fmt.Fprintf(w, "· %s: %s is not on PATH; install it with %s\n", a.Name, a.Command, a.Install)
+		} else {
+			fmt.Fprintf(w, "✓ %s: %s (ACP agent, --agent-type %s)\n", a.Name, a.Command, a.Name)
 		}
 	}
 	return problems

@@ -84,9 +84,25 @@ default_provider: claude
 	if !regexp.MustCompile(`summit: 2 problems found`).MatchString(errOut) {
 		t.Errorf("stderr: %s", errOut)
 	}
+	// External ACP agents: a configured one whose command is missing is a problem; a missing
+	// built-in says how to install it.
+	if !regexp.MustCompile(`(?m)^· gemini-cli: gemini is not on PATH; install it with npm install -g @google/gemini-cli`).MatchString(out) && !regexp.MustCompile(`(?m)^✓ gemini-cli:`).MatchString(out) {
+		t.Errorf("doctor does not report the built-in ACP agents:\n%s", out)
+	}
 	// A key that is not set is named.
 	t.Setenv("T_ANT", "")
 	if _, out, _ = summit(t, "doctor", "--workspace", ws); !regexp.MustCompile(`(?m)^✗ claude \(anthropic at [^)]+\): no key: set T_ANT$`).MatchString(out) {
 		t.Errorf("missing key:\n%s", out)
+	}
+}
+
+// A configured ACP agent whose command is not on PATH is a problem.
+func TestDoctorACPAgents(t *testing.T) {
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".summit"), 0o700)
+	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte("acp_agents:\n  mine: {command: no-such-acp-agent-cmd}\n"), 0o600)
+	code, out, _ := summit(t, "doctor", "--workspace", ws)
+	if code != 1 || !regexp.MustCompile(`(?m)^✗ acp_agents.mine: no-such-acp-agent-cmd is not on PATH$`).MatchString(out) {
+		t.Errorf("exit %d:\n%s", code, out)
 	}
 }

@@ -42,7 +42,7 @@ Then it lists the providers used, and whether their keys are set.`,
 		Example: "  summit models\n  summit models --provider anthropic\n  summit models --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			router, err := sessionRouter(f.workspace, forced, nil)
+			router, _, err := sessionRouter(f.workspace, forced, nil)
 			if err != nil {
 				return err
 			}
@@ -89,10 +89,10 @@ Then it lists the providers used, and whether their keys are set.`,
 // sessionRouter routes as a session in workspace with --provider forced would, without
 // starting one: the merged config, or the keys in the environment when there is none. files,
 // when set, is called with the config files and whether each exists (summit doctor says so).
-func sessionRouter(workspace, forced string, files func(path string, exists bool)) (*provider.Router, error) {
+func sessionRouter(workspace, forced string, files func(path string, exists bool)) (*provider.Router, provider.Config, error) {
 	ws, err := filepath.Abs(workspace)
 	if err != nil {
-		return nil, usageErr("--workspace: %v", err)
+		return nil, provider.Config{}, usageErr("--workspace: %v", err)
 	}
 	userDir := ""
 	if dir, err := os.UserConfigDir(); err == nil {
@@ -104,20 +104,21 @@ func sessionRouter(workspace, forced string, files func(path string, exists bool
 			files(p, err == nil)
 		}
 	}
-	cfg, err := provider.LoadConfig(ws, userDir)
+	loaded, err := provider.LoadConfig(ws, userDir)
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, provider.Config{}, usageErr("%v", err)
 	}
+	cfg := loaded
 	if cfg.Empty() && forced == "" {
 		cfg, _ = provider.FromEnvironment(os.Getenv) // as a session would
 	}
 	router := provider.NewRouter(cfg, provider.NewScript(provider.ScriptConfig{}), os.Getenv)
 	if forced != "" {
 		if err := router.Force(forced); err != nil {
-			return nil, usageErr("--provider: %v", err)
+			return nil, provider.Config{}, usageErr("--provider: %v", err)
 		}
 	}
-	return router, nil
+	return router, loaded, nil
 }
 
 func printModels(w io.Writer, rows []modelRow, router *provider.Router, used map[string]bool, forced string) {

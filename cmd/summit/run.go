@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/session"
@@ -195,6 +196,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel, ChangedFiles: changed,
 		Approve: f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,
 		Tools:  tools.Options{AllowHosts: cfg.WebAllowHosts},
+		MCP:    mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: ws}), // MCP hook: servers start on first use
 		Config: map[string]any{"approve": f.approve, "max_parallel": f.parallel, "tapes": f.tapes != ""},
 	})
 	if err != nil {

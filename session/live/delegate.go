@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/runtime"
 	"github.com/summit-dev/summit/agents/tools"
@@ -102,7 +103,7 @@ func (s *sub) next(ctx context.Context) (string, error) {
 // delegate checks a /delegate against the session, then spawns the subagent. It returns at
 // once: the run goes on as a clock participant.
 func (x *Orchestrator) delegate(line string, c commands.Delegate) (Reply, error) {
-	def, ok := x.o.Catalogue.Get(c.AgentType)
+	def, ok := x.agentDef(c.AgentType) // ACP hook: external agents resolve too (acp.go)
 	if !ok {
 		var names []string
 		for _, d := range x.o.Catalogue.List() {
@@ -110,7 +111,7 @@ func (x *Orchestrator) delegate(line string, c commands.Delegate) (Reply, error)
 		}
 		return x.rejectf(line, c, "unknown agent type %q%s", c.AgentType, didYouMean(c.AgentType, names))
 	}
-	pol, err := agents.Resolve(def, agents.Request{SessionTools: x.o.AllowedTools, Ceiling: x.o.Ceiling,
+	pol, err := mcp.Resolve(x.o.MCP, def, agents.Request{SessionTools: x.o.AllowedTools, Ceiling: x.o.Ceiling,
 		Tools: c.Tools, Mode: agents.PermissionMode(c.PermissionMode), BypassApproved: true})
 	if err != nil {
 		return x.rejectf(line, c, "%v", err)
@@ -157,8 +158,8 @@ func requestedMode(def *agents.Definition, c commands.Delegate) agents.Permissio
 // its participant: SubagentSpawned, TranscriptEvent{subagent_start}, then, once a slot is free,
 // SubagentActive and the run.
 func (x *Orchestrator) spawn(c commands.Delegate) (*sub, error) {
-	def, _ := x.o.Catalogue.Get(c.AgentType)
-	pol, err := agents.Resolve(def, agents.Request{SessionTools: x.o.AllowedTools, Ceiling: x.o.Ceiling,
+	def, _ := x.agentDef(c.AgentType) // ACP hook (acp.go)
+	pol, err := mcp.Resolve(x.o.MCP, def, agents.Request{SessionTools: x.o.AllowedTools, Ceiling: x.o.Ceiling,
 		Tools: c.Tools, Mode: agents.PermissionMode(c.PermissionMode), BypassApproved: true})
 	if err != nil {
 		return nil, err
@@ -248,6 +249,9 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 		_, _ = x.emit(s.id, session.SubagentError{Error: msg, Attempt: 1, Context: "isolation"})
 		return runtime.Result{Outcome: session.OutcomeFailure, Err: s.isoErr}
 	}
+	if x.isACP(s.def) { // ACP hook: an external agent runs its own loop (acp.go)
+		return x.runACP(s, deadline)
+	}
 	prov, model, err := x.o.Route(s.def)
 	if err != nil {
 		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: err.Error()})
@@ -277,8 +281,15 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 				ToProvider: to.Provider, ToModel: to.Model, Reason: cause.Error()})
 		})
 	}
+	// MCP hook: the servers the grant names start now, and its MCP entries become their tools.
+	mcpTools, err := x.o.MCP.Toolset(ctx, s.def, &s.policy)
+	if err != nil {
+		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: err.Error()})
+		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: "mcp server"})
+		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}
+	}
 	return runtime.Run(ctx, runtime.Config{
-		Agent: def, AgentType: s.cmd.AgentType, Policy: s.policy, Provider: prov, Model: model,
+		Agent: def, AgentType: s.cmd.AgentType, Policy: s.policy, Provider: prov, Model: model, MCP: mcpTools,
 		Sandbox: x.sandboxOf(s), System: x.prompt(s), Task: s.cmd.Task, MaxTurns: s.def.MaxTurns,
 		Deadline: deadline, Clock: x.clock,
 		Emit: func(d session.Data) error { _, err := x.emit(s.id, d); return err },

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/commands"
@@ -83,6 +84,9 @@ type Options struct {
 	CacheDir string
 	// KeepWorktrees leaves the worktrees when the session closes (summit gc lists them).
 	KeepWorktrees bool
+	// MCP runs the MCP servers whose tools subagents may call (nil = none); the session
+	// closes it when it ends.
+	MCP *mcp.Manager
 }
 
 // Orchestrator runs one session.
@@ -657,6 +661,7 @@ func (x *Orchestrator) Close(reason string) error {
 	_, err := x.emit("", session.SessionEnded{Reason: reason, DurationMS: d.Milliseconds()})
 	x.stop()
 	x.closeIsolation()
+	_ = x.o.MCP.Close() // MCP hook: the servers stop with the session
 	if x.o.Recorder != nil {
 		if cerr := x.o.Recorder.Close(); err == nil {
 			err = cerr

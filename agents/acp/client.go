@@ -1,0 +1,505 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/session"
+)
+
+// client is summit's side of the connection (sdk.Client): it records the agent's session
+// updates as transcript events, answers its permission requests through the subagent's policy
+// and the user, and serves its file reads and writes and its terminals from the sandbox.
+//
+// Ordering: updates arrive on one goroutine in the agent's order; requests arrive on goroutines
+// of their own. A request first waits until the updates the agent sent before it are recorded
+// (barrier), so a permission request follows the tool call it is about in the recording.
+type client struct {
+	r *Run
+
+	mu        sync.Mutex // guards everything below; held while emitting, never while waiting
+	sid       sdk.SessionId
+	pendKind  string // the kind of the gathered deltas: token or thinking
+	pend      strings.Builder
+	timer     *time.Timer
+	calls     map[sdk.ToolCallId]*toolCall
+	open      []*toolCall // calls without a result, in order
+	text      strings.Builder
+	toolCalls int
+	written   []string
+	shellOK   []string // shell commands the user approved in a permission request
+	done      uint64   // session/update notifications handled
+	emitErr   error
+	terms     map[string]*terminal
+	nextTerm  int
+	closed    bool
+	inflight  sync.WaitGroup
+}
+
+func newClient(r *Run) *client {
+	return &client{r: r, calls: map[sdk.ToolCallId]*toolCall{}, terms: map[string]*terminal{}}
+}
+
+var _ sdk.Client = (*client)(nil)
+
+// enter registers a request handler; false once the run is closing.
+func (c *client) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.inflight.Add(1)
+	return true
+}
+
+func (c *client) leave() { c.inflight.Done() }
+
+// barrier waits until the updates the agent wrote before now are recorded (at most 2 s: an
+// update the SDK could not decode is never handled, and must not stall the request).
+func (c *client) barrier(ctx context.Context) {
+	target := c.r.guard.Updates()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		c.mu.Lock()
+		done := c.done
+		c.mu.Unlock()
+		if done >= target || time.Now().After(deadline) || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// emitLocked records d after the gathered deltas. c.mu is held.
+func (c *client) emitLocked(d session.Data) {
+	c.flushLocked()
+	c.send(d)
+}
+
+func (c *client) send(d session.Data) {
+	if err := c.r.c.Emit(d); err != nil && c.emitErr == nil {
+		c.emitErr = err
+	}
+}
+
+// delta gathers message or thought text: one event per Coalesce, or sooner when anything
+// else is recorded.
+func (c *client) deltaLocked(kind, text string) {
+	if text == "" {
+		return
+	}
+	if c.pend.Len() > 0 && c.pendKind != kind {
+		c.flushLocked()
+	}
+	c.pendKind = kind
+	c.pend.WriteString(text)
+	if c.timer == nil {
+		c.timer = time.AfterFunc(c.r.c.Coalesce, func() {
+			c.mu.Lock()
+			c.timer = nil
+			c.flushLocked()
+			c.mu.Unlock()
+		})
+	}
+}
+
+func (c *client) flushLocked() {
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	if c.pend.Len() == 0 {
+		return
+	}
+	text := c.pend.String()
+	c.pend.Reset()
+	c.send(session.TranscriptEvent{EventType: c.pendKind, Text: text})
+}
+
+// note records a line about the run in the transcript.
+func (c *client) note(text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage, Text: text})
+}
+
+func (c *client) setSession(id sdk.SessionId) {
+	c.mu.Lock()
+	c.sid = id
+	c.mu.Unlock()
+}
+
+func (c *client) startTurn() {
+	c.mu.Lock()
+	c.text.Reset()
+	c.mu.Unlock()
+}
+
+// endTurn records what the turn left: the gathered deltas, and a result for every call the
+// agent never reported the end of.
+func (c *client) endTurn(failed bool) Turn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.flushLocked()
+	for _, tc := range append([]*toolCall(nil), c.open...) {
+		why := "the turn ended before the agent reported how this call ended"
+		if failed {
+			why = "the agent stopped before it reported how this call ended"
+		}
+		c.endLocked(tc, why, true)
+	}
+	return Turn{Text: c.text.String()}
+}
+
+// SessionUpdate records one update of the agent's session.
+func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer func() { c.done++ }()
+	if c.closed || c.sid != "" && n.SessionId != c.sid {
+		// Another session's update: this SDK version has no child sessions, and summit opens
+		// one session per agent.
+		return nil
+	}
+	u := n.Update
+	switch {
+	case u.AgentMessageChunk != nil:
+		t := blockText(u.AgentMessageChunk.Content)
+		c.text.WriteString(t)
+		c.deltaLocked(session.TranscriptToken, t)
+	case u.AgentThoughtChunk != nil:
+		c.deltaLocked(session.TranscriptThinking, blockText(u.AgentThoughtChunk.Content))
+	case u.ToolCall != nil:
+		t := u.ToolCall
+		c.seeLocked(t.ToolCallId, fields{title: &t.Title, kind: &t.Kind, status: &t.Status, content: t.Content,
+			locs: t.Locations, input: t.RawInput, output: t.RawOutput})
+	case u.ToolCallUpdate != nil:
+		t := u.ToolCallUpdate
+		c.seeLocked(t.ToolCallId, fields{title: t.Title, kind: t.Kind, status: t.Status, content: t.Content,
+			locs: t.Locations, input: t.RawInput, output: t.RawOutput})
+	case u.Plan != nil:
+		c.emitLocked(planEvent(u.Plan.Entries))
+	case u.CurrentModeUpdate != nil:
+		c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage,
+			Text: fmt.Sprintf("the agent switched to its %s mode", u.CurrentModeUpdate.CurrentModeId)})
+	}
+	// user_message_chunk echoes our prompt; commands, config options, session info and usage
+	// updates change nothing summit shows.
+	return nil
+}
+
+// blockText is a content block as transcript text.
+func blockText(b sdk.ContentBlock) string {
+	switch {
+	case b.Text != nil:
+		return b.Text.Text
+	case b.ResourceLink != nil:
+		return fmt.Sprintf("[%s](%s)", b.ResourceLink.Name, b.ResourceLink.Uri)
+	case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+		return b.Resource.Resource.TextResourceContents.Text
+	case b.Resource != nil && b.Resource.Resource.BlobResourceContents != nil:
+		return "[binary resource]"
+	case b.Image != nil:
+		return "[image]"
+	case b.Audio != nil:
+		return "[audio]"
+	}
+	return ""
+}
+
+// planEvent is a plan update as a transcript message of tool "plan": the entries one per line
+// (✓ done, ▸ in progress, · pending) and, in args, the step in progress (else the first
+// pending one) that the tree shows.
+func planEvent(entries []sdk.PlanEntry) session.TranscriptEvent {
+	var b strings.Builder
+	b.WriteString("plan:")
+	step, next, done := "", "", 0
+	for _, e := range entries {
+		mark := "·"
+		switch e.Status {
+		case sdk.PlanEntryStatusCompleted:
+			mark = "✓"
+			done++
+		case sdk.PlanEntryStatusInProgress:
+			mark = "▸"
+			if step == "" {
+				step = e.Content
+			}
+		default:
+			if next == "" {
+				next = e.Content
+			}
+		}
+		fmt.Fprintf(&b, "\n%s %s", mark, strings.Join(strings.Fields(e.Content), " "))
+	}
+	if step == "" {
+		step = next
+	}
+	return session.TranscriptEvent{EventType: session.TranscriptMessage, Tool: session.PlanTool, Text: b.String(),
+		Args: map[string]any{"step": step, "done": done, "total": len(entries)}}
+}
+
+// RequestPermission answers through the subagent's policy: denied outright (plan mode and an
+// edit, say), allowed outright (an edit in acceptEdits), or asked of the user as a summit
+// permission request. The agent's options are mapped: an allow becomes its allow_once (its
+// allow_always when the user allowed it for the whole subagent and the agent accepts that), a
+// denial its reject_once.
+func (c *client) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	cancelled := sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}
+	if !c.enter() {
+		return cancelled, nil
+	}
+	defer c.leave()
+	c.barrier(ctx)
+	tu := p.ToolCall
+	c.mu.Lock()
+	tc := c.seeLocked(tu.ToolCallId, fields{title: tu.Title, kind: tu.Kind, status: tu.Status, content: tu.Content,
+		locs: tu.Locations, input: tu.RawInput, output: tu.RawOutput})
+	tool, args, title := toolName(tc.kind), tc.args(), tc.title
+	c.flushLocked()
+	c.mu.Unlock()
+	var offered []string
+	for _, o := range p.Options {
+		offered = append(offered, fmt.Sprintf("%s (%s)", o.Name, o.Kind))
+	}
+	args["options"] = offered
+
+	dec := c.decide(tool)
+	if out := c.outside(tc); out != "" && dec.Verdict != agents.Deny {
+		// Summit's own tools never reach past the worktree: a change there is refused, a read
+		// asks.
+		switch agents.ClassOf(tool) {
+		case agents.ClassWrite:
+			dec = agents.Decision{Verdict: agents.Deny, Reason: fmt.Sprintf("%s is outside the subagent's worktree", out)}
+		case agents.ClassRead:
+			dec = agents.Decision{Verdict: agents.Ask, Reason: fmt.Sprintf("%s reads %s, outside the subagent's worktree", tool, out)}
+		}
+	}
+	switch dec.Verdict {
+	case agents.Deny:
+		c.deny(tc, tool, dec.Reason)
+		return pick(p.Options, sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways), nil
+	case agents.Allow:
+		c.allowShell(tool, tc)
+		return pick(p.Options, sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways), nil
+	}
+	reason := dec.Reason
+	if title != "" {
+		reason += "; the agent asks: " + title
+	}
+	g, err := c.r.c.Approve(ctx, tool, args, reason)
+	if err != nil {
+		return cancelled, nil
+	}
+	if !g.Allowed {
+		c.deny(tc, tool, g.Reason)
+		return pick(p.Options, sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways), nil
+	}
+	c.allowShell(tool, tc)
+	if g.Always && !c.refusesAlways() {
+		return pick(p.Options, sdk.PermissionOptionKindAllowAlways, sdk.PermissionOptionKindAllowOnce), nil
+	}
+	return pick(p.Options, sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways), nil
+}
+
+// outside is the first location of the call that is not in the sandbox's root ("" when all
+// are, or it names none).
+func (c *client) outside(tc *toolCall) string {
+	root := c.r.c.Sandbox.Root()
+	for _, l := range tc.locs {
+		p := l.Path
+		if p == "" || !filepath.IsAbs(p) {
+			continue
+		}
+		p = filepath.Clean(p)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		if p != root && !strings.HasPrefix(p, root+string(filepath.Separator)) {
+			return l.Path
+		}
+	}
+	return ""
+}
+
+// refusesAlways reports agents that refuse allow_always here: Gemini CLI does in a folder it
+// does not trust, and a subagent's worktree is a folder it has never seen. Summit's own grant
+// still answers the agent's later requests without asking the user again.
+func (c *client) refusesAlways() bool {
+	ai := c.r.info.AgentInfo
+	return ai != nil && ai.Name == "gemini-cli"
+}
+
+// pick answers with the first option of the first kind offered; cancelled when none is.
+func pick(options []sdk.PermissionOption, kinds ...sdk.PermissionOptionKind) sdk.RequestPermissionResponse {
+	for _, k := range kinds {
+		for _, o := range options {
+			if o.Kind == k {
+				return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(o.OptionId)}
+			}
+		}
+	}
+	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}
+}
+
+// decide applies the subagent's policy to a canonical tool; kinds summit has no tool for ask
+// like an MCP tool (their effects are unknown), and leaving the agent's plan mode is a write.
+func (c *client) decide(tool string) agents.Decision {
+	if _, ok := agents.CanonicalTool(tool); ok {
+		return c.r.c.Decide(tool)
+	}
+	mode := c.r.c.Mode
+	switch tool {
+	case string(sdk.ToolKindThink):
+		return agents.Decision{Verdict: agents.Allow, Reason: "thinking changes nothing"}
+	case string(sdk.ToolKindSwitchMode):
+		if mode == agents.ModePlan {
+			return agents.Decision{Verdict: agents.Deny, Reason: "the agent asks to leave its plan mode; plan mode is read-only"}
+		}
+	}
+	if mode == agents.ModeBypass {
+		return agents.Decision{Verdict: agents.Allow, Reason: "allowed in bypassPermissions"}
+	}
+	return agents.Decision{Verdict: agents.Ask, Reason: fmt.Sprintf("the agent's %s tool has effects summit cannot tell; it asks each time in %s", tool, mode)}
+}
+
+// gate applies the policy to something the agent asks summit itself to do (read, write, run):
+// nil when it may.
+func (c *client) gate(ctx context.Context, tool string, args map[string]any, what string) error {
+	dec := c.decide(tool)
+	switch dec.Verdict {
+	case agents.Allow:
+		return nil
+	case agents.Deny:
+		c.deny(nil, tool, dec.Reason)
+		return &sdk.RequestError{Code: -32603, Message: tool + " refused: " + dec.Reason}
+	}
+	c.mu.Lock()
+	c.flushLocked()
+	c.mu.Unlock()
+	g, err := c.r.c.Approve(ctx, tool, args, dec.Reason+"; the agent asks summit to "+what)
+	switch {
+	case err != nil:
+		return &sdk.RequestError{Code: -32800, Message: "Request cancelled"}
+	case !g.Allowed:
+		c.deny(nil, tool, g.Reason)
+		return &sdk.RequestError{Code: -32603, Message: tool + " denied: " + g.Reason}
+	}
+	return nil
+}
+
+// deny records a refusal (policy_denied) and ends the call it was about, if any.
+func (c *client) deny(tc *toolCall, tool, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptPolicyDenied, Tool: tool, Reason: reason})
+	if tc != nil && !tc.ended {
+		c.endLocked(tc, "denied: "+reason, true)
+	}
+}
+
+// allowShell remembers the commands of an allowed shell call, so the terminal the agent then
+// asks for to run one of them does not ask the user a second time.
+func (c *client) allowShell(tool string, tc *toolCall) {
+	if tool != agents.ToolShell {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := tc.input.(map[string]any); ok {
+		switch v := m["command"].(type) {
+		case string:
+			c.shellOK = append(c.shellOK, normSpace(v))
+		case []any:
+			var parts []string
+			for _, x := range v {
+				parts = append(parts, fmt.Sprint(x))
+			}
+			c.shellOK = append(c.shellOK, normSpace(strings.Join(parts, " ")))
+		}
+	}
+	if tc.title != "" {
+		c.shellOK = append(c.shellOK, normSpace(tc.title))
+	}
+}
+
+// takeShellOK consumes an approval of one of the candidate command lines.
+func (c *client) takeShellOK(candidates ...string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, ok := range c.shellOK {
+		for _, cand := range candidates {
+			if cand != "" && normSpace(cand) == ok {
+				c.shellOK = append(c.shellOK[:i], c.shellOK[i+1:]...)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func normSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// close ends the terminals and waits (a bounded time) for the requests in flight.
+func (c *client) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.flushLocked()
+	terms := make([]*terminal, 0, len(c.terms))
+	for _, t := range c.terms {
+		terms = append(terms, t)
+	}
+	c.mu.Unlock()
+	for _, t := range terms {
+		t.stop()
+	}
+	waited := make(chan struct{})
+	go func() { c.inflight.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// ToolCalls counts the tool calls the agent reported.
+func (r *Run) ToolCalls() int {
+	r.cl.mu.Lock()
+	defer r.cl.mu.Unlock()
+	return r.cl.toolCalls
+}
+
+// Written lists the workspace-relative paths the agent wrote through fs/write_text_file.
+func (r *Run) Written() []string {
+	r.cl.mu.Lock()
+	defer r.cl.mu.Unlock()
+	return append([]string(nil), r.cl.written...)
+}
+
+// EmitErr is the first recording failure, or nil.
+func (r *Run) EmitErr() error {
+	r.cl.mu.Lock()
+	defer r.cl.mu.Unlock()
+	return r.cl.emitErr
+}
+
+// compact renders a JSON value on one line, at most n bytes.
+func compact(v any, n int) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(b)
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,396 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/tools"
+	"github.com/summit-dev/summit/session"
+)
+
+// Grant is a decision on something an agent asked for.
+type Grant struct {
+	Allowed bool
+	// Always is set when the user allowed it for the rest of the subagent (summit's "allow
+	// for sa-N"): the agent may be told to stop asking.
+	Always bool
+	Reason string // why not, when denied
+}
+
+// Config is one external agent's run.
+type Config struct {
+	Agent Agent
+	// Sandbox is where the agent works: its root is the agent's cwd and its session's cwd;
+	// fs/read_text_file, fs/write_text_file and the terminals go through it, confined as
+	// summit's own tools are.
+	Sandbox *tools.Sandbox
+	// Environ is summit's environment, the source of what the agent inherits (nil:
+	// os.Environ()).
+	Environ []string
+	// Mode is the subagent's permission mode; Decide applies its policy to a canonical tool.
+	Mode   agents.PermissionMode
+	Decide func(tool string) agents.Decision
+	// Approve asks the user (or --approve) about a call the policy says asks; it records the
+	// request and the decision. ctx ends when the agent withdraws the request.
+	Approve func(ctx context.Context, tool string, args map[string]any, reason string) (Grant, error)
+	// Emit records one event about the subagent.
+	Emit func(session.Data) error
+	// CancelGrace is how long a cancelled turn may take to end before the process group is
+	// killed (default 5 s).
+	CancelGrace time.Duration
+	// MaxLine bounds one line of the agent's stdout (default DefaultMaxLine).
+	MaxLine int
+	// Coalesce is how long message and thought chunks are gathered into one event (default
+	// 30 ms, as the native runtime does).
+	Coalesce time.Duration
+	// Version is summit's, sent as clientInfo.
+	Version string
+}
+
+// Run is a started agent: its process (a process group of its own), the ACP connection and
+// the session. Every Run must be Closed, which kills the group whatever happened.
+type Run struct {
+	c      Config
+	cmd    *exec.Cmd
+	pgid   int
+	stdin  *os.File // our end of its stdin
+	stdout *os.File // our end of its stdout
+	guard  *lineGuard
+	stderr *tail
+	conn   *sdk.ClientSideConnection
+	cl     *client
+	sid    sdk.SessionId
+	info   sdk.InitializeResponse
+
+	exited  chan struct{} // closed when the process has been reaped
+	exitErr error
+	mu      sync.Mutex
+	killed  bool // summit killed it (a cancellation, the end of the run)
+	closed  bool
+}
+
+// Turn is how one session/prompt ended.
+type Turn struct {
+	StopReason sdk.StopReason
+	// Text is the agent's message of the turn (its agent_message_chunk text).
+	Text  string
+	Usage *sdk.Usage
+}
+
+// ErrCancelled is returned by Prompt when its context ended: the turn was cancelled.
+var ErrCancelled = errors.New("cancelled")
+
+// Start runs the agent in c.Sandbox's root and opens a session: initialize (fs and terminal
+// capabilities), session/new (cwd the root, no MCP servers), authenticate when the agent says
+// it must and offers a method that needs no browser, then the agent's mode set to match the
+// subagent's permission mode where it offers one. On an error the Run is still returned (nil
+// only when the process could not start) and must be Closed; its Stderr says what the agent
+// printed.
+func Start(ctx context.Context, c Config) (*Run, error) {
+	if c.Environ == nil {
+		c.Environ = os.Environ()
+	}
+	if c.CancelGrace <= 0 {
+		c.CancelGrace = 5 * time.Second
+	}
+	if c.Coalesce <= 0 {
+		c.Coalesce = 30 * time.Millisecond
+	}
+	r := &Run{c: c, stderr: &tail{max: 16 << 10}, exited: make(chan struct{})}
+	if err := r.spawn(); err != nil {
+		return nil, err
+	}
+	r.cl = newClient(r)
+	r.conn = sdk.NewClientSideConnection(r.cl, r.stdin, r.guard)
+	// The SDK logs to slog.Default (the terminal) unless told otherwise; what it would say is
+	// said by our own errors.
+	r.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r.guard.open()
+
+	hello, err := call(r, ctx, func(ctx context.Context) (sdk.InitializeResponse, error) {
+		return r.conn.Initialize(ctx, sdk.InitializeRequest{
+			ProtocolVersion: sdk.ProtocolVersionNumber,
+			ClientInfo:      &sdk.Implementation{Name: "summit", Version: c.Version},
+			ClientCapabilities: sdk.ClientCapabilities{
+				Fs:       sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+				Terminal: true,
+				// A gateway (a local model endpoint) is offered only when the agent's
+				// environment names one: agents then list a "gateway" auth method.
+				Auth: sdk.AuthCapabilities{Meta: gatewayMeta(c.Agent.Environ(c.Environ))},
+			},
+		})
+	})
+	if err != nil {
+		return r, fmt.Errorf("initialize: %w", err)
+	}
+	r.info = hello
+	if hello.ProtocolVersion != sdk.ProtocolVersionNumber {
+		return r, fmt.Errorf("the agent speaks ACP version %d; summit speaks %d", hello.ProtocolVersion, sdk.ProtocolVersionNumber)
+	}
+	newSession := func(ctx context.Context) (sdk.NewSessionResponse, error) {
+		return r.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.Sandbox.Root(), McpServers: []sdk.McpServer{}})
+	}
+	sess, err := call(r, ctx, newSession)
+	if isAuthRequired(err) {
+		m, how, ok := chooseAuth(hello.AuthMethods, c.Agent.Environ(c.Environ))
+		if !ok {
+			return r, fmt.Errorf("the agent needs authentication and offers no method that works without a browser: %s", how)
+		}
+		_, aerr := call(r, ctx, func(ctx context.Context) (sdk.AuthenticateResponse, error) {
+			return r.conn.Authenticate(ctx, sdk.AuthenticateRequest{MethodId: m.id, Meta: m.meta})
+		})
+		if aerr != nil {
+			return r, fmt.Errorf("authenticate (%s): %w", how, aerr)
+		}
+		r.cl.note("authenticated with " + how)
+		sess, err = call(r, ctx, newSession)
+	}
+	if err != nil {
+		return r, fmt.Errorf("session/new: %w", err)
+	}
+	r.sid = sess.SessionId
+	r.cl.setSession(sess.SessionId)
+	if sess.Modes != nil {
+		r.setMode(ctx, *sess.Modes)
+	}
+	return r, nil
+}
+
+// spawn starts the process in its own process group with pipes of our own: Wait returns when
+// it exits, whatever its children hold open, and closing our ends stops every read.
+func (r *Run) spawn() error {
+	a := r.c.Agent
+	path, err := exec.LookPath(a.Command)
+	if err != nil {
+		msg := fmt.Sprintf("%s: cannot start %s: %v", a.Name, a.Command, err)
+		if a.Install != "" {
+			msg += "; install it with " + a.Install
+		}
+		return errors.New(msg)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return err
+	}
+	cmd := exec.Command(path, a.Args...)
+	cmd.Dir = r.c.Sandbox.Root()
+	cmd.Env = a.Environ(r.c.Environ)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, r.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Stderr is copied by exec: a process that left the group (setsid) and holds it open must
+	// not keep Wait from returning.
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return fmt.Errorf("%s: cannot start %s: %v", a.Name, a.CommandLine(), err)
+	}
+	r.cmd, r.pgid, r.stdin, r.stdout = cmd, cmd.Process.Pid, inW, outR
+	r.guard = newLineGuard(outR, r.c.MaxLine)
+	go func() {
+		r.exitErr = cmd.Wait()
+		// What it left running (a child holding stdout open, say) goes with it.
+		_ = syscall.Kill(-r.pgid, syscall.SIGKILL)
+		close(r.exited)
+	}()
+	return nil
+}
+
+// Pid is the agent process's id (its process group's too).
+func (r *Run) Pid() int { return r.pgid }
+
+// Info is what the agent said about itself in initialize.
+func (r *Run) Info() sdk.InitializeResponse { return r.info }
+
+// Stderr is the tail of what the agent wrote on stderr.
+func (r *Run) Stderr() string { return r.stderr.String() }
+
+// call runs one request and returns when it answers, ctx ends, the agent exits or its stdout
+// is refused, whichever comes first; the error then says which.
+func call[T any](r *Run, ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan result, 1)
+	go func() {
+		v, err := fn(cctx)
+		ch <- result{v, err}
+	}()
+	var zero T
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return res.v, r.explain(res.err)
+		}
+		return res.v, nil
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	case <-r.guard.bad:
+		return zero, r.guard.Err()
+	case <-r.exited:
+		// Whatever the agent sent before it exited may still be in the pipe: give the
+		// request a moment to see its answer.
+		select {
+		case res := <-ch:
+			if res.err == nil {
+				return res.v, nil
+			}
+		case <-time.After(200 * time.Millisecond):
+		}
+		return zero, r.exitError()
+	}
+}
+
+// explain turns a connection failure into what happened to the agent.
+func (r *Run) explain(err error) error {
+	if gerr := r.guard.Err(); gerr != nil {
+		return gerr
+	}
+	var re *sdk.RequestError
+	if errors.As(err, &re) && re.Code == -32603 && strings.Contains(fmt.Sprint(re.Data), "peer disconnected") {
+		select {
+		case <-r.exited:
+			return r.exitError()
+		case <-time.After(time.Second):
+			return errors.New("the agent closed its stdout")
+		}
+	}
+	return err
+}
+
+// exitError says how the process ended.
+func (r *Run) exitError() error {
+	<-r.exited
+	if err := r.guard.Err(); err != nil {
+		return err
+	}
+	var ee *exec.ExitError
+	if errors.As(r.exitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Errorf("the agent was killed by signal %s", ws.Signal())
+		}
+		return fmt.Errorf("the agent exited with status %d", ee.ExitCode())
+	}
+	if r.exitErr != nil {
+		return fmt.Errorf("the agent ended: %v", r.exitErr)
+	}
+	return errors.New("the agent exited")
+}
+
+// Prompt sends one session/prompt and waits for its stop reason. When ctx ends first, it sends
+// session/cancel, gives the turn CancelGrace to end, then kills the process group, and
+// returns ErrCancelled with what the turn had. The agent's updates are recorded meanwhile.
+func (r *Run) Prompt(ctx context.Context, text string) (Turn, error) {
+	r.cl.startTurn()
+	turnCtx, stopTurn := context.WithCancel(context.Background())
+	defer stopTurn()
+	type result struct {
+		resp sdk.PromptResponse
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		resp, err := r.conn.Prompt(turnCtx, sdk.PromptRequest{SessionId: r.sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+		ch <- result{resp, err}
+	}()
+	end := func(res result, err error) (Turn, error) {
+		t := r.cl.endTurn(err != nil)
+		t.StopReason, t.Usage = res.resp.StopReason, res.resp.Usage
+		return t, err
+	}
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return end(res, r.explain(res.err))
+		}
+		return end(res, nil)
+	case <-r.guard.bad:
+		r.kill()
+		return end(<-ch, r.guard.Err())
+	case <-r.exited:
+		// An answer sent just before the exit may still be in the pipe: give it a moment.
+		var res result
+		select {
+		case res = <-ch:
+		case <-time.After(time.Second):
+			stopTurn()
+			res = <-ch
+		}
+		if res.err == nil {
+			return end(res, nil)
+		}
+		return end(res, r.exitError())
+	case <-ctx.Done():
+	}
+	// Sent from a goroutine: an agent that stopped reading stdin must not block the kill.
+	go func() { _ = r.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: r.sid}) }()
+	grace := time.NewTimer(r.c.CancelGrace)
+	defer grace.Stop()
+	var res result
+	select {
+	case res = <-ch:
+	case <-grace.C:
+		r.kill()
+		stopTurn()
+		res = <-ch
+	case <-r.exited:
+		stopTurn()
+		res = <-ch
+	}
+	return end(res, ErrCancelled)
+}
+
+// kill ends the process group now.
+func (r *Run) kill() {
+	r.mu.Lock()
+	r.killed = true
+	r.mu.Unlock()
+	_ = syscall.Kill(-r.pgid, syscall.SIGKILL)
+}
+
+// Close kills the process group (whatever is left of it), reaps the process, closes the
+// pipes and waits for the requests the agent had in flight to settle. It is safe to call
+// twice.
+func (r *Run) Close() {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	r.closed = true
+	r.mu.Unlock()
+	if r.cmd == nil {
+		return
+	}
+	r.kill()
+	<-r.exited
+	r.stdin.Close()
+	r.stdout.Close()
+	if r.cl != nil {
+		r.cl.close()
+	}
+}

@@ -1,0 +1,22 @@
+//go:build unix
+
+package mcp
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// setGroup starts the command as the leader of a new process group.
+func setGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// signalGroup sends SIGTERM, or SIGKILL when kill, to the process group led by pid.
+func signalGroup(pid int, kill bool) {
+	sig := syscall.SIGTERM
+	if kill {
+		sig = syscall.SIGKILL
+	}
+	_ = syscall.Kill(-pid, sig)
+}

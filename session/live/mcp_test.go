@@ -1,0 +1,280 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/mcp"
+	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/session"
+)
+
+// MCP tools in a session: the agent file names them, the policy asks (or the allow list or
+// --approve answers), the call goes through the session's server, and the server stops with
+// the session.
+
+var (
+	mcpServerOnce sync.Once
+	mcpServerBin  string
+	mcpServerErr  error
+)
+
+// mcpTestServer builds agents/mcp's test server (echo, add, fail, slow, big, image).
+func mcpTestServer(t *testing.T) string {
+	t.Helper()
+	mcpServerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "summit-live-mcp")
+		if err != nil {
+			mcpServerErr = err
+			return
+		}
+		mcpServerBin = filepath.Join(dir, "server")
+		if out, err := exec.Command("go", "build", "-o", mcpServerBin, "../../agents/mcp/testdata/server").CombinedOutput(); err != nil {
+			mcpServerErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if mcpServerErr != nil {
+		t.Fatalf("building the test MCP server: %v", mcpServerErr)
+	}
+	return mcpServerBin
+}
+
+// mcpSession runs script on tapes (YAML text) with the MCP servers, in h's workspace. pids
+// are the MCP server processes that ran when the last subagent stopped.
+func mcpSession(t *testing.T, h *harness, servers map[string]provider.MCPServer, tapes, script string) (outcome, []int) {
+	t.Helper()
+	tapeDir := t.TempDir()
+	write(t, tapeDir, "mcp.yaml", tapes)
+	ts, err := provider.LoadTapes(tapeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := NewSimClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	prov := provider.NewScript(provider.ScriptConfig{Tapes: ts, Sleep: clock.Sleep})
+	rec, err := session.OpenRecorderFile(h.rec, session.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mcp.NewManager(servers, mcp.Options{Dir: h.ws})
+	t.Cleanup(func() { m.Close() })
+	var pids []int
+	x, err := Start(Options{
+		Workspace: h.ws, SessionID: "s-test", ProgramVersion: "test", Clock: clock, Recorder: rec,
+		Catalogue:    agents.Load(agents.Options{Workspace: h.ws}),
+		Route:        func(*agents.Definition) (provider.Provider, string, error) { return prov, "", nil },
+		ProviderName: "script", Approve: h.approve, Ceiling: h.ceiling, CacheDir: h.cache, MCP: m,
+		Backoff: func(int) time.Duration { return time.Millisecond },
+		OnEvent: func(e session.Event) {
+			if e.Type == session.TypeSubagentStop {
+				pids = m.PIDs()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	code, err := RunScript(context.Background(), x, strings.NewReader(script), &progress)
+	if err != nil {
+		t.Fatalf("RunScript: %v\n%s", err, progress.String())
+	}
+	return h.read(code, x, progress.String()), pids
+}
+
+func agentFile(t *testing.T, ws, name, frontmatter string) {
+	t.Helper()
+	dir := filepath.Join(ws, ".claude", "agents")
+	os.MkdirAll(dir, 0o755)
+	write(t, dir, name+".md", "---\nname: "+name+"\ndescription: Uses an MCP server.\n"+frontmatter+"---\nUse the server's tools.\n")
+}
+
+const echoTape = `tapes:
+  - name: echoer
+    match: {agent: echoer}
+    steps:
+      - say: "Asking the server."
+      - tool: %s
+        args: %s
+        on_denied:
+          - capsule: {summary: "the echo was denied", confidence: 0.2}
+      - capsule: {summary: "echoed through MCP", confidence: 0.9}
+`
+
+// processGone waits a little for pid to end (a zombie nobody reaps counts as ended).
+func processGone(pid int) bool {
+	for i := 0; i < 100; i++ {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return true
+		}
+		if s := string(b); strings.Contains(s[strings.LastIndexByte(s, ')')+1:], " Z ") {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// toolEvents returns the tool_call and tool_result of tool in sa-1's transcript.
+func toolEvents(t *testing.T, o outcome, tool string) (session.TranscriptEvent, session.TranscriptEvent) {
+	t.Helper()
+	var call, result *session.TranscriptEvent
+	for _, te := range o.transcript("sa-1", "") {
+		if te.Tool != tool {
+			continue
+		}
+		switch te.EventType {
+		case session.TranscriptToolCall:
+			call = &te
+		case session.TranscriptToolResult:
+			result = &te
+		}
+	}
+	if call == nil || result == nil {
+		t.Fatalf("no call and result of %s in %+v", tool, o.transcript("sa-1", ""))
+	}
+	return *call, *result
+}
+
+func TestMCPToolInSession(t *testing.T) {
+	bin := mcpTestServer(t)
+	tape := fmt.Sprintf(echoTape, "mcp__t__echo", `{text: "hello"}`)
+	for _, c := range []struct {
+		name, approve string
+		allow         []string
+		asked         bool
+		result        string
+		isErr         bool
+	}{
+		{"approve all", ApproveAll, nil, true, "echo: hello", false},
+		{"approve shell", ApproveShell, nil, true, "denied: headless run: --approve shell does not allow mcp__t__echo", true},
+		{"allow list", ApproveNone, []string{"echo"}, false, "echo: hello", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.approve = c.approve
+			agentFile(t, h.ws, "echoer", "tools: Read, mcp__t__*\n")
+			o, pids := mcpSession(t, h, map[string]provider.MCPServer{"t": {Command: bin, Allow: c.allow}}, tape,
+				"/delegate say hello --agent-type echoer\n/wait sa-1\n")
+			checkSeq(t, o.events)
+			sp := o.find(session.TypeSubagentSpawned, "sa-1")
+			if len(sp) != 1 || !slices.Equal(sp[0].Data.(session.SubagentSpawned).Tools, []string{"read_file", "mcp__t__*"}) {
+				t.Fatalf("spawned %+v", sp)
+			}
+			reqs := o.find(session.TypePermissionRequested, "sa-1")
+			if asked := len(reqs) == 1 && reqs[0].Data.(session.PermissionRequested).Tool == "mcp__t__echo"; asked != c.asked || len(reqs) > 1 {
+				t.Errorf("permission requests %+v", reqs)
+			}
+			call, result := toolEvents(t, o, "mcp__t__echo")
+			if call.Args["text"] != "hello" || result.Result != c.result || result.IsError != c.isErr {
+				t.Errorf("call %+v result %+v", call, result)
+			}
+			if st := o.stop(t, "sa-1"); st.Outcome != session.OutcomeSuccess {
+				t.Errorf("stop %+v", st)
+			}
+			if len(pids) != 1 {
+				t.Fatalf("servers running at the stop: %v", pids)
+			}
+			if !processGone(pids[0]) {
+				t.Errorf("the MCP server %d outlived the session", pids[0])
+			}
+		})
+	}
+}
+
+// A server that cannot start fails the subagent that needed it, with its stderr; an agent
+// naming a server that is not configured gets a policy note, or is refused when nothing is
+// left.
+func TestMCPServerProblemsInSession(t *testing.T) {
+	bin := mcpTestServer(t)
+	h := newHarness(t)
+	agentFile(t, h.ws, "echoer", "tools: [Read, mcp__bad__echo, mcp__gh__search]\n")
+	agentFile(t, h.ws, "ghonly", "tools: mcp__gh__search\n")
+	o, pids := mcpSession(t, h, map[string]provider.MCPServer{"bad": {Command: bin, Env: map[string]string{"MCP_TEST_CRASH": "cannot open the database"}}},
+		fmt.Sprintf(echoTape, "mcp__bad__echo", `{text: "x"}`),
+		"/delegate say hello --agent-type echoer\n/wait sa-1\n/delegate search --agent-type ghonly\n")
+	errs := o.find(session.TypeSubagentError, "sa-1")
+	if len(errs) != 1 {
+		t.Fatalf("errors %+v", errs)
+	}
+	se := errs[0].Data.(session.SubagentError)
+	for _, want := range []string{"MCP server bad: could not start it: it exited before answering (exit status 3)", "cannot open the database"} {
+		if !strings.Contains(se.Error, want) {
+			t.Errorf("error %q lacks %q", se.Error, want)
+		}
+	}
+	if se.Context != "mcp server" || o.stop(t, "sa-1").Outcome != session.OutcomeFailure {
+		t.Errorf("error %+v, stop %+v", se, o.stop(t, "sa-1"))
+	}
+	if len(pids) != 0 {
+		t.Errorf("servers left running: %v", pids)
+	}
+	rej := o.find(session.TypeCommandRejected, "")
+	if len(rej) != 1 || !strings.Contains(rej[0].Data.(session.CommandRejected).Error, "mcp__gh__search removed: MCP server gh is not configured (configured: bad)") {
+		t.Errorf("rejections %+v", rej)
+	}
+
+	// With a working server, the note on the unconfigured one is among the capsule's.
+	h = newHarness(t)
+	agentFile(t, h.ws, "echoer", "tools: [Read, mcp__t__echo, mcp__gh__search]\n")
+	h.approve = ApproveAll
+	o, _ = mcpSession(t, h, map[string]provider.MCPServer{"t": {Command: bin}},
+		fmt.Sprintf(echoTape, "mcp__t__echo", `{text: "x"}`), "/delegate say hello --agent-type echoer\n/wait sa-1\n")
+	st := o.stop(t, "sa-1")
+	if st.Outcome != session.OutcomeSuccess || st.Capsule == nil || !slices.Contains(st.Capsule.PolicyNotes, "mcp__gh__search removed: MCP server gh is not configured (configured: t)") {
+		t.Errorf("stop %+v", st)
+	}
+}
+
+// End to end with the real reference server (npm @modelcontextprotocol/server-everything):
+// an agent file listing mcp__everything__echo calls it through the server, and the recording
+// holds the call and the echoed result. Required when SUMMIT_E2E=1.
+func TestMCPEverythingEndToEnd(t *testing.T) {
+	index := os.Getenv("SUMMIT_MCP_EVERYTHING")
+	if index == "" {
+		// Where .ci/run installs it (see agents/mcp/everything_test.go).
+		index = "../../agents/mcp/testdata/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+	}
+	index, _ = filepath.Abs(index)
+	_, nodeErr := exec.LookPath("node")
+	if _, err := os.Stat(index); err != nil || nodeErr != nil {
+		msg := "the MCP end-to-end test needs node and @modelcontextprotocol/server-everything at " + index
+		if os.Getenv("SUMMIT_E2E") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	h := newHarness(t)
+	h.approve = ApproveAll
+	agentFile(t, h.ws, "echoer", "tools: Read, mcp__everything__echo\n")
+	o, pids := mcpSession(t, h, map[string]provider.MCPServer{"everything": {Command: "node", Args: []string{index, "stdio"}}},
+		fmt.Sprintf(echoTape, "mcp__everything__echo", `{message: "hello from summit"}`),
+		"/delegate say hello --agent-type echoer\n/wait sa-1\n")
+	checkSeq(t, o.events)
+	call, result := toolEvents(t, o, "mcp__everything__echo")
+	if call.Args["message"] != "hello from summit" || result.Result != "Echo: hello from summit" || result.IsError {
+		t.Errorf("call %+v result %+v", call, result)
+	}
+	// The recording on disk holds both, and replays to the same state.
+	b, _ := os.ReadFile(h.rec)
+	if !bytes.Contains(b, []byte(`"tool":"mcp__everything__echo"`)) || !bytes.Contains(b, []byte(`Echo: hello from summit`)) {
+		t.Errorf("the recording lacks the call or its result")
+	}
+	if st := o.stop(t, "sa-1"); st.Outcome != session.OutcomeSuccess || st.Capsule.Summary != "echoed through MCP" {
+		t.Errorf("stop %+v", st)
+	}
+	if len(pids) != 1 || !processGone(pids[0]) {
+		t.Errorf("server processes %v outlived the session", pids)
+	}
+}
