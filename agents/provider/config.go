@@ -162,7 +162,7 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 		merged.WebAllowHosts = append(merged.WebAllowHosts, c.WebAllowHosts...)
 		for name, m := range c.MCPServers { // MCP servers: checked here, merged by name
 			if err := m.Check(name); err != nil {
-				return Config{}, fmt.Errorf("%s:%d: mcp_servers.%s: %v", f, mcpServerLine(&doc, name), name, err)
+				return Config{}, fmt.Errorf("%s:%d: mcp_servers.%s: %v", f, sectionKeyLine(&doc, "mcp_servers", name), name, err)
 			}
 			if merged.MCPServers == nil {
 				merged.MCPServers = map[string]MCPServer{}
@@ -415,27 +415,6 @@ func (s MCPServer) Check(name string) error {
 		return errors.New("headers are for an HTTP server (url)")
 	}
 	return nil
-}
-
-// mcpServerLine is the line of mcp_servers.<name> in a parsed config file (1 if not found).
-func mcpServerLine(doc *yaml.Node, name string) int {
-	if doc == nil || len(doc.Content) == 0 {
-		return 1
-	}
-	top := doc.Content[0]
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		if top.Content[i].Value != "mcp_servers" {
-			continue
-		}
-		m := top.Content[i+1]
-		for j := 0; j+1 < len(m.Content); j += 2 {
-			if m.Content[j].Value == name {
-				return m.Content[j].Line
-			}
-		}
-		return top.Content[i].Line
-	}
-	return 1
 }
 
 // ACP agents (agents/acp runs them). In a config file:
