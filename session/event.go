@@ -299,7 +299,9 @@ var TranscriptEvents = []string{TranscriptStart, TranscriptToken, TranscriptThin
 
 // TranscriptEvent is one item of a subagent's stream. Which fields are set depends on
 // EventType: Text for subagent_start, token, thinking, message and error; CallID, Tool, Args
-// for tool_call; CallID, Tool, Result, IsError for tool_result; Tool, Reason for policy_denied.
+// for tool_call; CallID, Tool, Result, IsError for tool_result (and Args when an external agent
+// told the call's real title and input only after announcing it); Tool, Reason for
+// policy_denied.
 // Token and thinking events are deltas: consecutive ones form one message.
 type TranscriptEvent struct {
 	EventType string         `json:"event_type"`

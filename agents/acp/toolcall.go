@@ -2,6 +2,7 @@ package acp
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -25,6 +26,8 @@ type toolCall struct {
 	input   any
 	output  any
 	ended   bool // its tool_result is recorded
+	// announced is the call as its tool_call event recorded it.
+	announced map[string]any
 }
 
 // fields are the parts of a tool_call, tool_call_update or permission request's tool call
@@ -95,8 +98,9 @@ func (c *client) seeLocked(id sdk.ToolCallId, f fields) *toolCall {
 	if isNew {
 		c.toolCalls++
 		c.open = append(c.open, tc)
+		tc.announced = tc.args()
 		c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: string(id),
-			Tool: toolName(tc.kind), Args: tc.args()})
+			Tool: toolName(tc.kind), Args: tc.announced})
 	}
 	if !tc.ended && (tc.status == sdk.ToolCallStatusCompleted || tc.status == sdk.ToolCallStatusFailed) {
 		c.endLocked(tc, c.resultText(tc), tc.status == sdk.ToolCallStatusFailed)
@@ -113,8 +117,15 @@ func (c *client) endLocked(tc *toolCall, text string, isErr bool) {
 			break
 		}
 	}
+	// An agent may announce a call before its input is known (Claude Code: "Preparing file…",
+	// no input) and say the rest in updates: the result then carries the call as it ran, so the
+	// recording has the real title and input.
+	var final map[string]any
+	if a := tc.args(); !reflect.DeepEqual(a, tc.announced) {
+		final = a
+	}
 	c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: string(tc.id),
-		Tool: toolName(tc.kind), Result: text, IsError: isErr})
+		Tool: toolName(tc.kind), Args: final, Result: text, IsError: isErr})
 }
 
 // args is the tool call as recorded: its title, kind, locations (path or path:line) and raw

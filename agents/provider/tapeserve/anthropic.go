@@ -128,8 +128,17 @@ func (s *server) anthCall(w http.ResponseWriter, r *http.Request) (*call, bool) 
 					v.toolCall(b.ID, b.Name, argsText(b.Input))
 				}
 			}
+		case "system":
+			// Claude Code sends its environment section (working directory, platform) as a
+			// system message in the conversation. It joins the system prompt: it is neither the
+			// task nor a turn.
+			for _, b := range bs {
+				if b.Type == "text" && b.Text != "" {
+					sys = strings.TrimLeft(sys+"\n\n"+b.Text, "\n")
+				}
+			}
 		default:
-			return bad("messages." + itoa(i) + ".role: unexpected value " + quote(m.Role) + " (user or assistant)")
+			return bad("messages." + itoa(i) + ".role: unexpected value " + quote(m.Role) + " (user, assistant or system)")
 		}
 	}
 	var tools []provider.ToolSpec

@@ -40,7 +40,8 @@
 // Each request becomes a provider.Request and is played by the script provider, which keeps
 // no state between requests: it walks the tape over the conversation it is given.
 //
-//   - System: Anthropic's system, OpenAI's system and developer messages, Responses'
+//   - System: Anthropic's system (and messages of role system in the conversation, where
+//     Claude Code puts its environment section), OpenAI's system and developer messages, Responses'
 //     instructions (and system/developer items), Gemini's systemInstruction.
 //   - Messages: user text; an assistant turn with its thinking, text and tool calls (the
 //     Responses API's reasoning, message and function_call items of one turn, and any run

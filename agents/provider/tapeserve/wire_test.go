@@ -452,3 +452,29 @@ func TestTapesSmallEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code puts its environment section in the conversation as a message of role system:
+// it joins the system prompt, is neither the task nor a turn, and the tape plays on.
+func TestTapesAnthropicSystemMessage(t *testing.T) {
+	srv := testServer(t, Options{})
+	first := js(map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": []any{
+		map[string]any{"role": "user", "content": "Run the tests."},
+		map[string]any{"role": "system", "content": []any{map[string]any{"type": "text", "text": "Working directory: /w"}}},
+	}})
+	status, body := post(t, srv.URL, "/v1/messages", first)
+	if status != 200 || !strings.Contains(body, `"name":"run_shell_command"`) {
+		t.Fatalf("first turn: %d %s", status, body)
+	}
+	status, body = post(t, srv.URL, "/v1/messages", js(map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": []any{
+		map[string]any{"role": "user", "content": "Run the tests."},
+		map[string]any{"role": "system", "content": "Working directory: /w"},
+		map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "t1", "name": "run_shell_command", "input": map[string]any{"command": "go test ./..."}}}},
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}}},
+	}}))
+	if status != 200 || !strings.Contains(body, "The tests passed.") {
+		t.Errorf("second turn: %d %s", status, body)
+	}
+	if status, body = post(t, srv.URL, "/v1/messages", strings.Replace(first, `"role":"system"`, `"role":"tool"`, 1)); status != 400 || !strings.Contains(body, `unexpected value \"tool\" (user, assistant or system)`) {
+		t.Errorf("an unknown role: %d %s", status, body)
+	}
+}
