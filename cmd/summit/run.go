@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/acp"
 	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/tools"
@@ -171,6 +173,11 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	for _, d := range cat.List() {
 		w.agents = append(w.agents, d.Name)
 	}
+	for _, a := range acp.NewSet(cfg.ACPAgents, nil).List() { // for completion
+		if !slices.Contains(w.agents, a.Name) {
+			w.agents = append(w.agents, a.Name)
+		}
+	}
 	var rec *session.Recorder
 	if !f.noRecord {
 		opts := session.RecorderOptions{Environ: os.Environ()}
@@ -194,7 +201,8 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			return router.ResolveModel(def.Model.Name, def.Model.Fallbacks)
 		},
 		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel, ChangedFiles: changed,
-		Approve: f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,
+		ACPAgents: cfg.ACPAgents,
+		Approve:   f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,
 		Tools:  tools.Options{AllowHosts: cfg.WebAllowHosts},
 		MCP:    mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: ws}), // MCP hook: servers start on first use
 		Config: map[string]any{"approve": f.approve, "max_parallel": f.parallel, "tapes": f.tapes != ""},

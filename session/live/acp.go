@@ -7,12 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-	"weak"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -65,35 +62,31 @@ type acpRegistry struct {
 	agents     map[*agents.Definition]acp.Agent
 }
 
-// acpRegistries holds each orchestrator's registry without keeping it alive: the key is a
-// weak pointer, and the entry goes when the orchestrator is collected. (Options has no place
-// for it; cmd/summit could pass one instead and this lookup would read it.)
-var acpRegistries sync.Map // weak.Pointer[Orchestrator] → *acpRegistry
-
+// acpAgents is the session's registry, built at the first use from Options.ACPAgents (or,
+// when the caller gave none, the workspace's and user's config).
 func (x *Orchestrator) acpAgents() *acpRegistry {
-	key := weak.Make(x)
-	if r, ok := acpRegistries.Load(key); ok {
-		return r.(*acpRegistry)
-	}
-	r := &acpRegistry{configured: map[string]*agents.Definition{}, builtin: map[string]*agents.Definition{},
-		agents: map[*agents.Definition]acp.Agent{}}
-	// A config that does not load has already failed the session's start in cmd/summit; here
-	// it only means no acp_agents.
-	cfg, _ := provider.LoadConfig(x.o.Workspace, acpUserConfigDir())
-	for _, a := range acp.NewSet(cfg.ACPAgents, acpLookPath).List() {
-		d := a.Definition()
-		r.agents[d] = a
-		if a.Source == "builtin:acp" {
-			r.builtin[a.Name] = d
-		} else {
-			r.configured[a.Name] = d
+	x.acpOnce.Do(func() {
+		r := &acpRegistry{configured: map[string]*agents.Definition{}, builtin: map[string]*agents.Definition{},
+			agents: map[*agents.Definition]acp.Agent{}}
+		configured := x.o.ACPAgents
+		if configured == nil {
+			// A config that does not load has already failed the session's start in
+			// cmd/summit; here it only means no acp_agents.
+			cfg, _ := provider.LoadConfig(x.o.Workspace, acpUserConfigDir())
+			configured = cfg.ACPAgents
 		}
-	}
-	if actual, loaded := acpRegistries.LoadOrStore(key, r); loaded {
-		return actual.(*acpRegistry)
-	}
-	goruntime.AddCleanup(x, func(k weak.Pointer[Orchestrator]) { acpRegistries.Delete(k) }, key)
-	return r
+		for _, a := range acp.NewSet(configured, acpLookPath).List() {
+			d := a.Definition()
+			r.agents[d] = a
+			if a.Source == "builtin:acp" {
+				r.builtin[a.Name] = d
+			} else {
+				r.configured[a.Name] = d
+			}
+		}
+		x.acpReg = r
+	})
+	return x.acpReg
 }
 
 // agentDef resolves a --agent-type: acp_agents, then the catalogue, then the built-in ACP

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -53,6 +54,9 @@ const (
 // Options configure a session.
 type Options struct {
 	Workspace string
+	// ACPAgents are the config's acp_agents (external agents run over ACP); nil reads them
+	// from the workspace's and user's config at the first /delegate.
+	ACPAgents map[string]provider.ACPAgent
 	// ChangedFiles are the agent and config files that changed since the last session (see
 	// session/inventory); SessionStarted records them and /status names them.
 	ChangedFiles []session.AgentFileChange
@@ -104,6 +108,9 @@ type Orchestrator struct {
 	applied []*gitws.Applied // /apply of real changes, in order (guarded by mu)
 	// applyReviews are the reviews of applies that overlapped the workspace, by cv id (mu).
 	applyReviews map[string]*applyReview
+
+	acpOnce sync.Once
+	acpReg  *acpRegistry // the session's ACP agents (see acpAgents)
 
 	emitMu sync.Mutex // the serialising path: held from seq assignment to the OnEvent call
 	// red redacts the streamed deltas (streams, by subagent, guarded by emitMu) before they are
@@ -512,7 +519,19 @@ func (x *Orchestrator) agentsText() string {
 		if mode == "" {
 			mode = "-"
 		}
-		fmt.Fprintf(&b, "%-22s %-17s %s\n", d.Name, mode, session.Sanitize(oneLine(d.Description, 80)))
+		fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(d.Name), mode, session.Sanitize(oneLine(d.Description, 80)))
+	}
+	// External ACP agents: acp_agents, and the built-ins whose command is on PATH (a catalogue
+	// agent of the same name wins over a built-in).
+	reg := x.acpAgents()
+	for _, m := range []map[string]*agents.Definition{reg.configured, reg.builtin} {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			if _, shadowed := x.o.Catalogue.Get(name); shadowed && m[name] != reg.configured[name] {
+				continue
+			}
+			a := reg.agents[m[name]]
+			fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(name), "acp", session.Sanitize(oneLine(a.Description+" ("+a.CommandLine()+")", 80)))
+		}
 	}
 	return b.String()
 }
