@@ -158,6 +158,9 @@ func decode(d *Definition, root *yaml.Node, firstLine int, ps *problems) {
 		case handled[f.key]:
 		case metadataKeys[f.key]:
 			keep(&d.Metadata, f)
+		case d.Kind == "acp" && (f.key == "command" || f.key == "args" || f.key == "env"):
+			// An external agent over ACP (agents/acp reads these from the metadata).
+			keep(&d.Metadata, f)
 		default:
 			keep(&d.Unknown, f)
 			ps.warnf(f.line, "unknown key %q kept but not used", f.key)

@@ -248,3 +248,15 @@ func TestEntryPromptFileStaysInside(t *testing.T) {
 		}
 	}
 }
+
+// An external agent file (kind: acp) names its command, args and env without warnings; they
+// are kept for agents/acp.
+func TestACPAgentFileKeys(t *testing.T) {
+	d, ps := Parse("ext.md", []byte("---\nname: ext\ndescription: An external agent.\nkind: acp\ncommand: my-agent\nargs: [--acp]\nenv: {A: b}\n---\n"))
+	if d == nil || len(ps) != 0 || d.Metadata["command"] != "my-agent" || d.Metadata["env"] == nil || d.Metadata["args"] == nil {
+		t.Errorf("%+v %v", d, ps)
+	}
+	if _, ps := Parse("x.md", []byte("---\nname: x\ndescription: X.\ncommand: my-agent\n---\n")); len(ps) != 1 || !strings.Contains(ps[0].Message, `unknown key "command"`) {
+		t.Errorf("command outside kind acp: %v", ps)
+	}
+}
