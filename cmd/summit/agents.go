@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/acp"
+	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
@@ -24,6 +26,17 @@ type catalogueFlags struct {
 func (f *catalogueFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.workspace, "workspace", ".", "project root whose resources/agents, .claude/agents, .gemini/agents and .summit/agents are searched")
 	c.Flags().StringArrayVar(&f.dirs, "agents", nil, "extra agent directory, searched last (repeatable)")
+}
+
+// acpAgents are the external ACP agents a session in the workspace could delegate to. A config
+// that does not load lists none here (a session would refuse to start, saying why).
+func (f *catalogueFlags) acpAgents() []acp.Agent {
+	userDir := ""
+	if dir, err := os.UserConfigDir(); err == nil {
+		userDir = filepath.Join(dir, "summit")
+	}
+	cfg, _ := provider.LoadConfig(f.workspace, userDir)
+	return acp.NewSet(cfg.ACPAgents, nil).List()
 }
 
 func (f *catalogueFlags) load() *agents.Catalogue {
@@ -60,6 +73,15 @@ func newAgentsList(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cat := f.load()
 			defs := cat.List()
+			// External ACP agents (acp_agents, and the built-ins whose command is on PATH) are
+			// --agent-types too; a catalogue agent of the same name wins over a built-in.
+			for _, a := range f.acpAgents() {
+				if _, dup := cat.Get(a.Name); !dup || a.Source != "builtin:acp" {
+					d := a.Definition()
+					d.Source.Layer = "acp"
+					defs = append(defs, d)
+				}
+			}
 			if asJSON {
 				// JSONSafe turns the YAML maps kept in Metadata and Unknown into JSON objects.
 				type jsonDef struct {
