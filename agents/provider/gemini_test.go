@@ -335,25 +335,6 @@ func geminiFor(t *testing.T, url string, env map[string]string) Provider {
 
 var geminiKey = map[string]string{"GEMINI_API_KEY": "AIza-test"}
 
-func geminiDrain(t *testing.T, p Provider, req Request) ([]Delta, error) {
-	t.Helper()
-	st, err := p.Stream(context.Background(), req)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	var out []Delta
-	for {
-		d, err := st.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, d)
-	}
-}
 
 // geminiFold builds the assistant message from a turn's deltas the way the runtime does:
 // thinking accumulates until a delta with a signature closes a block.
@@ -435,7 +416,7 @@ func TestGeminiToolConversation(t *testing.T) {
 			temp := 0.2
 			req := Request{System: "sys", Temperature: &temp, MaxTokens: 1000, Tools: []ToolSpec{readFileTool, {Name: "glob", Description: "Find files"}},
 				Messages: []Message{{Role: RoleUser, Text: "read a.go"}}}
-			ds, err := geminiDrain(t, p, req)
+			ds, err := drain(t, p, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -480,7 +461,7 @@ func TestGeminiToolConversation(t *testing.T) {
 				Message{Role: RoleTool, ToolCallID: "gemini_call_0_0", ToolName: "read_file", Text: "package a\n"},
 				Message{Role: RoleTool, ToolCallID: "gemini_call_0_1", ToolName: "glob", Text: "no such pattern", IsError: true})
 			req.Turn = 1
-			ds, err = geminiDrain(t, p, req)
+			ds, err = drain(t, p, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -498,7 +479,7 @@ func TestGeminiToolConversation(t *testing.T) {
 
 			// Turn 3: the answer's signature goes back on its text.
 			req.Messages = append(req.Messages, turn2, Message{Role: RoleUser, Text: "thanks"})
-			if _, err := geminiDrain(t, p, req); err != nil {
+			if _, err := drain(t, p, req); err != nil {
 				t.Fatal(err)
 			}
 			contents = jsonAt(f.body(2)["contents"])
@@ -524,7 +505,7 @@ func TestGeminiSignedThoughtsAndServerIDs(t *testing.T) {
 	f.lenient = true
 	p := geminiFor(t, srv.URL, geminiKey)
 	req := Request{Messages: []Message{{Role: RoleUser, Text: "go"}}, Tools: []ToolSpec{readFileTool}}
-	ds, err := geminiDrain(t, p, req)
+	ds, err := drain(t, p, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +515,7 @@ func TestGeminiSignedThoughtsAndServerIDs(t *testing.T) {
 	}
 	// The call has no signature of its own, and none is made up: the first part carried it.
 	req.Messages = append(req.Messages, turn1, Message{Role: RoleTool, ToolCallID: "fc-77", Text: "package a"})
-	if _, err := geminiDrain(t, p, req); err != nil {
+	if _, err := drain(t, p, req); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"parts":[{"text":"Plan: read.","thought":true,"thoughtSignature":"` + sigThought + `"},{"functionCall":{"args":{"path":"a.go"},"id":"fc-77","name":"read_file"}}],"role":"model"},` +
@@ -550,7 +531,7 @@ func TestGeminiSignedThoughtsAndServerIDs(t *testing.T) {
 func TestGeminiForeignHistory(t *testing.T) {
 	f, srv := newFakeGemini(t, geminiReply{chunks: []string{gchunk(`{"text": "ok"}`, "STOP", "")}})
 	p := geminiFor(t, srv.URL, geminiKey)
-	_, err := geminiDrain(t, p, Request{Messages: []Message{
+	_, err := drain(t, p, Request{Messages: []Message{
 		{Role: RoleUser, Text: "go"},
 		{Role: RoleAssistant, Text: "Looking.", Thinking: []Thinking{{Text: "claude thinks", Signature: "EqQBCkYIARgCIkD"}, {Redacted: "RED"}},
 			ToolCalls: []ToolCall{{ID: "toolu_1", Name: "read_file", Args: `{"path":"a.go"}`}, {ID: "toolu_2", Name: "glob", Args: `{"pattern":`}}},
@@ -581,13 +562,13 @@ func TestGeminiRejections(t *testing.T) {
 			{Role: RoleTool, ToolCallID: "gemini_call_0_0", ToolName: name, Text: "x"}}
 	}
 	// A signature that is not the server's (here: the stand-in, for a call it made).
-	_, err := geminiDrain(t, p, Request{Messages: history("read_file", "")})
+	_, err := drain(t, p, Request{Messages: history("read_file", "")})
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Transient || pe.Status != 400 || !strings.Contains(err.Error(), "Corrupted thought signature") {
 		t.Errorf("lost signature: %v", err)
 	}
 	// The signature is right, the result names another function.
-	_, err = geminiDrain(t, p, Request{Messages: history("glob", geminiSig("call:gemini_call_0_0:", []byte("issued")))})
+	_, err = drain(t, p, Request{Messages: history("glob", geminiSig("call:gemini_call_0_0:", []byte("issued")))})
 	if !errors.As(err, &pe) || pe.Transient || !strings.Contains(err.Error(), "INVALID_ARGUMENT: Function response `glob` in contents[2] does not match") {
 		t.Errorf("wrong name: %v", err)
 	}
@@ -630,7 +611,7 @@ func TestGeminiStops(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, srv := newFakeGemini(t, geminiReply{chunks: c.chunks})
-			ds, err := geminiDrain(t, geminiFor(t, srv.URL, geminiKey), Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}})
+			ds, err := drain(t, geminiFor(t, srv.URL, geminiKey), Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}})
 			if c.err == "" {
 				_, stop, _ := geminiFold(ds)
 				if err != nil || stop != c.stop || ds[len(ds)-1].StopDetail != `finishReason "MAX_TOKENS"` {
@@ -686,7 +667,7 @@ func TestGeminiErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f, srv := newFakeGemini(t, c.rep)
-			ds, err := geminiDrain(t, geminiFor(t, srv.URL, geminiKey), Request{Model: "gemini-9-ultra", Messages: []Message{{Role: RoleUser, Text: "hi"}}})
+			ds, err := drain(t, geminiFor(t, srv.URL, geminiKey), Request{Model: "gemini-9-ultra", Messages: []Message{{Role: RoleUser, Text: "hi"}}})
 			var pe *Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("err %v (%T), deltas %+v", err, err, ds)
@@ -704,18 +685,18 @@ func TestGeminiErrors(t *testing.T) {
 func TestGeminiKeys(t *testing.T) {
 	f, srv := newFakeGemini(t, geminiReply{chunks: []string{gchunk(`{"text": "hi"}`, "STOP", "")}})
 	req := Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}}
-	_, err := geminiDrain(t, geminiFor(t, srv.URL, nil), req)
+	_, err := drain(t, geminiFor(t, srv.URL, nil), req)
 	if err == nil || err.Error() != "gemini: no API key: set the environment variable GEMINI_API_KEY or GOOGLE_API_KEY" || IsTransient(err) {
 		t.Errorf("no key: %v", err)
 	}
 	if f.requests() != 0 {
 		t.Error("a request was made without a key")
 	}
-	if _, err := geminiDrain(t, geminiFor(t, srv.URL, map[string]string{"GOOGLE_API_KEY": "AIza-test"}), req); err != nil {
+	if _, err := drain(t, geminiFor(t, srv.URL, map[string]string{"GOOGLE_API_KEY": "AIza-test"}), req); err != nil {
 		t.Errorf("GOOGLE_API_KEY: %v", err)
 	}
 	p, _ := NewGemini(GeminiConfig{BaseURL: srv.URL, KeyEnv: "TEAM_GEMINI_KEY", Getenv: func(k string) string { return geminiKey[k] }})
-	if _, err := geminiDrain(t, p, req); err == nil || !strings.HasSuffix(err.Error(), "set the environment variable TEAM_GEMINI_KEY") {
+	if _, err := drain(t, p, req); err == nil || !strings.HasSuffix(err.Error(), "set the environment variable TEAM_GEMINI_KEY") {
 		t.Errorf("key_env: %v", err)
 	}
 }
@@ -736,10 +717,10 @@ func TestGeminiTransport(t *testing.T) {
 	)
 	defer close(release)
 	req := Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}}
-	if _, err := geminiDrain(t, geminiFor(t, srv.URL+"/v1beta", geminiKey), req); err != nil || f.paths[0] != "/v1beta/models/gemini-test:streamGenerateContent" {
+	if _, err := drain(t, geminiFor(t, srv.URL+"/v1beta", geminiKey), req); err != nil || f.paths[0] != "/v1beta/models/gemini-test:streamGenerateContent" {
 		t.Errorf("base_url with version: %v %v", err, f.paths)
 	}
-	ds, err := geminiDrain(t, geminiFor(t, srv.URL, geminiKey), req)
+	ds, err := drain(t, geminiFor(t, srv.URL, geminiKey), req)
 	if len(ds) != 1 || ds[0].Text != "par" || !IsTransient(err) {
 		t.Errorf("hang-up: %+v %v", ds, err)
 	}
@@ -780,7 +761,7 @@ func TestGeminiConfigured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := geminiDrain(t, p, Request{Model: model, Messages: []Message{{Role: RoleUser, Text: "hi"}}}); err != nil || f.paths[0] != "/v1beta/models/gemini-test:streamGenerateContent" {
+	if _, err := drain(t, p, Request{Model: model, Messages: []Message{{Role: RoleUser, Text: "hi"}}}); err != nil || f.paths[0] != "/v1beta/models/gemini-test:streamGenerateContent" {
 		t.Errorf("routed: %v %v", err, f.paths)
 	}
 	forced := NewRouter(Config{}, nil, func(k string) string { return geminiKey[k] })
