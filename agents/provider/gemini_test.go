@@ -335,7 +335,6 @@ func geminiFor(t *testing.T, url string, env map[string]string) Provider {
 
 var geminiKey = map[string]string{"GEMINI_API_KEY": "AIza-test"}
 
-
 // geminiFold builds the assistant message from a turn's deltas the way the runtime does:
 // thinking accumulates until a delta with a signature closes a block.
 func geminiFold(ds []Delta) (Message, string, Usage) {
