@@ -161,7 +161,8 @@ say `+capsule+`
 	o := c.live(nil, "/delegate write a package --agent-type fake")
 	checkSeq(t, o.events)
 	if st := o.stop(t, "sa-1"); st.Outcome != session.OutcomeSuccess || st.Capsule == nil || st.Capsule.Summary != "wrote pkg/new.go" ||
-		st.ToolInvocationCount != 3 || !slices.Equal(st.ArtifactPaths, []string{"pkg/new.go"}) || st.Tokens.Input != 100 {
+		// Its artifacts: what it wrote over fs/write_text_file and what it wrote itself.
+		st.ToolInvocationCount != 3 || !slices.Equal(st.ArtifactPaths, []string{"direct.txt", "pkg/new.go"}) || st.Tokens.Input != 100 {
 		t.Fatalf("stop: %+v capsule %+v", st, st.Capsule)
 	}
 	c.logHas(t,

@@ -365,18 +365,19 @@ func (x *Orchestrator) finish(s *sub, res runtime.Result, start time.Time) {
 		artifacts = []string{}
 	}
 	x.captureChanges(s)
-	if len(artifacts) == 0 && x.isACP(s.def) {
-		// An external agent that writes files itself (Claude Code) never says so over ACP:
-		// what it produced is what its worktree changed.
+	if x.isACP(s.def) {
+		// An external agent that writes files itself (Claude Code, a Gemini shell command)
+		// never says so over ACP: what it produced is also what its worktree changed.
 		x.mu.Lock()
 		if sa := x.state.Subagent(s.id); sa != nil && sa.Changes != nil {
 			for _, f := range sa.Changes.Files {
-				if f.Kind != session.ChangeDeleted {
+				if f.Kind != session.ChangeDeleted && !slices.Contains(artifacts, f.Path) {
 					artifacts = append(artifacts, f.Path)
 				}
 			}
 		}
 		x.mu.Unlock()
+		slices.Sort(artifacts)
 	}
 	var cost *float64
 	if s.routed != nil {
