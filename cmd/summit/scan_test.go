@@ -609,7 +609,10 @@ func TestScanTerminal(t *testing.T) {
 	tm.keys("Enter")
 	until(escaped("SHELLOUT"), "PageDown", 12)
 	tm.keys("G")
-	look(regexp.QuoteMeta(escaped("CAP")), 5*time.Second)
+	// The tail: the changes and their diff, then the capsule above them (how far above depends
+	// on how long the expanded diff renders).
+	look(`changes · 2 files`, 5*time.Second)
+	until(escaped("CAP"), "PageUp", 6)
 	// sa-2, failed with a hostile error.
 	tm.keys("Escape", "Down", "Enter")
 	look(regexp.QuoteMeta(escaped("FATAL")), 5*time.Second)
