@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -174,6 +175,12 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 	switch {
 	case u.AgentMessageChunk != nil:
 		t := blockText(u.AgentMessageChunk.Content)
+		if modeNotice.MatchString(t) {
+			// Gemini CLI's answer to session/set_mode, sent as a message chunk: a notice,
+			// not part of the turn's text.
+			c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage, Text: t})
+			break
+		}
 		c.text.WriteString(t)
 		c.deltaLocked(session.TranscriptToken, t)
 	case u.AgentThoughtChunk != nil:
@@ -338,6 +345,9 @@ func (c *client) refusesAlways() bool {
 	ai := c.r.info.AgentInfo
 	return ai != nil && ai.Name == "gemini-cli"
 }
+
+// modeNotice is a mode change an agent reports as message text ("[MODE_UPDATE] autoEdit").
+var modeNotice = regexp.MustCompile(`^\[MODE_UPDATE\] \S+$`)
 
 // pick answers with the first option of the first kind offered; cancelled when none is.
 func pick(options []sdk.PermissionOption, kinds ...sdk.PermissionOptionKind) sdk.RequestPermissionResponse {

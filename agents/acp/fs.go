@@ -38,6 +38,12 @@ func (c *client) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (s
 	r := c.r.c.Sandbox.Call(ctx, agents.ToolReadFile, string(args))
 	if r.IsError {
 		if strings.Contains(r.Output, "no such file or directory") {
+			if c.refusesAlways() {
+				// Gemini CLI cannot read ACP's "not found" as ENOENT (its SDK rejects with a
+				// plain object its check does not see), so its write_file of a new file fails.
+				// An empty file lets it create one; its read_file then shows an empty file.
+				return sdk.ReadTextFileResponse{Content: ""}, nil
+			}
 			return sdk.ReadTextFileResponse{}, errNotFound(p.Path)
 		}
 		return sdk.ReadTextFileResponse{}, &sdk.RequestError{Code: -32603, Message: r.Output}

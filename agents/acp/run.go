@@ -320,6 +320,9 @@ func (r *Run) Prompt(ctx context.Context, text string) (Turn, error) {
 	end := func(res result, err error) (Turn, error) {
 		t := r.cl.endTurn(err != nil)
 		t.StopReason, t.Usage = res.resp.StopReason, res.resp.Usage
+		if t.Usage == nil {
+			t.Usage = metaUsage(res.resp.Meta)
+		}
 		return t, err
 	}
 	select {
@@ -393,4 +396,17 @@ func (r *Run) Close() {
 	if r.cl != nil {
 		r.cl.close()
 	}
+}
+
+// metaUsage reads the token counts an agent puts in the prompt response's _meta instead of
+// usage (Gemini CLI: _meta.quota.token_count.{input_tokens,output_tokens}); nil when absent.
+func metaUsage(meta map[string]any) *sdk.Usage {
+	q, _ := meta["quota"].(map[string]any)
+	tc, _ := q["token_count"].(map[string]any)
+	in, ok1 := tc["input_tokens"].(float64)
+	out, ok2 := tc["output_tokens"].(float64)
+	if !ok1 && !ok2 {
+		return nil
+	}
+	return &sdk.Usage{InputTokens: int(in), OutputTokens: int(out), TotalTokens: int(in + out)}
 }

@@ -147,12 +147,7 @@ tapes:
 // realGeminiBroken is why the test skips: what summit gets wrong with Gemini CLI 0.61.0.
 // SUMMIT_E2E_KNOWN_BROKEN=1 runs it anyway (to check a fix); clear it once the test passes
 // three times in a row, and the test is then required under SUMMIT_E2E=1.
-const realGeminiBroken = "summit's fs/read_text_file answers a missing file with JSON-RPC error -32002, " +
-	"which Gemini CLI 0.61.0 cannot see as ENOENT (its AcpFileSystemService.normalizeFileSystemError tests " +
-	"err instanceof Error, and the ACP SDK rejects with the plain error object), so write_file of a new file " +
-	"fails with \"Error checking existing file: Resource not found: ENOENT ...\"; also its usage " +
-	"(PromptResponse._meta.quota.token_count) is not counted, and its \"[MODE_UPDATE] autoEdit\" chunk becomes " +
-	"turn text"
+const realGeminiBroken = "" // fixed: missing files, _meta usage and the mode notice (agents/acp)
 
 func TestACPRealGeminiCLI(t *testing.T) {
 	bin := realNPMAgent(t, realGeminiPkg, realGeminiVersion, realGeminiBin, realGeminiBroken == "")
