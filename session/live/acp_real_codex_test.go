@@ -1,7 +1,6 @@
 package live
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -143,48 +142,7 @@ enabled = false
 		t.Errorf("%d grants for %d requests", len(g), len(r))
 	}
 
-	var paths []string
-	for _, f := range o.changes(t, "sa-1").Files {
-		paths = append(paths, f.Path+" "+f.Kind)
-	}
-	if !slices.Equal(paths, []string{"greeting.txt added"}) {
-		t.Errorf("changes: %v", paths)
-	}
-	if _, err := os.Stat(filepath.Join(c.ws, "greeting.txt")); err == nil {
-		t.Error("the agent wrote the main workspace")
-	}
-
-	// No process of the agent (the adapter, its codex app-server) outlives the session.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := procsWithEnv("CODEX_HOME=" + codexHome)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent processes left: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-
-	srv.Close()
-	rec, err := os.ReadFile(c.rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(rec, []byte(key)) || bytes.Contains(rec, []byte(home)) {
-		t.Error("the recording holds the agent's environment")
-	}
-	state, _, err := session.LoadFile(c.rec, session.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sa := state.Subagent("sa-1"); sa == nil || sa.Outcome != session.OutcomeSuccess {
-		t.Fatalf("replayed: %+v", sa)
-	}
-	if out := session.Render(state); !strings.Contains(out, "greeting.txt") {
-		t.Errorf("--print of the replay:\n%s", out)
-	}
+	checkRealEnd(t, c, o, []string{"greeting.txt added"}, "CODEX_HOME="+codexHome, srv.Close, key, home)
 	served := srv.log()
 	for _, want := range []string{"tape codex-main, turn 1", "tape codex-main, turn 2"} {
 		if !slices.ContainsFunc(served, func(l string) bool { return strings.Contains(l, want) }) {

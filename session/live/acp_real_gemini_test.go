@@ -232,50 +232,7 @@ func TestACPRealGeminiCLI(t *testing.T) {
 		t.Errorf("%d grants for %d requests", len(g), len(reqs))
 	}
 
-	var paths []string
-	for _, f := range o.changes(t, "sa-1").Files {
-		paths = append(paths, f.Path+" "+f.Kind)
-	}
-	if !slices.Equal(paths, []string{"built.txt added", "greeting.txt added"}) {
-		t.Errorf("changes: %v", paths)
-	}
-	if _, err := os.Stat(filepath.Join(c.ws, "greeting.txt")); err == nil {
-		t.Error("the agent wrote the main workspace")
-	}
-
-	// No process of the agent outlives the session: none has its environment.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := procsWithEnv("GEMINI_CLI_HOME=" + home)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent processes left: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-
-	// The recording replays with no external process, and holds neither the key nor the
-	// agent's environment.
-	srv.Close()
-	rec, err := os.ReadFile(c.rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(rec, []byte(key)) || bytes.Contains(rec, []byte(home)) {
-		t.Error("the recording holds the agent's environment")
-	}
-	state, _, err := session.LoadFile(c.rec, session.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sa := state.Subagent("sa-1"); sa == nil || sa.Outcome != session.OutcomeSuccess {
-		t.Fatalf("replayed: %+v", sa)
-	}
-	if out := session.Render(state); !strings.Contains(out, "greeting.txt") {
-		t.Errorf("--print of the replay:\n%s", out)
-	}
+	checkRealEnd(t, c, o, []string{"built.txt added", "greeting.txt added"}, "GEMINI_CLI_HOME="+home, srv.Close, key, home)
 	served := srv.log()
 	for _, want := range []string{"tape gemini-main, turn 1", "tape gemini-main, turn 2", "tape gemini-main, turn 3"} {
 		if !slices.ContainsFunc(served, func(l string) bool { return strings.Contains(l, want) }) {

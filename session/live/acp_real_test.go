@@ -224,50 +224,7 @@ func TestACPRealClaudeCode(t *testing.T) {
 	}
 
 	// Claude Code wrote both files itself, in its worktree: they are its recorded changes.
-	var paths []string
-	for _, f := range o.changes(t, "sa-1").Files {
-		paths = append(paths, f.Path+" "+f.Kind)
-	}
-	if !slices.Equal(paths, []string{"built.txt added", "greeting.txt added"}) {
-		t.Errorf("changes: %v", paths)
-	}
-	if _, err := os.Stat(filepath.Join(c.ws, "greeting.txt")); err == nil {
-		t.Error("the agent wrote the main workspace")
-	}
-
-	// No process of the agent outlives the session: none has its environment.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := procsWithEnv("CLAUDE_CONFIG_DIR=" + home)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent processes left: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-
-	// The recording replays with no external process (the server is gone too), and holds
-	// neither the key nor the agent's environment.
-	srv.Close()
-	rec, err := os.ReadFile(c.rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(rec, []byte(key)) || bytes.Contains(rec, []byte(home)) {
-		t.Error("the recording holds the agent's environment")
-	}
-	state, _, err := session.LoadFile(c.rec, session.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sa := state.Subagent("sa-1"); sa == nil || sa.Outcome != session.OutcomeSuccess {
-		t.Fatalf("replayed: %+v", sa)
-	}
-	if out := session.Render(state); !strings.Contains(out, "greeting.txt") {
-		t.Errorf("--print of the replay:\n%s", out)
-	}
+	checkRealEnd(t, c, o, []string{"built.txt added", "greeting.txt added"}, "CLAUDE_CONFIG_DIR="+home, srv.Close, key, home)
 	// Every model call was a tape's: the title, and the main model's three turns.
 	mu.Lock()
 	defer mu.Unlock()
@@ -284,6 +241,58 @@ func TestACPRealClaudeCode(t *testing.T) {
 }
 
 // procsWithEnv lists the live processes whose environment holds kv (zombies run nothing).
+// checkRealEnd checks what every real-agent delegation leaves: its worktree changes are
+// exactly changes and the main workspace has no greeting.txt; no process with procEnv in its
+// environment outlives the session; and, once closeServer has stopped the model endpoint, the
+// recording holds none of secrets and replays as a success that shows greeting.txt.
+func checkRealEnd(t *testing.T, c *acpCase, o outcome, changes []string, procEnv string, closeServer func(), secrets ...string) {
+	t.Helper()
+	var paths []string
+	for _, f := range o.changes(t, "sa-1").Files {
+		paths = append(paths, f.Path+" "+f.Kind)
+	}
+	if !slices.Equal(paths, changes) {
+		t.Errorf("changes: %v", paths)
+	}
+	if _, err := os.Stat(filepath.Join(c.ws, "greeting.txt")); err == nil {
+		t.Error("the agent wrote the main workspace")
+	}
+	// No process of the agent outlives the session: none has its environment.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := procsWithEnv(procEnv)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agent processes left: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The recording replays with no external process (the server is gone too), and holds
+	// none of the agent's environment.
+	closeServer()
+	rec, err := os.ReadFile(c.rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets {
+		if bytes.Contains(rec, []byte(s)) {
+			t.Errorf("the recording holds %q of the agent's environment", s)
+		}
+	}
+	state, _, err := session.LoadFile(c.rec, session.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sa := state.Subagent("sa-1"); sa == nil || sa.Outcome != session.OutcomeSuccess {
+		t.Fatalf("replayed: %+v", sa)
+	}
+	if out := session.Render(state); !strings.Contains(out, "greeting.txt") {
+		t.Errorf("--print of the replay:\n%s", out)
+	}
+}
+
 func procsWithEnv(kv string) []string {
 	ents, _ := os.ReadDir("/proc")
 	var out []string
