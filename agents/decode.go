@@ -161,6 +161,11 @@ func decode(d *Definition, root *yaml.Node, firstLine int, ps *problems) {
 		case d.Kind == "acp" && (f.key == "command" || f.key == "args" || f.key == "env"):
 			// An external agent over ACP (agents/acp reads these from the metadata).
 			keep(&d.Metadata, f)
+		case d.Kind == "acp" && f.key == "writable":
+			// The agent process is confined to its worktree (agents/acp); a file that may come
+			// with a repository cannot widen that, and agents/acp refuses to run it.
+			keep(&d.Unknown, f)
+			ps.errorf(f.line, "writable is read only from a config's acp_agents (an agent file may come with a repository); name the agent there")
 		default:
 			keep(&d.Unknown, f)
 			ps.warnf(f.line, "unknown key %q kept but not used", f.key)

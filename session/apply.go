@@ -139,12 +139,18 @@ func Apply(s *State, e Event) error {
 		if s.subagents[e.SubagentID] != nil {
 			return fail("subagent %s spawned twice", e.SubagentID)
 		}
+		if p := d.ParentSubagentID; p != "" {
+			// A child runs under a subagent that is running: its agent announced it.
+			if ps := s.subagents[p]; ps == nil || ps.Stopped {
+				return fail("child %s names parent %q, which is not a running subagent", e.SubagentID, p)
+			}
+		}
 		n := &Subagent{
 			ID: e.SubagentID, AgentType: d.AgentType, AgentName: d.AgentName,
 			PermissionMode: d.PermissionMode, Tools: d.Tools, Task: d.TaskDescription,
 			TimeoutS: d.TimeoutS, InheritContext: d.InheritContext, SessionID: d.SubagentSessionID,
 			ParentRef: d.ParentSessionRef, Status: StatusQueued, SpawnedAt: e.TS,
-			Transcript: &Transcript{},
+			Parent: d.ParentSubagentID, AgentSessionID: d.AgentSessionID, Transcript: &Transcript{},
 		}
 		s.Subagents = append(s.Subagents, n)
 		s.subagents[n.ID] = n
@@ -209,9 +215,9 @@ func Apply(s *State, e Event) error {
 			return fail("%s stopped twice", sa.ID)
 		}
 		status, ok := map[string]string{OutcomeSuccess: StatusDone, OutcomeFailure: StatusFailed,
-			OutcomeTimeout: StatusTimeout, OutcomeCancelled: StatusCancelled}[d.Outcome]
-		if !ok {
-			return fail("outcome %q is not success, failure, timeout or cancelled", d.Outcome)
+			OutcomeTimeout: StatusTimeout, OutcomeCancelled: StatusCancelled, OutcomeDisconnected: StatusDisconnected}[d.Outcome]
+		if !ok || d.Outcome == OutcomeDisconnected && sa.Parent == "" {
+			return fail("outcome %q is not success, failure, timeout or cancelled (or disconnected, for a child)", d.Outcome)
 		}
 		sa.Stopped, sa.Status, sa.Outcome = true, status, d.Outcome
 		sa.EndedAt, sa.StopSeq = e.TS, e.Seq
@@ -598,6 +604,9 @@ func (s *State) transcript(e Event, sa *Subagent, d TranscriptEvent) {
 		// ACP (agents/acp) ---: a plan message names the step the tree shows.
 		if d.EventType == TranscriptMessage && d.Tool == PlanTool {
 			sa.PlanStep, _ = d.Args["step"].(string)
+		}
+		if d.EventType == TranscriptMessage && d.Tool == AgentStateTool {
+			sa.AgentState, _ = d.Args["state"].(string)
 		}
 		// --- ACP
 	}

@@ -86,6 +86,16 @@
 // keeps as Subagent.PlanStep for the tree. It records no ModelRouted (the agent picks its own
 // model).
 //
+// An external agent's own subagents (ACP child sessions) are children in the tree: a
+// SubagentSpawned with parent_subagent_id (the subagent it runs under) and agent_session_id
+// (the agent's id for it), never queued, then SubagentActive, its transcript, and one
+// SubagentStop when its parent's run ends. A child shares its parent's worktree and policy and
+// has no changes of its own. The state its agent reports is a message event whose tool is
+// "agent_state" (AgentStateTool; args.state running, idle, requires_action or unknown), kept
+// as Subagent.AgentState. A child whose agent never said how it ended stops with outcome
+// "disconnected" (status disconnected): unknown, neither a failure nor a cancellation; the
+// fold accepts that outcome only for a child.
+//
 // # Durability and secrets
 //
 // The Recorder writes each event to the kernel before it is shown, fsyncs every 100 ms and at

@@ -217,6 +217,13 @@ type SubagentSpawned struct {
 	// default) when it differs from permission_mode: capped by the session ceiling, or
 	// bypassPermissions waiting for its approval.
 	RequestedPermissionMode string `json:"requested_permission_mode,omitempty"`
+	// ParentSubagentID is set on a child: a subagent an external agent started itself (an
+	// ACP agent's own subagent session, announced by its subagent_update) under the summit
+	// subagent it runs as, or under another such child. It shares its parent's worktree and
+	// policy; it has no run of its own in summit, so it is never queued.
+	ParentSubagentID string `json:"parent_subagent_id,omitempty"`
+	// AgentSessionID is the external agent's own id for a child's session.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
 }
 
 type SubagentActive struct {
@@ -229,6 +236,10 @@ const (
 	OutcomeFailure   = "failure"
 	OutcomeTimeout   = "timeout"
 	OutcomeCancelled = "cancelled"
+	// OutcomeDisconnected is a child (parent_subagent_id) whose agent stopped reporting on it
+	// before it said how it ended: its outcome is unknown, which is neither a failure nor a
+	// cancellation (ACP's "disconnected" subagent state).
+	OutcomeDisconnected = "disconnected"
 )
 
 // SubagentStop is the one terminal event of every subagent, whatever the outcome; a

@@ -65,6 +65,8 @@ func StatusGlyph(sa *Subagent) string {
 		return "⧗"
 	case StatusCancelled:
 		return "⊘"
+	case StatusDisconnected:
+		return "◌"
 	}
 	return "?"
 }
@@ -92,8 +94,9 @@ func (p printer) tree() {
 	if len(p.s.Subagents) == 0 && len(p.s.Convergences) == 0 {
 		p.f("(no subagents)\n")
 	}
-	for _, sa := range p.s.Subagents {
-		p.f("%s %s %s", StatusGlyph(sa), sa.ID, sa.AgentType)
+	for _, n := range p.s.Tree() {
+		sa := n.Subagent
+		p.f("%s%s %s %s", strings.Repeat("  ", n.Depth), StatusGlyph(sa), sa.ID, sa.AgentType)
 		if sa.AgentName != "" && sa.AgentName != sa.AgentType {
 			p.f(" (%s)", sa.AgentName)
 		}

@@ -56,11 +56,18 @@ const (
 	StatusFailed    = "failed"
 	StatusTimeout   = "timeout"
 	StatusCancelled = "cancelled"
+	// StatusDisconnected is a child whose outcome its agent never reported.
+	StatusDisconnected = "disconnected"
 )
 
 // PlanTool is the tool of a TranscriptEvent message that carries an external agent's plan
 // (agents/acp): its text lists the entries, args.step names the step in progress.
 const PlanTool = "plan"
+
+// AgentStateTool is the tool of a TranscriptEvent message that carries the state an external
+// agent reports for one of its own subagents (a child): args.state is running, idle,
+// requires_action or unknown, which the fold keeps as Subagent.AgentState for the tree.
+const AgentStateTool = "agent_state"
 
 // Subagent is one node of the tree.
 // ModelInUse is the provider/model a subagent's turns go to now ("" before it is routed or on
@@ -87,6 +94,10 @@ type Subagent struct {
 	InheritContext bool
 	SessionID      string // the subagent's own session id
 	ParentRef      string
+	// Parent is the subagent a child runs under (SubagentSpawned.parent_subagent_id): an
+	// external agent's own subagent. "" for a subagent the user delegated.
+	Parent         string
+	AgentSessionID string // a child's session id in its agent
 
 	Status    string
 	SpawnedAt time.Time
@@ -130,6 +141,9 @@ type Subagent struct {
 	// PlanStep is the step an external agent's plan has in progress (else its first pending
 	// one): the last plan message's args.step; "" when it reported no plan.
 	PlanStep string
+	// AgentState is the state a child's agent last reported for it (AgentStateTool): idle is
+	// a child waiting for more work, not one that ended.
+	AgentState string
 	// --- ACP
 
 	Transcript *Transcript
@@ -171,10 +185,51 @@ func (s *Subagent) Elapsed(now time.Time) time.Duration {
 // Terminal reports whether the subagent has finished, whatever the outcome.
 func (s *Subagent) Terminal() bool {
 	switch s.Status {
-	case StatusDone, StatusFailed, StatusTimeout, StatusCancelled:
+	case StatusDone, StatusFailed, StatusTimeout, StatusCancelled, StatusDisconnected:
 		return true
 	}
 	return s.Stopped
+}
+
+// TreeNode is a subagent in tree order, with its depth: 0 for a delegated subagent, 1 for an
+// external agent's child of it, and so on.
+type TreeNode struct {
+	*Subagent
+	Depth int
+}
+
+// Tree lists the subagents in tree order: spawn order, each child right after its parent and
+// that parent's earlier children (depth first). A child whose parent is unknown (a fold never
+// leaves one) is listed at depth 0.
+func (s *State) Tree() []TreeNode {
+	kids := map[string][]*Subagent{}
+	var roots []*Subagent
+	for _, sa := range s.Subagents {
+		if sa.Parent != "" && s.subagents[sa.Parent] != nil && sa.Parent != sa.ID {
+			kids[sa.Parent] = append(kids[sa.Parent], sa)
+		} else {
+			roots = append(roots, sa)
+		}
+	}
+	if len(kids) == 0 {
+		out := make([]TreeNode, len(roots))
+		for i, sa := range roots {
+			out[i] = TreeNode{sa, 0}
+		}
+		return out
+	}
+	out := make([]TreeNode, 0, len(s.Subagents))
+	var walk func(sa *Subagent, depth int)
+	walk = func(sa *Subagent, depth int) {
+		out = append(out, TreeNode{sa, depth})
+		for _, k := range kids[sa.ID] {
+			walk(k, depth+1)
+		}
+	}
+	for _, sa := range roots {
+		walk(sa, 0)
+	}
+	return out
 }
 
 // LogItem is one entry of the parent session's log. Kind is "note", "command", "rejected",

@@ -68,3 +68,56 @@ func TestPlanStepShown(t *testing.T) {
 		t.Errorf("the tree lacks the plan step:\n%s", view)
 	}
 }
+
+// An external agent's own subagents are nested under the subagent it runs as, at both
+// sizes: a running child spins, an idle one says so, a disconnected one says its outcome is
+// unknown (not a failure).
+func TestGoldenChildren(t *testing.T) {
+	for _, sz := range sizes {
+		m, c := newModel(t, sz[0], sz[1], &fakeBackend{})
+		at := t0
+		seq := uint64(0)
+		ev := func(sub string, d session.Data) session.Event {
+			seq++
+			at = at.Add(time.Second)
+			e := session.New(sub, d)
+			e.Seq, e.TS, e.SessionID = seq, at, "s-ui"
+			return e
+		}
+		child := func(id, parent, name string) []session.Event {
+			return []session.Event{
+				ev(id, session.SubagentSpawned{AgentType: "claude-code/" + name, AgentName: name, TaskDescription: name, TimeoutS: 300,
+					ParentSubagentID: parent, AgentSessionID: "agent-" + id}),
+				ev(id, session.SubagentActive{InitialState: "running"}),
+			}
+		}
+		evs := []session.Event{
+			ev("", session.SessionStarted{Schema: 1, Workspace: "/w", PermissionMode: "acceptEdits", Provider: "script"}),
+			ev("sa-1", session.SubagentSpawned{AgentType: "claude-code", AgentName: "claude-code", TaskDescription: "t", TimeoutS: 300}),
+			ev("sa-1", session.SubagentActive{InitialState: "running"}),
+			ev("sa-2", session.SubagentSpawned{AgentType: "coder", AgentName: "coder", TaskDescription: "u", TimeoutS: 60}),
+		}
+		evs = append(evs, child("sa-3", "sa-1", "explorer")...)
+		evs = append(evs, child("sa-4", "sa-3", "deep")...)
+		evs = append(evs, ev("sa-4", session.TranscriptEvent{EventType: session.TranscriptMessage, Tool: session.AgentStateTool,
+			Text: "the agent reports: idle (end_turn)", Args: map[string]any{"state": "idle"}}))
+		evs = append(evs, child("sa-5", "sa-1", "reviewer")...)
+		evs = append(evs, ev("sa-5", session.SubagentStop{Outcome: session.OutcomeDisconnected, ArtifactPaths: []string{}}))
+		m.Update(EventsMsg(evs))
+		c.now = m.st.LastTS
+		out := golden(t, "children-"+size(sz), m)
+		want := []string{"sa-1 claude-code", "  ◦ sa-4 claude-code", "◌ sa-5 claude-code/r", "sa-2 coder"}
+		if sz[0] > 80 { // at 80 columns the tree pane has no room for the states
+			want = append(want, "◦ sa-4 claude-code/deep", "idle", "◌ sa-5 claude-code/reviewer unknown")
+		}
+		for _, want := range want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: the tree lacks %q:\n%s", sz, want, out)
+			}
+		}
+		// Tree order: each child right after its parent, the next delegation after them.
+		if i, j, k := strings.Index(out, "sa-3"), strings.Index(out, "sa-4"), strings.Index(out, "sa-2"); !(i < j && j < k) {
+			t.Errorf("%v: tree order:\n%s", sz, out)
+		}
+	}
+}

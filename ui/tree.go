@@ -45,10 +45,11 @@ func (m *Model) rows() []row {
 			handoff[h.SubagentID] = h.Mode
 		}
 	}
-	for _, sa := range st.Subagents {
-		r := row{id: sa.ID, indent: 1, glyph: session.StatusGlyph(sa)}
+	for _, n := range st.Tree() {
+		sa := n.Subagent
+		r := row{id: sa.ID, indent: 1 + n.Depth, glyph: session.StatusGlyph(sa)}
 		name := sa.AgentType
-		if sa.AgentName != "" && sa.AgentName != sa.AgentType {
+		if sa.AgentName != "" && sa.AgentName != sa.AgentType && !strings.HasSuffix(sa.AgentType, "/"+sa.AgentName) {
 			name += " " + sa.AgentName
 		}
 		r.text = sa.ID + " " + session.Sanitize(name)
@@ -71,11 +72,16 @@ func (m *Model) rows() []row {
 			parts = append(parts, "waits for you")
 		case sa.Status == session.StatusQueued:
 			parts = append(parts, "queued")
+		case sa.Status == session.StatusActive && sa.AgentState == "idle":
+			r.glyph = "◦" // an agent's own subagent between pieces of work: nothing runs
+			parts = append(parts, "idle")
 		case sa.Status == session.StatusActive:
 			r.style = rowRun
 			r.glyph = spinner[m.frame%len(spinner)]
 		case sa.Status == session.StatusDone:
 			r.style = rowOK
+		case sa.Status == session.StatusDisconnected:
+			parts = append(parts, "unknown") // its agent stopped reporting on it: an unknown outcome, not a failure
 		default:
 			r.style = rowBad
 		}

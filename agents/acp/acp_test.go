@@ -2,11 +2,17 @@ package acp
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -326,5 +332,140 @@ func TestPick(t *testing.T) {
 	}
 	if r := pick(opts, "reject_always"); r.Outcome.Cancelled == nil {
 		t.Errorf("%+v", r)
+	}
+}
+
+// runFake runs the fake agent (testdata/fakeagent) through one prompt of script, as the agent
+// named name, and returns what was recorded and the turn.
+func runFake(t *testing.T, name, script string) ([]session.TranscriptEvent, Turn) {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fakeagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/summit-dev/summit/agents/acp/testdata/fakeagent").CombinedOutput(); err != nil {
+		t.Fatalf("building the fake agent: %v\n%s", err, out)
+	}
+	sp := filepath.Join(dir, "script")
+	if err := os.WriteFile(sp, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "ws")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := tools.New(root, tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var events []session.TranscriptEvent
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := Start(ctx, Config{
+		Agent: Agent{Name: "fake", Command: bin, Env: map[string]string{
+			"FAKE_ACP_SCRIPT": sp, "FAKE_ACP_LOG": filepath.Join(dir, "log"), "FAKE_ACP_NAME": name}},
+		Sandbox: sb,
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir},
+		Mode:    agents.ModeBypass,
+		Decide:  func(string) agents.Decision { return agents.Decision{Verdict: agents.Allow} },
+		Approve: func(context.Context, string, map[string]any, string) (Grant, error) { return Grant{Allowed: true}, nil },
+		Emit: func(d session.Data) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if e, ok := d.(session.TranscriptEvent); ok {
+				events = append(events, e)
+			}
+			return nil
+		},
+		Version: "test",
+	})
+	if r != nil {
+		defer r.Close()
+	}
+	if err != nil {
+		t.Fatalf("start: %v (stderr %s)", err, r.Stderr())
+	}
+	turn, err := r.Prompt(ctx, "go")
+	if err != nil {
+		t.Fatalf("prompt: %v (stderr %s)", err, r.Stderr())
+	}
+	r.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]session.TranscriptEvent(nil), events...), turn
+}
+
+// Codex runs commands in its own sandbox and reports them in _meta (terminal_info,
+// terminal_output_delta, terminal_exit; a read's exit code in rawOutput): the fake agent sends
+// exactly codex-acp 2.6.0's shapes, for commands it really runs. Each call records its command,
+// and its result the output and how it ended, capped; never a "[terminal …]" placeholder.
+// Codex's warning, a message chunk without a message id, is a notice, not turn text.
+func TestCodexOwnCommands(t *testing.T) {
+	const warning = "Model metadata for `gpt-5.1-codex` not found. Defaulting to fallback metadata; this can degrade performance and cause issues."
+	script := "codexwarn " + warning + `
+codexsay Writing greeting.txt.\n
+codexexec call_1 echo hello from codex > greeting.txt; echo wrote it; echo careful >&2
+codexstream call_2 echo one; echo two; exit 3
+codexread call_3 greeting.txt
+codexread call_4 missing.txt
+codexexec call_5 head -c 100000 /dev/zero | tr '\0' x
+codexexec call_6 true
+codexsay Done.
+`
+	events, turn := runFake(t, codexACP, script)
+	calls, results := map[string]session.TranscriptEvent{}, map[string]session.TranscriptEvent{}
+	var notices []string
+	tokens := ""
+	for _, e := range events {
+		switch e.EventType {
+		case session.TranscriptToolCall:
+			calls[e.CallID] = e
+		case session.TranscriptToolResult:
+			results[e.CallID] = e
+		case session.TranscriptMessage:
+			notices = append(notices, e.Text)
+		case session.TranscriptToken:
+			tokens += e.Text
+		}
+		if strings.Contains(e.Result, "[terminal ") {
+			t.Errorf("a terminal placeholder: %+v", e)
+		}
+	}
+	if turn.Text != "Writing greeting.txt.\nDone." || tokens != turn.Text {
+		t.Errorf("turn text %q, tokens %q", turn.Text, tokens)
+	}
+	if !slices.Contains(notices, "Warning: "+warning) {
+		t.Errorf("the warning is not a notice: %q", notices)
+	}
+
+	for id, want := range map[string]struct {
+		tool, command, result string
+		isErr                 bool
+	}{
+		"call_1": {"run_shell_command", "echo hello from codex > greeting.txt; echo wrote it; echo careful >&2",
+			"$ echo hello from codex > greeting.txt; echo wrote it; echo careful >&2\nwrote it\ncareful", false},
+		"call_2": {"run_shell_command", "echo one; echo two; exit 3", "$ echo one; echo two; exit 3\none\ntwo\n[exit code 3]", true},
+		"call_3": {"read_file", "", "hello from codex", false},
+		"call_4": {"read_file", "", "cat: missing.txt: No such file or directory\n[exit code 1]", true},
+		"call_6": {"run_shell_command", "true", "$ true\n", false},
+	} {
+		c, r := calls[id], results[id]
+		if c.Tool != want.tool || r.Tool != want.tool || r.Result != want.result || r.IsError != want.isErr {
+			t.Errorf("%s: call %+v\nresult %+v", id, c, r)
+		}
+		in, _ := c.Args["input"].(map[string]any)
+		if want.command != "" && (in["command"] != want.command || c.Args["title"] != want.command) {
+			t.Errorf("%s: the call does not record its command: %v", id, c.Args)
+		}
+	}
+	// A flood of output is cut to maxResult, the cut said, the end of the command kept.
+	r := results["call_5"]
+	if len(r.Result) > maxResult || !strings.HasPrefix(r.Result, "$ head -c 100000 /dev/zero | tr '\\0' x\nxxxx") ||
+		!strings.Contains(r.Result, "\n[... cut: 100000 bytes of output, showing the first ") || r.IsError {
+		t.Errorf("call_5: %d bytes, ends %q", len(r.Result), r.Result[max(0, len(r.Result)-80):])
+	}
+
+	// Another agent's chunk like it is its answer: the mark is Codex's.
+	if _, turn := runFake(t, "fakeagent", "codexwarn "+warning+"\n"); !strings.HasPrefix(turn.Text, "Warning: Model metadata") {
+		t.Errorf("another agent's text taken for a notice: %q", turn.Text)
 	}
 }

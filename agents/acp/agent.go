@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,7 +25,21 @@ type Agent struct {
 	Env     map[string]string // added to the minimal environment; $VAR and ${VAR} read summit's
 	// Inherit names variables of summit's environment the agent gets as they are: a built-in's
 	// keys and endpoints. Config and file agents name theirs in Env ($VAR).
-	Inherit     []string
+	Inherit []string
+	// Writable are where the agent process may write besides its worktree, its own temp dir
+	// (TMPDIR) and the build caches a confined shell may fill: the agent's own state
+	// (sessions, settings, credentials it refreshes). See WritablePaths for their form; Start
+	// confines the process to them (Linux Landlock) whenever its sandbox confines writes.
+	Writable []string
+	// ConfinedModes are the agent modes to use, by permission mode, when Start confines the
+	// process, in place of the usual match (see setMode): an agent whose own modes run its
+	// commands in a sandbox that cannot start inside summit's (Codex's bubblewrap needs to
+	// mount, which Landlock forbids) runs instead in its unsandboxed mode, summit's
+	// confinement standing in for its own.
+	ConfinedModes map[agents.PermissionMode]string
+	// MCPServers names servers of summit's mcp_servers config the agent gets in session/new
+	// (see mcp.go): from acp_agents.mcp_servers, or an agent file's mcpServers.
+	MCPServers  []string
 	Description string
 	Source      string // builtin:acp, the config file, or the agent file
 	Install     string // how to install Command (built-ins); "" when unknown
@@ -46,6 +62,7 @@ func Builtins() []Agent {
 			Inherit: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
 				"ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_CUSTOM_HEADERS", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_USE_BEDROCK",
 				"CLAUDE_CODE_USE_VERTEX", "AWS_REGION", "AWS_PROFILE", "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION"},
+			Writable: []string{"${CLAUDE_CONFIG_DIR:-~/.claude}/"},
 		},
 		{
 			Name: "codex", Command: "codex-acp",
@@ -53,6 +70,14 @@ func Builtins() []Agent {
 			Source:      "builtin:acp",
 			Install:     "npm install -g @agentclientprotocol/codex-acp (set OPENAI_API_KEY or CODEX_API_KEY)",
 			Inherit:     []string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"},
+			Writable:    []string{"${CODEX_HOME:-~/.codex}/"},
+			// Its agent and read-only modes run every command under bubblewrap, which
+			// cannot start inside Landlock: each would fail with "bwrap: setting up uid map:
+			// Permission denied". Its legacy Landlock sandbox refuses to run commands for
+			// its app-server, and codex-acp offers no external-sandbox mode. Its full-access
+			// mode asks nothing (neither does its agent mode, for what its sandbox allows);
+			// plan keeps read-only, where its commands fail but it writes nothing.
+			ConfinedModes: map[agents.PermissionMode]string{agents.ModeAcceptEdits: "agent-full-access", agents.ModeBypass: "agent-full-access"},
 		},
 		{
 			// --acp since Gemini CLI 0.33 (March 2026); older versions take --experimental-acp,
@@ -62,7 +87,9 @@ func Builtins() []Agent {
 			Source:      "builtin:acp",
 			Install:     "npm install -g @google/gemini-cli (set GEMINI_API_KEY)",
 			Inherit: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GEMINI_MODEL",
-				"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS"},
+				"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS",
+				"GEMINI_CLI_HOME"},
+			Writable: []string{"${GEMINI_CLI_HOME:-~}/.gemini/"},
 		},
 	}
 }
@@ -85,10 +112,25 @@ func NewSet(config map[string]provider.ACPAgent, lookPath func(string) (string, 
 		}
 	}
 	for name, c := range config {
-		s.byName[name] = Agent{Name: name, Command: c.Command, Args: c.Args, Env: c.Env, Source: c.File,
+		a := Agent{Name: name, Command: c.Command, Args: c.Args, Env: c.Env, Source: c.File,
 			Description: "external agent over ACP: " + strings.Join(append([]string{c.Command}, c.Args...), " ")}
+		a.likeBuiltin(filepath.Base(c.Command))
+		a.Writable = append(a.Writable, c.Writable...)
+		a.MCPServers = c.MCPServers
+		s.byName[name] = a
 	}
 	return s
+}
+
+// likeBuiltin gives a the state directories and confined modes of the built-in whose command
+// is program, if any: whoever runs that program runs the same agent, with the same state and
+// the same sandbox of its own.
+func (a *Agent) likeBuiltin(program string) {
+	for _, b := range Builtins() {
+		if b.Command == program {
+			a.Writable, a.ConfinedModes = slices.Clone(b.Writable), b.ConfinedModes
+		}
+	}
 }
 
 // Get returns the agent called name.
@@ -161,7 +203,92 @@ func FromDefinition(d *agents.Definition) (a Agent, ok bool, err error) {
 	default:
 		return a, true, fmt.Errorf("agent %s: env must be a map of strings", d.Name)
 	}
+	// mcpServers names servers of the config (a list of names, or Claude Code's map of name
+	// to server, whose definitions count only where the config has the same name: an agent
+	// file never starts a command of its own).
+	switch v := get("mcpServers").(type) {
+	case nil:
+	case []any:
+		for _, x := range v {
+			s, ok := x.(string)
+			if !ok || !provider.MCPServerName.MatchString(s) {
+				return a, true, fmt.Errorf("agent %s: mcpServers entry %v is not a server name", d.Name, x)
+			}
+			a.MCPServers = append(a.MCPServers, s)
+		}
+	case map[string]any:
+		for k := range v {
+			if !provider.MCPServerName.MatchString(k) {
+				return a, true, fmt.Errorf("agent %s: mcpServers key %q is not a server name", d.Name, k)
+			}
+			a.MCPServers = append(a.MCPServers, k)
+		}
+		slices.Sort(a.MCPServers)
+	default:
+		return a, true, fmt.Errorf("agent %s: mcpServers must be a list of server names (of the config's mcp_servers)", d.Name)
+	}
+	// An agent file can come with a cloned repository, and its process is confined so that
+	// it cannot write outside its worktree: the file cannot widen that. Only a built-in's
+	// program found on PATH (a bare name, not a file of the repository) gets the built-in's
+	// state directories; anything more is named in the user's acp_agents.
+	if get("writable") != nil {
+		return a, true, fmt.Errorf("agent %s: writable is read only from a config's acp_agents (an agent file may come with a repository); name the agent there", d.Name)
+	}
+	if !strings.ContainsRune(a.Command, '/') {
+		a.likeBuiltin(a.Command)
+	}
 	return a, true, nil
+}
+
+// WritablePaths are a.Writable resolved in env (the agent's environment, as Environ makes
+// it): $VAR and ${VAR} read env, ${VAR:-WORD} is WORD when VAR is unset or empty, and a
+// leading ~ (of the entry, or of WORD) is env's HOME. An entry that does not resolve to an
+// absolute path (it needs a variable that is unset) is left out: it would name a place
+// relative to wherever the agent starts. dirs are the entries written with a trailing /
+// (directories, to create when missing); other are the rest, files or directories as they
+// are.
+func (a Agent) WritablePaths(env []string) (dirs, other []string) {
+	vars := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	for _, w := range a.Writable {
+		// An unset variable (HOME for ~) leaves the entry out: "$UNSET/x" is not "/x".
+		missing := false
+		get := func(k string) string {
+			v := vars[k]
+			if v == "" {
+				missing = true
+			}
+			return v
+		}
+		home := func(p string) string {
+			if p == "~" || strings.HasPrefix(p, "~/") {
+				return get("HOME") + p[1:]
+			}
+			return p
+		}
+		p := home(os.Expand(w, func(name string) string {
+			if k, word, ok := strings.Cut(name, ":-"); ok {
+				if v := vars[k]; v != "" {
+					return v
+				}
+				return home(word)
+			}
+			return get(name)
+		}))
+		if missing || !filepath.IsAbs(p) {
+			continue
+		}
+		if strings.HasSuffix(w, "/") {
+			dirs = append(dirs, filepath.Clean(p))
+		} else {
+			other = append(other, filepath.Clean(p))
+		}
+	}
+	return dirs, other
 }
 
 // inherited are the variables every agent gets from summit's environment: where things are

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/tools"
 )
 
 // Authentication. An agent that needs it says so when the session is opened (error -32000);
@@ -175,7 +176,11 @@ var modeIDs = map[agents.PermissionMode][]string{
 // offers one, so it asks summit what summit's policy needs to decide (and, in plan, plans).
 // Summit's policy answers its permission requests either way.
 func (r *Run) setMode(ctx context.Context, modes sdk.SessionModeState) {
-	for _, want := range modeIDs[r.c.Mode] {
+	want := modeIDs[r.c.Mode]
+	if m, ok := r.c.Agent.ConfinedModes[r.c.Mode]; ok && r.c.Sandbox.ConfinesWrites() && tools.ConfinementAvailable() {
+		want = []string{m} // its sandboxed modes cannot run inside summit's confinement (spawn)
+	}
+	for _, want := range want {
 		for _, m := range modes.AvailableModes {
 			if string(m.Id) != want {
 				continue

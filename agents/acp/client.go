@@ -43,10 +43,29 @@ type client struct {
 	nextTerm  int
 	closed    bool
 	inflight  sync.WaitGroup
+
+	// emit and approve record and ask for this client's subagent: the run's (Config.Emit,
+	// Config.Approve), or a child's (its ChildSink).
+	emit    func(session.Data) error
+	approve func(ctx context.Context, tool string, args map[string]any, reason string) (Grant, error)
+	// top is the run's own client, for a child's; nil for the run's. Only top has children,
+	// and only top's SessionUpdate is called: it hands a child's updates to the child's client,
+	// whose mu it takes while holding its own (lock order: top, then child).
+	top      *client
+	children map[sdk.SessionId]*childLane
 }
 
 func newClient(r *Run) *client {
-	return &client{r: r, calls: map[sdk.ToolCallId]*toolCall{}, terms: map[string]*terminal{}}
+	return &client{r: r, calls: map[sdk.ToolCallId]*toolCall{}, terms: map[string]*terminal{},
+		emit: r.c.Emit, approve: r.c.Approve}
+}
+
+// root is the run's own client.
+func (c *client) root() *client {
+	if c.top != nil {
+		return c.top
+	}
+	return c
 }
 
 var _ sdk.Client = (*client)(nil)
@@ -69,10 +88,11 @@ func (c *client) leave() { c.inflight.Done() }
 func (c *client) barrier(ctx context.Context) {
 	target := c.r.guard.Updates()
 	deadline := time.Now().Add(2 * time.Second)
+	top := c.root()
 	for {
-		c.mu.Lock()
-		done := c.done
-		c.mu.Unlock()
+		top.mu.Lock()
+		done := top.done
+		top.mu.Unlock()
 		if done >= target || time.Now().After(deadline) || ctx.Err() != nil {
 			return
 		}
@@ -87,7 +107,7 @@ func (c *client) emitLocked(d session.Data) {
 }
 
 func (c *client) send(d session.Data) {
-	if err := c.r.c.Emit(d); err != nil && c.emitErr == nil {
+	if err := c.emit(d); err != nil && c.emitErr == nil {
 		c.emitErr = err
 	}
 }
@@ -150,6 +170,11 @@ func (c *client) startTurn() {
 func (c *client) endTurn(failed bool) Turn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.top == nil {
+		// The children's work ends with the turn that started them (ACP ties a child's
+		// updates to its parent's prompt turn): what they never reported is disconnected.
+		c.endChildrenLocked()
+	}
 	c.flushLocked()
 	for _, tc := range append([]*toolCall(nil), c.open...) {
 		why := "the turn ended before the agent reported how this call ended"
@@ -166,19 +191,39 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer func() { c.done++ }()
-	if c.closed || c.sid != "" && n.SessionId != c.sid {
-		// Another session's update: this SDK version has no child sessions, and summit opens
-		// one session per agent.
+	if c.closed {
 		return nil
 	}
 	u := n.Update
+	if si := u.SessionInfoUpdate; si != nil && si.Meta[childMetaKey] != nil {
+		c.childUpdateLocked(n.SessionId, si.Meta[childMetaKey])
+		return nil
+	}
+	l := c
+	if c.sid != "" && n.SessionId != c.sid {
+		// A child's update goes to its client; one of a session nobody announced is dropped
+		// (the agent must announce a child before its first update).
+		ch := c.children[n.SessionId]
+		if ch == nil || ch.ended {
+			return nil
+		}
+		l = ch.cl
+		l.mu.Lock()
+		defer l.mu.Unlock()
+	}
+	l.updateLocked(u)
+	return nil
+}
+
+// updateLocked records one update of c's session. c.mu is held.
+func (c *client) updateLocked(u sdk.SessionUpdate) {
 	switch {
 	case u.AgentMessageChunk != nil:
 		t := blockText(u.AgentMessageChunk.Content)
-		if modeNotice.MatchString(t) {
-			// Gemini CLI's answer to session/set_mode, sent as a message chunk: a notice,
-			// not part of the turn's text.
-			c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage, Text: t})
+		if modeNotice.MatchString(t) || codexNotice(c.r.info.AgentInfo, u.AgentMessageChunk) {
+			// Gemini CLI's answer to session/set_mode, or a Codex warning, sent as a message
+			// chunk: a notice, not part of the turn's text.
+			c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage, Text: strings.TrimSpace(t)})
 			break
 		}
 		c.text.WriteString(t)
@@ -188,11 +233,11 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 	case u.ToolCall != nil:
 		t := u.ToolCall
 		c.seeLocked(t.ToolCallId, fields{title: &t.Title, kind: &t.Kind, status: &t.Status, content: t.Content,
-			locs: t.Locations, input: t.RawInput, output: t.RawOutput})
+			locs: t.Locations, input: t.RawInput, output: t.RawOutput, meta: t.Meta})
 	case u.ToolCallUpdate != nil:
 		t := u.ToolCallUpdate
 		c.seeLocked(t.ToolCallId, fields{title: t.Title, kind: t.Kind, status: t.Status, content: t.Content,
-			locs: t.Locations, input: t.RawInput, output: t.RawOutput})
+			locs: t.Locations, input: t.RawInput, output: t.RawOutput, meta: t.Meta})
 	case u.Plan != nil:
 		c.emitLocked(planEvent(u.Plan.Entries))
 	case u.CurrentModeUpdate != nil:
@@ -201,7 +246,6 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 	}
 	// user_message_chunk echoes our prompt; commands, config options, session info and usage
 	// updates change nothing summit shows.
-	return nil
 }
 
 // blockText is a content block as transcript text.
@@ -267,6 +311,7 @@ func (c *client) RequestPermission(ctx context.Context, p sdk.RequestPermissionR
 	}
 	defer c.leave()
 	c.barrier(ctx)
+	c = c.route(p.SessionId) // a child's request is recorded on, and asked for, the child
 	tu := p.ToolCall
 	c.mu.Lock()
 	tc := c.seeLocked(tu.ToolCallId, fields{title: tu.Title, kind: tu.Kind, status: tu.Status, content: tu.Content,
@@ -303,7 +348,7 @@ func (c *client) RequestPermission(ctx context.Context, p sdk.RequestPermissionR
 	if title != "" {
 		reason += "; the agent asks: " + title
 	}
-	g, err := c.r.c.Approve(ctx, tool, args, reason)
+	g, err := c.approve(ctx, tool, args, reason)
 	if err != nil {
 		return cancelled, nil
 	}
@@ -396,7 +441,7 @@ func (c *client) gate(ctx context.Context, tool string, args map[string]any, wha
 	c.mu.Lock()
 	c.flushLocked()
 	c.mu.Unlock()
-	g, err := c.r.c.Approve(ctx, tool, args, dec.Reason+"; the agent asks summit to "+what)
+	g, err := c.approve(ctx, tool, args, dec.Reason+"; the agent asks summit to "+what)
 	switch {
 	case err != nil:
 		return &sdk.RequestError{Code: -32800, Message: "Request cancelled"}
@@ -462,6 +507,7 @@ func normSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 // close ends the terminals and waits (a bounded time) for the requests in flight.
 func (c *client) close() {
 	c.mu.Lock()
+	c.endChildrenLocked() // before closed: their last words are recorded
 	c.closed = true
 	c.flushLocked()
 	terms := make([]*terminal, 0, len(c.terms))

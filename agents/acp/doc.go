@@ -6,7 +6,20 @@
 // A Run is one agent process in one subagent's worktree: its own process group, an
 // environment of the config's env plus a minimal inherited one (PATH, HOME, locale, proxies;
 // a built-in also its provider's keys and endpoints), stdin/stdout the ACP connection, stderr
-// kept as a bounded tail. Start sends initialize (fs read/write and terminal capabilities),
+// kept as a bounded tail. In a worktree the process is confined as an isolated subagent's
+// shell is (Linux Landlock, tools.Sandbox.ConfinedCommand), because Claude Code and Codex
+// write files and run commands themselves, not over fs/* and terminal/*: it and everything
+// it starts write only in the worktree, a temp dir of its own (TMPDIR, removed when the run
+// ends), /dev, the build caches and Agent.Writable, the agent's own state (a built-in's:
+// Claude Code ${CLAUDE_CONFIG_DIR:-~/.claude}, not ~/.claude.json, which it only fails to
+// update; Codex ${CODEX_HOME:-~/.codex}; Gemini CLI ${GEMINI_CLI_HOME:-~}/.gemini; a config
+// entry running a built-in's program gets its built-in's, plus its own writable; an agent
+// file cannot widen it), and read everywhere but the workspace's .summit/ and summit's own
+// directories; the network stays open. Codex runs in its unsandboxed agent-full-access mode
+// there for acceptEdits and bypassPermissions (Agent.ConfinedModes): its bubblewrap cannot
+// start inside Landlock, so its sandboxed modes run no command (in plan, its read-only mode
+// stays, and its commands fail). On a kernel without Landlock the agent runs unconfined, and
+// a transcript message says so. Start sends initialize (fs read/write and terminal capabilities),
 // session/new (cwd the worktree, no MCP servers), authenticate when the agent asks for it
 // (see auth.go), and sets the agent's mode to match the subagent's permission mode where it
 // has one. Prompt sends the delegation prompt as session/prompt and returns its stop reason;
@@ -25,7 +38,10 @@
 //	                      run_shell_command, fetch → web_fetch; think, switch_mode, other as
 //	                      they are), args {title, kind, locations, input}
 //	tool_call_update      completed or failed: TranscriptEvent tool_result (text content,
-//	                      diffs as unified hunks, a terminal's command and output)
+//	                      diffs as unified hunks, a terminal's command, output and exit:
+//	                      summit's own, or a command the agent ran itself and reported in
+//	                      _meta terminal_info / terminal_output(_delta) / terminal_exit, as
+//	                      codex-acp does; see agentRun in toolcall.go)
 //	plan                  TranscriptEvent message, tool "plan", args.step the step in
 //	                      progress (session.Subagent.PlanStep)
 //	current_mode_update   TranscriptEvent message
@@ -43,6 +59,9 @@
 // a hang is ended by the caller's context (the subagent's timeout). Each error says what
 // happened; Stderr has the agent's last words.
 //
-// This SDK version (v0.13.0) has no child sessions: updates for another session id are
-// ignored.
+// Child sessions (the agent's own subagents, ACP's unstable subagents: subagent_update and
+// session_message, which this SDK version does not type) are handled in child.go: summit
+// declares the capability, and each child the agent announces becomes a summit subagent
+// under the run's (Config.Child), with its own transcript, permission requests, file
+// requests and terminals. Updates for a session nobody announced are dropped.
 package acp

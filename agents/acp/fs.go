@@ -31,6 +31,7 @@ func (c *client) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (s
 	}
 	defer c.leave()
 	c.barrier(ctx)
+	c = c.route(p.SessionId)
 	if err := c.gate(ctx, agents.ToolReadFile, map[string]any{"path": p.Path}, "read "+p.Path); err != nil {
 		return sdk.ReadTextFileResponse{}, err
 	}
@@ -83,6 +84,7 @@ func (c *client) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) 
 	}
 	defer c.leave()
 	c.barrier(ctx)
+	c = c.route(p.SessionId)
 	if err := c.gate(ctx, agents.ToolWriteFile, map[string]any{"path": p.Path, "bytes": len(p.Content)}, "write "+p.Path); err != nil {
 		return sdk.WriteTextFileResponse{}, err
 	}
@@ -91,16 +93,17 @@ func (c *client) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) 
 	if r.IsError {
 		return sdk.WriteTextFileResponse{}, &sdk.RequestError{Code: -32603, Message: r.Output}
 	}
-	c.mu.Lock()
+	top := c.root() // the run's artifacts, whichever of its sessions wrote
+	top.mu.Lock()
 	for _, w := range r.Written {
 		seen := false
-		for _, x := range c.written {
+		for _, x := range top.written {
 			seen = seen || x == w
 		}
 		if !seen {
-			c.written = append(c.written, w)
+			top.written = append(top.written, w)
 		}
 	}
-	c.mu.Unlock()
+	top.mu.Unlock()
 	return sdk.WriteTextFileResponse{}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/session"
 )
@@ -47,6 +49,11 @@ type Config struct {
 	Approve func(ctx context.Context, tool string, args map[string]any, reason string) (Grant, error)
 	// Emit records one event about the subagent.
 	Emit func(session.Data) error
+	// MCP are the MCP servers the agent gets in session/new, by name (see mcp.go).
+	MCP map[string]provider.MCPServer
+	// Child records a subagent the agent started itself (an ACP child session, see child.go)
+	// as a summit subagent; nil: children are not shown, and their updates are dropped.
+	Child func(ChildInfo) (ChildSink, error)
 	// CancelGrace is how long a cancelled turn may take to end before the process group is
 	// killed (default 5 s).
 	CancelGrace time.Duration
@@ -113,7 +120,7 @@ func Start(ctx context.Context, c Config) (*Run, error) {
 		return nil, err
 	}
 	r.cl = newClient(r)
-	r.conn = sdk.NewClientSideConnection(r.cl, r.stdin, r.guard)
+	r.conn = sdk.NewClientSideConnection(r.cl, &capsWriter{w: r.stdin}, r.guard)
 	// The SDK logs to slog.Default (the terminal) unless told otherwise; what it would say is
 	// said by our own errors.
 	r.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -139,8 +146,15 @@ func Start(ctx context.Context, c Config) (*Run, error) {
 	if hello.ProtocolVersion != sdk.ProtocolVersionNumber {
 		return r, fmt.Errorf("the agent speaks ACP version %d; summit speaks %d", hello.ProtocolVersion, sdk.ProtocolVersionNumber)
 	}
+	servers, err := mcpServers(c.MCP, hello.AgentCapabilities.McpCapabilities, func(k string) string { return envValue(c.Environ, k) })
+	if err != nil {
+		return r, err
+	}
+	if len(servers) > 0 {
+		r.cl.note(mcpNote(servers))
+	}
 	newSession := func(ctx context.Context) (sdk.NewSessionResponse, error) {
-		return r.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.Sandbox.Root(), McpServers: []sdk.McpServer{}})
+		return r.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.Sandbox.Root(), McpServers: servers})
 	}
 	sess, err := call(r, ctx, newSession)
 	if isAuthRequired(err) {
@@ -180,19 +194,51 @@ func (r *Run) spawn() error {
 		}
 		return errors.New(msg)
 	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return err
+	// The process is confined as the sandbox's shell is (tools.Sandbox.ConfinedCommand): in a
+	// worktree it writes only there, in a temp dir of its own (its TMPDIR: the shared one may
+	// hold the workspace), /dev, the build caches and its own state (a.Writable), and cannot
+	// read .summit/ nor summit's own directories. Claude Code and Codex write files and run
+	// commands themselves, not over fs/* and terminal/*: this, not the sandbox's tools, is
+	// what keeps them in their worktree, and everything they start inherits it.
+	env := a.Environ(r.c.Environ)
+	var rw []string
+	tmp := ""
+	if r.c.Sandbox.ConfinesWrites() {
+		tmp, err = os.MkdirTemp("", "summit-acp-")
+		if err != nil {
+			return fmt.Errorf("%s: cannot start %s: %v", a.Name, a.Command, err)
+		}
+		env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
+		dirs, other := a.WritablePaths(env)
+		for _, d := range dirs {
+			// A fresh account has no state directory yet, and the agent could not create it
+			// in a HOME it cannot write.
+			_ = os.MkdirAll(d, 0o700)
+		}
+		rw = append(append([]string{tmp}, dirs...), other...)
+		if !tools.ConfinementAvailable() && r.c.Emit != nil {
+			_ = r.c.Emit(session.TranscriptEvent{EventType: session.TranscriptMessage,
+				Text: a.Name + " is not confined to its worktree: this system has no Landlock, so it can write wherever you can"})
+		}
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return err
+	cmd, err := r.c.Sandbox.ConfinedCommand(rw, env, path, a.Args...)
+	var inR, inW, outR, outW *os.File
+	if err == nil {
+		inR, inW, err = os.Pipe()
 	}
-	cmd := exec.Command(path, a.Args...)
+	if err == nil {
+		if outR, outW, err = os.Pipe(); err != nil {
+			inR.Close()
+			inW.Close()
+		}
+	}
+	if err != nil {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+		return fmt.Errorf("%s: cannot start %s: %v", a.Name, a.Command, err)
+	}
 	cmd.Dir = r.c.Sandbox.Root()
-	cmd.Env = a.Environ(r.c.Environ)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, r.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Stderr is copied by exec: a process that left the group (setsid) and holds it open must
@@ -204,14 +250,21 @@ func (r *Run) spawn() error {
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
 		return fmt.Errorf("%s: cannot start %s: %v", a.Name, a.CommandLine(), err)
 	}
 	r.cmd, r.pgid, r.stdin, r.stdout = cmd, cmd.Process.Pid, inW, outR
 	r.guard = newLineGuard(outR, r.c.MaxLine)
 	go func() {
 		r.exitErr = cmd.Wait()
-		// What it left running (a child holding stdout open, say) goes with it.
+		// What it left running (a child holding stdout open, say) goes with it, and so does
+		// its temp dir, before Close returns.
 		_ = syscall.Kill(-r.pgid, syscall.SIGKILL)
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
 		close(r.exited)
 	}()
 	return nil

@@ -61,6 +61,11 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 	for len(g.out) == 0 {
 		line, err := g.readLine()
 		if len(line) > 0 {
+			if w := wrapChildUpdate(line); w != nil {
+				// A child session's update, which the SDK cannot decode: handed over in a
+				// form it can, in its place in the stream (child.go).
+				line = w
+			}
 			if ferr := g.check(line); ferr != nil {
 				return 0, ferr
 			}

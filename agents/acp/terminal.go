@@ -107,8 +107,9 @@ func (c *client) CreateTerminal(ctx context.Context, p sdk.CreateTerminalRequest
 	if err != nil {
 		return sdk.CreateTerminalResponse{}, &sdk.RequestError{Code: -32602, Message: "terminal/create: " + err.Error()}
 	}
-	if !c.takeShellOK(commandCandidates(p)...) {
-		if err := c.gate(ctx, agents.ToolShell, map[string]any{"command": line}, "run "+line); err != nil {
+	l := c.route(p.SessionId) // a child's command is asked for on the child; terminals are the run's
+	if !l.takeShellOK(commandCandidates(p)...) {
+		if err := l.gate(ctx, agents.ToolShell, map[string]any{"command": line}, "run "+line); err != nil {
 			return sdk.CreateTerminalResponse{}, err
 		}
 	}

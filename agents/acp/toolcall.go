@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -25,7 +26,9 @@ type toolCall struct {
 	locs    []sdk.ToolCallLocation
 	input   any
 	output  any
-	ended   bool // its tool_result is recorded
+	// ran is the command the agent ran itself and reported in the call's _meta, when it did.
+	ran   *agentRun
+	ended bool // its tool_result is recorded
 	// announced is the call as its tool_call event recorded it.
 	announced map[string]any
 }
@@ -40,6 +43,7 @@ type fields struct {
 	locs    []sdk.ToolCallLocation
 	input   any
 	output  any
+	meta    map[string]any
 }
 
 // toolName is the summit tool an ACP tool kind stands for, so the policy, the permission
@@ -95,6 +99,7 @@ func (c *client) seeLocked(id sdk.ToolCallId, f fields) *toolCall {
 	if f.output != nil {
 		tc.output = f.output
 	}
+	tc.seeMeta(f.meta)
 	if isNew {
 		c.toolCalls++
 		c.open = append(c.open, tc)
@@ -153,10 +158,12 @@ func (tc *toolCall) args() map[string]any {
 }
 
 // resultText is the call's content as text: text blocks as they are, diffs as unified hunks,
-// a terminal as its command and output; the raw output when there is no content. At most
-// maxResult bytes. c.mu is held.
+// a terminal as its command and output (summit's own terminal, or the one the agent ran and
+// reported in _meta); the raw output when there is no content. At most maxResult bytes.
+// c.mu is held.
 func (c *client) resultText(tc *toolCall) string {
 	var parts []string
+	ranShown := false
 	for _, ct := range tc.content {
 		switch {
 		case ct.Content != nil:
@@ -164,12 +171,21 @@ func (c *client) resultText(tc *toolCall) string {
 		case ct.Diff != nil:
 			parts = append(parts, diffText(ct.Diff.Path, ct.Diff.OldText, ct.Diff.NewText))
 		case ct.Terminal != nil:
-			if t := c.terms[ct.Terminal.TerminalId]; t != nil {
+			switch t := c.terms[ct.Terminal.TerminalId]; {
+			case t != nil:
 				parts = append(parts, t.transcript())
-			} else {
+			case tc.ran != nil && !ranShown:
+				parts = append(parts, tc.ran.transcript(tc.command(), exitCodeOf(tc.output)))
+				ranShown = true
+			default:
 				parts = append(parts, "[terminal "+ct.Terminal.TerminalId+"]")
 			}
 		}
+	}
+	if !ranShown && tc.ran != nil && (tc.ran.total > 0 || tc.ran.exited) {
+		// A command with no terminal in the content (codex-acp's read, search and list
+		// commands): its output still came in _meta, its exit code in rawOutput.
+		parts = append(parts, tc.ran.transcript("", exitCodeOf(tc.output)))
 	}
 	text := strings.Join(parts, "\n")
 	if strings.TrimSpace(text) == "" && tc.output != nil {
@@ -183,6 +199,127 @@ func (c *client) resultText(tc *toolCall) string {
 		text = text[:cut] + fmt.Sprintf("\n[... cut: %d bytes total]", len(text))
 	}
 	return text
+}
+
+// agentRun is a command the agent ran in its own sandbox rather than in a terminal summit
+// created: it reports the command's output and exit in the tool call's _meta, the convention
+// Zed set and ACP adapters follow (codex-acp 2.6.0 for every shell command; claude-agent-acp
+// when a client declares _meta.terminal_output):
+//
+//	terminal_info          {terminal_id, cwd}: the call shows a terminal of that id (its content
+//	                       has {type: terminal, terminalId})
+//	terminal_output_delta  {terminal_id, data}: output to append, plain text (codex-acp's
+//	                       default for a client that declares nothing)
+//	terminal_output        {terminal_id, data}: the same, under Zed's name
+//	terminal_exit          {terminal_id, exit_code, signal}: how it ended (either may be null)
+//
+// Only the first maxResult bytes of the output are kept; total counts them all.
+type agentRun struct {
+	out    []byte
+	total  int64
+	exited bool
+	code   *int
+	signal *string
+}
+
+// seeMeta gathers what a tool call's _meta says about a command the agent ran itself.
+func (tc *toolCall) seeMeta(meta map[string]any) {
+	info, _ := meta["terminal_info"].(map[string]any)
+	exit, _ := meta["terminal_exit"].(map[string]any)
+	chunk, _ := meta["terminal_output_delta"].(map[string]any)
+	if chunk == nil {
+		chunk, _ = meta["terminal_output"].(map[string]any)
+	}
+	if info == nil && exit == nil && chunk == nil {
+		return
+	}
+	r := tc.ran
+	if r == nil {
+		r = &agentRun{}
+		tc.ran = r
+	}
+	if data, ok := chunk["data"].(string); ok && data != "" {
+		r.total += int64(len(data))
+		if room := maxResult - len(r.out); room > 0 {
+			r.out = append(r.out, data[:min(room, len(data))]...)
+		}
+	}
+	if exit != nil {
+		r.exited = true
+		if n, ok := number(exit["exit_code"]); ok {
+			r.code = &n
+		}
+		if s, ok := exit["signal"].(string); ok && s != "" {
+			r.signal = &s
+		}
+	}
+}
+
+// transcript is the command as a tool result shows it, as summit's own terminals are shown:
+// "$ " and the command (when known), the output, and how it ended when not with exit code 0.
+// rawCode is the exit code the call's rawOutput gave, for a command whose _meta had none.
+func (r *agentRun) transcript(command string, rawCode *int) string {
+	var b strings.Builder
+	if command != "" {
+		b.WriteString("$ " + command + "\n")
+	}
+	// Room for the command line and the notes after the output, so that cutting the whole
+	// result to maxResult never loses how the command ended.
+	budget := max(maxResult-b.Len()-200, 0)
+	out := string(r.out)
+	if len(out) > budget || r.total > int64(len(out)) {
+		cut := min(len(out), budget)
+		for i := 0; i < utf8.UTFMax-1 && cut > 0 && cut < len(out) && !utf8.RuneStart(out[cut]); i++ {
+			cut--
+		}
+		out = out[:cut] + fmt.Sprintf("\n[... cut: %d bytes of output, showing the first %d]", r.total, cut)
+	}
+	b.WriteString(strings.TrimRight(out, "\n"))
+	code := r.code
+	if code == nil {
+		code = rawCode
+	}
+	switch {
+	case r.signal != nil:
+		b.WriteString("\n[signal " + *r.signal + "]")
+	case code != nil && *code != 0:
+		fmt.Fprintf(&b, "\n[exit code %d]", *code)
+	}
+	return b.String()
+}
+
+// command is the command line of a shell call: its raw input's command (a string, or a
+// program and its arguments), else its title.
+func (tc *toolCall) command() string {
+	if m, ok := tc.input.(map[string]any); ok {
+		switch v := m["command"].(type) {
+		case string:
+			return v
+		case []any:
+			var parts []string
+			for _, x := range v {
+				parts = append(parts, fmt.Sprint(x))
+			}
+			return strings.Join(parts, " ")
+		}
+	}
+	return tc.title
+}
+
+// exitCodeOf is the exit code a raw output reports ({"exit_code": N}, codex-acp's rawOutput of a
+// command that shows no terminal); nil when it reports none.
+func exitCodeOf(output any) *int {
+	m, _ := output.(map[string]any)
+	if n, ok := number(m["exit_code"]); ok {
+		return &n
+	}
+	return nil
+}
+
+// number is a whole JSON number (as encoding/json decodes it into an any) as an int.
+func number(v any) (int, bool) {
+	n, ok := v.(float64)
+	return int(n), ok && n == float64(int(n))
 }
 
 // diffText shows an edit as one unified hunk: the lines between the common head and tail,
@@ -220,4 +357,22 @@ func splitLines(s string) []string {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// codexACP is the agentInfo.name of the Codex adapter whose notices codexNotice knows.
+const codexACP = "@agentclientprotocol/codex-acp"
+
+// codexNotice reports a message chunk that is one of Codex's warnings rather than the agent's
+// answer. codex-acp (2.6.0, an ACP v1 client that declares no notice capability) sends the
+// model's text with the id of its message (messageId "msg_…"), and a warning as a chunk of its
+// own with no messageId: "Warning: " and Codex's message ("Model metadata for `gpt-5.1-codex`
+// not found…"), or "Config warning: " and the summary. Both marks are needed: other agents may
+// send no message ids at all, and a model's answer may begin with "Warning: ". Codex's other
+// chunks without an id (a failed turn's error, a slash command's reply) stay turn text.
+func codexNotice(agent *sdk.Implementation, ch *sdk.SessionUpdateAgentMessageChunk) bool {
+	if agent == nil || agent.Name != codexACP || ch.MessageId != nil && *ch.MessageId != "" {
+		return false
+	}
+	t := blockText(ch.Content)
+	return strings.HasPrefix(t, "Warning: ") || strings.HasPrefix(t, "Config warning: ")
 }

@@ -116,6 +116,9 @@ func (m *Manager) Servers() []string {
 	return sortedKeys(m.config)
 }
 
+// Configured is the config's server name, when it names one.
+func (m *Manager) Configured(name string) (provider.MCPServer, bool) { return m.configured(name) }
+
 // configured reports whether the config names server name.
 func (m *Manager) configured(name string) (provider.MCPServer, bool) {
 	if m == nil {

@@ -425,12 +425,35 @@ func (s MCPServer) Check(name string) error {
 //
 // The key is the name /delegate --agent-type takes. Env values may name summit's environment
 // variables as $VAR or ${VAR}; they are read when the agent starts and never recorded.
+//
+// The agent process is confined like an isolated subagent's shell: it writes only in its
+// worktree, a temp dir of its own, /dev and the build caches (Linux Landlock). writable adds
+// where else it may write, its own state: paths starting with /, ~ or a variable ($VAR,
+// ${VAR}, ${VAR:-default}, read from the agent's environment); one ending in / is a
+// directory, created when missing; none may reach the workspace's .summit/ or summit's own
+// directories (the agent then does not start):
+//
+//	acp_agents:
+//	  my-agent: {command: my-agent, writable: ["${MY_AGENT_HOME:-~/.my-agent}/"]}
+//
+// mcp_servers names servers of the config's mcp_servers that the agent gets in its session
+// (agents/acp starts none itself; the agent does, confined as it is):
+//
+//	acp_agents:
+//	  claude-code: {command: claude-agent-acp, mcp_servers: [everything]}
+//
+// An entry whose command is a built-in's program (claude-agent-acp, codex-acp, gemini) gets
+// that built-in's state directories too (agents/acp).
 
 // ACPAgent is one external agent: a command speaking ACP on stdin/stdout.
 type ACPAgent struct {
-	Command string            `yaml:"command"`
-	Args    []string          `yaml:"args"`
-	Env     map[string]string `yaml:"env"`
+	Command  string            `yaml:"command"`
+	Args     []string          `yaml:"args"`
+	Env      map[string]string `yaml:"env"`
+	Writable []string          `yaml:"writable"`
+	// MCPServers names servers of mcp_servers the agent gets in its session/new (it runs
+	// them itself, confined as it is): its own MCP tools, asked about like any tool of it.
+	MCPServers []string `yaml:"mcp_servers"`
 	// File is the config file that defined it (set by LoadConfig).
 	File string `yaml:"-"`
 }
@@ -451,6 +474,17 @@ func (a ACPAgent) Check(name string) error {
 	for k := range a.Env {
 		if !envVarName.MatchString(k) {
 			return fmt.Errorf("env %q is not a variable name", k)
+		}
+	}
+	for _, s := range a.MCPServers {
+		if !MCPServerName.MatchString(s) {
+			return fmt.Errorf("mcp_servers: %q is not a server name (a key of mcp_servers)", s)
+		}
+	}
+	for _, w := range a.Writable {
+		// A relative path would be relative to whatever directory the agent starts in.
+		if !strings.HasPrefix(w, "/") && w != "~" && !strings.HasPrefix(w, "~/") && !strings.HasPrefix(w, "$") {
+			return fmt.Errorf("writable %q is not an absolute path (start it with /, ~ or $VAR)", w)
 		}
 	}
 	return nil

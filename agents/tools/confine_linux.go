@@ -33,13 +33,13 @@ func init() {
 	os.Remove(path)
 	var c confinement
 	if err != nil || json.Unmarshal(spec, &c) != nil || len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "summit: bad confined shell request")
+		fmt.Fprintln(os.Stderr, "summit: bad confinement request")
 		os.Exit(126)
 	}
-	err = landlock.V5.BestEffort().RestrictPaths(landlock.RODirs(c.RODirs...).IgnoreIfMissing(),
-		landlock.ROFiles(c.ROFiles...).IgnoreIfMissing(), landlock.RWDirs(c.RW...).IgnoreIfMissing())
+	err = landlock.V5.BestEffort().RestrictPaths(append([]landlock.Rule{landlock.RODirs(c.RODirs...).IgnoreIfMissing(),
+		landlock.ROFiles(c.ROFiles...).IgnoreIfMissing()}, writeRules(c.RW)...)...)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "summit: cannot confine the shell to its workspace: %v\n", err)
+		fmt.Fprintf(os.Stderr, "summit: cannot confine %s to its workspace: %v\n", os.Args[1], err)
 		os.Exit(126)
 	}
 	bin, err := exec.LookPath(os.Args[1])
@@ -51,9 +51,50 @@ func init() {
 }
 
 // confinement is what a confined shell may reach: read and execute below RODirs and ROFiles,
-// read and write below RW; nothing else.
+// read and write below RW (directories, or single files); nothing else.
 type confinement struct {
 	RODirs, ROFiles, RW []string
+}
+
+// writeRules grants reading and writing below each directory of rw, and reading and writing
+// (in place: no rename over it, which needs its directory) each file of rw; a path that does
+// not exist is left out. It runs in the process being confined, just before the restriction,
+// so a file or directory is taken as it is then.
+//
+// Below the directories, a file may also be renamed or linked from one directory to another
+// (Landlock's refer right, from ABI 2 on: without it even a rename between two directories of
+// the worktree fails with EXDEV, which tools that stage a file and move it into place do not
+// expect), and a device opened there takes ioctls (Gemini CLI runs its commands on a
+// pseudo-terminal from /dev/ptmx: without them, "forkpty(3) failed"). Both stay within the
+// writable directories, which all have the same rights.
+func writeRules(rw []string) []landlock.Rule {
+	var dirs, files []string
+	for _, p := range rw {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			dirs = append(dirs, p)
+		default:
+			files = append(files, p)
+		}
+	}
+	d := landlock.RWDirs(dirs...).WithIoctlDev()
+	if abi() >= 2 {
+		// Asked of a kernel of ABI 1, refer would make BestEffort give up confining at all.
+		d = d.WithRefer()
+	}
+	// IgnoreIfMissing still: a path may go between the Stat and the rule.
+	return []landlock.Rule{d.IgnoreIfMissing(), landlock.RWFiles(files...).IgnoreIfMissing()}
+}
+
+// abi is the kernel's Landlock ABI version (0: none).
+func abi() int {
+	v, _, errno := syscall.Syscall(444 /* landlock_create_ruleset */, 0, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
 }
 
 // readable grants reading everywhere but below each hidden path: the walk from / to a hidden
@@ -129,7 +170,52 @@ func confinedCommand(rw, hidden []string, env []string, name string, args ...str
 }
 
 // ConfinementAvailable reports whether this kernel can confine a shell's writes.
-func ConfinementAvailable() bool {
-	v, _, errno := syscall.Syscall(444 /* landlock_create_ruleset */, 0, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */)
-	return errno == 0 && int(v) >= 1
+func ConfinementAvailable() bool { return abi() >= 1 }
+
+// ConfinedCommand is name args run confined as the sandbox's shell is, for a long-running
+// process of a subagent's own (an external ACP agent): with Options.ConfineWrites it, and
+// every process it starts, may write only in the root, /dev, the build caches the shell may
+// fill, and the directories and files of rw (env's TMPDIR is the caller's to list), and read
+// everywhere but below Options.Hidden; the restriction cannot be lifted by anything it runs.
+// Without ConfineWrites, or on a kernel without Landlock (ConfinementAvailable), it runs
+// unconfined. The command has no Dir, stdio nor SysProcAttr: the caller sets them, and its
+// process is name's (summit's image becomes name in place: same pid, same process group).
+//
+// A path of rw that is, holds or lies below a hidden path is refused (an error): a write
+// rule cannot be narrowed, and what is hidden stays out of reach whoever asks.
+func (s *Sandbox) ConfinedCommand(rw, env []string, name string, args ...string) (*exec.Cmd, error) {
+	if !s.o.ConfineWrites {
+		cmd := exec.Command(name, args...)
+		cmd.Env = env
+		return cmd, nil
+	}
+	for _, p := range rw {
+		for _, h := range s.o.Hidden {
+			if a, b := realPath(p), realPath(h); a == b || within(a, b) || within(b, a) {
+				return nil, fmt.Errorf("%s may not be writable: it reaches %s, which a subagent may not", p, h)
+			}
+		}
+	}
+	return confinedCommand(append(s.writable(), rw...), s.o.Hidden, env, name, args...)
 }
+
+// realPath is p without symlinks as far as it exists (what Landlock's rule would name), clean.
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if dir := filepath.Dir(p); dir != p {
+		return filepath.Join(realPath(dir), filepath.Base(p))
+	}
+	return p
+}
+
+// within reports whether p lies strictly below dir (both clean).
+func within(p, dir string) bool {
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// ConfinesWrites reports whether the sandbox confines what its shell and ConfinedCommand run
+// (Options.ConfineWrites); whether the kernel can is ConfinementAvailable.
+func (s *Sandbox) ConfinesWrites() bool { return s.o.ConfineWrites }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,6 +116,21 @@ func (x *Orchestrator) acpAgentOf(def *agents.Definition) (acp.Agent, error) {
 	return a, err
 }
 
+// mcpConfig is the session's mcp_servers: its MCP manager's, or (a session started without
+// one) the workspace's and user's config.
+func (x *Orchestrator) mcpConfig() map[string]provider.MCPServer {
+	out := map[string]provider.MCPServer{}
+	if x.o.MCP != nil {
+		for _, n := range x.o.MCP.Servers() {
+			out[n], _ = x.o.MCP.Configured(n)
+		}
+		return out
+	}
+	cfg, _ := provider.LoadConfig(x.o.Workspace, acpUserConfigDir())
+	maps.Copy(out, cfg.MCPServers)
+	return out
+}
+
 // acpSandbox is where the agent's file reads, writes and terminals work: its worktree (or the
 // workspace), confined as isolate.go confines a subagent's tools, with reads never cut.
 func (x *Orchestrator) acpSandbox(s *sub) (*tools.Sandbox, error) {
@@ -180,6 +196,20 @@ func (x *Orchestrator) runACP(s *sub, deadline time.Time) (res runtime.Result) {
 		Approve: func(_ context.Context, tool string, args map[string]any, reason string) (acp.Grant, error) {
 			return x.acpApprove(s, tool, args, reason)
 		},
+		Child: func(ci acp.ChildInfo) (acp.ChildSink, error) { return x.acpChild(s, ci) },
+	}
+	if len(a.MCPServers) > 0 {
+		// Servers go to the agent only as the config defines them: an agent file names them.
+		cfg.MCP = map[string]provider.MCPServer{}
+		servers := x.mcpConfig()
+		for _, n := range a.MCPServers {
+			sc, ok := servers[n]
+			if !ok {
+				return fail("acp agent", fmt.Errorf("%s names MCP server %s, which no mcp_servers of the config defines (servers: %s)",
+					a.Name, n, orNone(strings.Join(slices.Sorted(maps.Keys(servers)), ", "))), "")
+			}
+			cfg.MCP[n] = sc
+		}
 	}
 	_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptMessage,
 		Text: fmt.Sprintf("starting %s (external ACP agent %s) in %s", a.CommandLine(), a.Name, sb.Root())})

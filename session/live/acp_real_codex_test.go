@@ -1,7 +1,6 @@
 package live
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +29,10 @@ const (
 	realCodexBin     = "testdata/npm/node_modules/.bin/codex-acp"
 )
 
+// realCodexTape has Codex run two commands in its own sandbox: one writes greeting.txt and
+// says on stdout what it wrote (the size read back from the file); one says something on
+// stderr and fails with exit code 3 (one stream each: Codex merges them as they come). Codex reports their output and exit in _meta (terminal_output_delta,
+// terminal_exit), for a terminal summit never created.
 const realCodexTape = `
 tapes:
   - name: codex-main
@@ -37,9 +40,22 @@ tapes:
     steps:
       - say: "Writing greeting.txt."
       - tool: exec_command
-        args: {cmd: "node -e \"require('fs').writeFileSync('greeting.txt', 'hello from codex\\\\n')\""}
+        args: {cmd: "` + realCodexWrite + `"}
+      - say: "Checking."
+      - tool: exec_command
+        args: {cmd: "` + realCodexFail + `"}
       - capsule: {summary: "wrote greeting.txt", confidence: 0.9}
 `
+
+// realCodexWrite and realCodexFail are the commands, as the tape's YAML writes them.
+const (
+	realCodexWrite = `node -e \"const fs = require('fs'); fs.writeFileSync('greeting.txt', 'hello from codex\\\\n'); ` +
+		`console.log('wrote ' + fs.statSync('greeting.txt').size + ' bytes')\"`
+	realCodexFail = `node -e \"console.error('checking'); process.exit(3)\"`
+)
+
+// yamlUnquote undoes the escapes of a YAML double-quoted string the commands use.
+var yamlUnquote = strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace
 
 // realCodexBroken is why the test skips (see realGeminiBroken); empty: it passes, and is
 // required under SUMMIT_E2E=1.
@@ -100,7 +116,7 @@ enabled = false
 		t.Fatalf("spawned: %+v", sp)
 	}
 	st := o.stop(t, "sa-1")
-	if st.Outcome != session.OutcomeSuccess || st.Capsule == nil || st.Capsule.Summary != "wrote greeting.txt" || st.ToolInvocationCount != 1 {
+	if st.Outcome != session.OutcomeSuccess || st.Capsule == nil || st.Capsule.Summary != "wrote greeting.txt" || st.ToolInvocationCount != 2 {
 		dump()
 		t.Fatalf("stop: %+v capsule %+v", st, st.Capsule)
 	}
@@ -112,7 +128,8 @@ enabled = false
 	if st.Tokens.Input == 0 || st.Tokens.Output == 0 {
 		t.Errorf("no tokens counted: %+v", st.Tokens)
 	}
-	if !slices.ContainsFunc(o.transcript("sa-1", session.TranscriptMessage), func(e session.TranscriptEvent) bool {
+	msgs := o.transcript("sa-1", session.TranscriptMessage)
+	if !slices.ContainsFunc(msgs, func(e session.TranscriptEvent) bool {
 		return e.Text == "the agent is "+realCodexPkg+" "+realCodexVersion
 	}) {
 		t.Error("no message names the agent and its version")
@@ -121,20 +138,40 @@ enabled = false
 	for _, e := range o.transcript("sa-1", session.TranscriptToken) {
 		tok += e.Text
 	}
-	// Codex's own notices come as message chunks too (here "Warning: Model metadata for
-	// gpt-5.1-codex not found", the tape server having no model catalogue): they precede the text.
-	if !strings.Contains(tok, "Writing greeting.txt.") || !strings.Contains(tok, `"summary": "wrote greeting.txt"`) {
+	// Codex's warning (the tape server has no model catalogue) comes as a message chunk without
+	// a message id: a notice, not the agent's text.
+	if !strings.HasPrefix(tok, "Writing greeting.txt.") || !strings.Contains(tok, "Checking.") || !strings.Contains(tok, `"summary": "wrote greeting.txt"`) || strings.Contains(tok, "Warning") {
 		t.Errorf("tokens: %q", tok)
 	}
+	if !slices.ContainsFunc(msgs, func(e session.TranscriptEvent) bool {
+		return strings.HasPrefix(e.Text, "Warning: Model metadata for `gpt-5.1-codex` not found.")
+	}) {
+		t.Errorf("the warning is not a notice: %+v", msgs)
+	}
+	// Each call records the command Codex ran (as title and input.command), each result its
+	// output (stdout and stderr) and how it ended.
 	calls := o.transcript("sa-1", session.TranscriptToolCall)
 	results := o.transcript("sa-1", session.TranscriptToolResult)
-	if len(calls) != 1 || calls[0].Tool != "run_shell_command" {
-		t.Errorf("tool calls: %+v", calls)
-	} else if in, _ := json.Marshal(calls[0].Args); !strings.Contains(string(in), "greeting.txt") {
-		t.Errorf("the call does not record its command: %s", in)
-	}
-	if len(results) != 1 || results[0].IsError {
-		t.Errorf("tool results: %+v", results)
+	write, fail := yamlUnquote(realCodexWrite), yamlUnquote(realCodexFail)
+	for i, want := range []struct {
+		command, result string
+		isErr           bool
+	}{
+		{write, "$ " + write + "\nwrote 17 bytes", false},
+		{fail, "$ " + fail + "\nchecking\n[exit code 3]", true},
+	} {
+		if len(calls) != 2 || len(results) != 2 {
+			dump()
+			t.Fatalf("%d tool calls, %d results", len(calls), len(results))
+		}
+		c, r := calls[i], results[i]
+		in, _ := c.Args["input"].(map[string]any)
+		if c.Tool != "run_shell_command" || c.Args["title"] != want.command || in["command"] != want.command {
+			t.Errorf("call %d does not record its command %q: %+v", i, want.command, c)
+		}
+		if r.CallID != c.CallID || r.Result != want.result || r.IsError != want.isErr {
+			t.Errorf("result %d: %+v, want %q", i, r, want.result)
+		}
 	}
 	// Codex's agent mode runs commands in its sandbox without asking: any request it made was
 	// answered.
@@ -144,7 +181,7 @@ enabled = false
 
 	checkRealEnd(t, c, o, []string{"greeting.txt added"}, "CODEX_HOME="+codexHome, srv.Close, key, home)
 	served := srv.log()
-	for _, want := range []string{"tape codex-main, turn 1", "tape codex-main, turn 2"} {
+	for _, want := range []string{"tape codex-main, turn 1", "tape codex-main, turn 2", "tape codex-main, turn 3"} {
 		if !slices.ContainsFunc(served, func(l string) bool { return strings.Contains(l, want) }) {
 			t.Errorf("the server did not serve %q:\n%s", want, strings.Join(served, "\n"))
 		}

@@ -103,58 +103,7 @@ func TestACPRealClaudeCode(t *testing.T) {
 	acpUserConfigDir = func() string { return "" }
 	t.Cleanup(func() { acpUserConfigDir = oldDir })
 
-	// The worktree is known before the session starts: the cache's worktrees/<session>/<id>.
-	wt := filepath.Join(c.cache, "worktrees", "s-test", "sa-1")
-	tapes, err := provider.ParseTapes([]byte(strings.ReplaceAll(realClaudeTape, "WORKTREE", wt)), "claude.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var served []string
-	h := tapeserve.New(tapes, tapeserve.Options{NoSleep: true, Log: func(l string) {
-		mu.Lock()
-		served = append(served, l)
-		mu.Unlock()
-	}})
-	debug, n := os.Getenv("SUMMIT_E2E_DEBUG"), 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(io.LimitReader(r.Body, tapeserve.DefaultMaxBody))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if debug != "" {
-			mu.Lock()
-			n++
-			name := strconv.Itoa(n) + strings.ReplaceAll(r.URL.Path, "/", "_") + ".json"
-			mu.Unlock()
-			_ = os.WriteFile(filepath.Join(debug, name), b, 0o644)
-		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-		h.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	t.Cleanup(func() {
-		if t.Failed() {
-			mu.Lock()
-			t.Logf("the model server served:\n%s", strings.Join(served, "\n"))
-			mu.Unlock()
-		}
-	})
-
-	// Claude Code's own state (settings, sessions, its device id) lives in a temporary
-	// directory: no user settings apply and nothing is left behind.
-	home := t.TempDir()
-	const key = "test-key-not-secret-e2e"
-	c.config(map[string]any{"claude-real": map[string]any{"command": bin, "env": map[string]string{
-		"ANTHROPIC_BASE_URL": srv.URL, "ANTHROPIC_API_KEY": key,
-		"ANTHROPIC_MODEL": "summit-main", "ANTHROPIC_SMALL_FAST_MODEL": "summit-fast",
-		"ANTHROPIC_DEFAULT_OPUS_MODEL": "summit-main", "ANTHROPIC_DEFAULT_SONNET_MODEL": "summit-main",
-		"ANTHROPIC_DEFAULT_HAIKU_MODEL": "summit-fast", "CLAUDE_CONFIG_DIR": home, "HOME": home,
-		"DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-	}}})
-
+	srv, served, home, key := startRealClaude(t, c, bin, realClaudeTape)
 	o := c.live(nil, "/delegate write greeting.txt saying hello --agent-type claude-real", "/wait sa-1")
 	t.Logf("the delegation took %v", time.Since(start).Round(time.Millisecond))
 	dump := func() {
@@ -226,11 +175,15 @@ func TestACPRealClaudeCode(t *testing.T) {
 	// Claude Code wrote both files itself, in its worktree: they are its recorded changes.
 	checkRealEnd(t, c, o, []string{"built.txt added", "greeting.txt added"}, "CLAUDE_CONFIG_DIR="+home, srv.Close, key, home)
 	// Every model call was a tape's: the title, and the main model's three turns.
-	mu.Lock()
-	defer mu.Unlock()
-	for _, want := range []string{"tape claude-title, turn 1", "tape claude-main, turn 1", "tape claude-main, turn 2", "tape claude-main, turn 3"} {
-		if !slices.ContainsFunc(served, func(l string) bool { return strings.Contains(l, want) }) {
-			t.Errorf("the server did not serve %q:\n%s", want, strings.Join(served, "\n"))
+	checkServed(t, served(), "tape claude-title, turn 1", "tape claude-main, turn 1", "tape claude-main, turn 2", "tape claude-main, turn 3")
+}
+
+// checkServed checks that the model server served each of want and refused nothing.
+func checkServed(t *testing.T, served []string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !slices.ContainsFunc(served, func(l string) bool { return strings.Contains(l, w) }) {
+			t.Errorf("the server did not serve %q:\n%s", w, strings.Join(served, "\n"))
 		}
 	}
 	for _, l := range served {
@@ -240,9 +193,74 @@ func TestACPRealClaudeCode(t *testing.T) {
 	}
 }
 
+// startRealClaude serves tape (WORKTREE: sa-1's worktree) as the Anthropic API in-process
+// and configures the agent claude-real to run the adapter bin against it, with its state in a
+// temporary home. served lists what the server answered; key is the agent's API key.
+func startRealClaude(t *testing.T, c *acpCase, bin, tape string) (srv *httptest.Server, served func() []string, home, key string) {
+	t.Helper()
+	// The worktree is known before the session starts: the cache's worktrees/<session>/<id>.
+	wt := filepath.Join(c.cache, "worktrees", "s-test", "sa-1")
+	tapes, err := provider.ParseTapes([]byte(strings.ReplaceAll(tape, "WORKTREE", wt)), "claude.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var log []string
+	h := tapeserve.New(tapes, tapeserve.Options{NoSleep: true, Log: func(l string) {
+		mu.Lock()
+		log = append(log, l)
+		mu.Unlock()
+	}})
+	debug, n := os.Getenv("SUMMIT_E2E_DEBUG"), 0
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(io.LimitReader(r.Body, tapeserve.DefaultMaxBody))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if debug != "" {
+			mu.Lock()
+			n++
+			name := strconv.Itoa(n) + strings.ReplaceAll(r.URL.Path, "/", "_") + ".json"
+			mu.Unlock()
+			_ = os.WriteFile(filepath.Join(debug, name), b, 0o644)
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("the model server served:\n%s", strings.Join(log, "\n"))
+			mu.Unlock()
+		}
+	})
+
+	// Claude Code's own state (settings, sessions, its device id) lives in a temporary
+	// directory: no user settings apply and nothing is left behind.
+	home = t.TempDir()
+	key = "test-key-not-secret-e2e"
+	c.config(map[string]any{"claude-real": map[string]any{"command": bin, "env": map[string]string{
+		"ANTHROPIC_BASE_URL": srv.URL, "ANTHROPIC_API_KEY": key,
+		"ANTHROPIC_MODEL": "summit-main", "ANTHROPIC_SMALL_FAST_MODEL": "summit-fast",
+		"ANTHROPIC_DEFAULT_OPUS_MODEL": "summit-main", "ANTHROPIC_DEFAULT_SONNET_MODEL": "summit-main",
+		"ANTHROPIC_DEFAULT_HAIKU_MODEL": "summit-fast", "CLAUDE_CONFIG_DIR": home, "HOME": home,
+		"DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+	}}})
+
+	served = func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(log)
+	}
+	return srv, served, home, key
+}
+
 // procsWithEnv lists the live processes whose environment holds kv (zombies run nothing).
 // checkRealEnd checks what every real-agent delegation leaves: its worktree changes are
-// exactly changes and the main workspace has no greeting.txt; no process with procEnv in its
+// exactly changes and the main workspace has none of them; no process with procEnv in its
 // environment outlives the session; and, once closeServer has stopped the model endpoint, the
 // recording holds none of secrets and replays as a success that shows greeting.txt.
 func checkRealEnd(t *testing.T, c *acpCase, o outcome, changes []string, procEnv string, closeServer func(), secrets ...string) {
@@ -254,8 +272,10 @@ func checkRealEnd(t *testing.T, c *acpCase, o outcome, changes []string, procEnv
 	if !slices.Equal(paths, changes) {
 		t.Errorf("changes: %v", paths)
 	}
-	if _, err := os.Stat(filepath.Join(c.ws, "greeting.txt")); err == nil {
-		t.Error("the agent wrote the main workspace")
+	for _, p := range paths {
+		if _, err := os.Stat(filepath.Join(c.ws, strings.Fields(p)[0])); err == nil {
+			t.Errorf("the agent wrote %s in the main workspace", p)
+		}
 	}
 	// No process of the agent outlives the session: none has its environment.
 	deadline := time.Now().Add(5 * time.Second)
@@ -288,7 +308,7 @@ func checkRealEnd(t *testing.T, c *acpCase, o outcome, changes []string, procEnv
 	if sa := state.Subagent("sa-1"); sa == nil || sa.Outcome != session.OutcomeSuccess {
 		t.Fatalf("replayed: %+v", sa)
 	}
-	if out := session.Render(state); !strings.Contains(out, "greeting.txt") {
+	if out := session.Render(state); len(paths) == 0 || !strings.Contains(out, strings.Fields(paths[len(paths)-1])[0]) {
 		t.Errorf("--print of the replay:\n%s", out)
 	}
 }

@@ -50,7 +50,8 @@ func newACPCase(t *testing.T, script string, env map[string]string) *acpCase {
 	for k, v := range env {
 		all[k] = v
 	}
-	c.config(map[string]any{"fake": map[string]any{"command": c.bin, "env": all}})
+	// The agent process is confined to its worktree (Landlock): its log is declared writable.
+	c.config(map[string]any{"fake": map[string]any{"command": c.bin, "env": all, "writable": []string{dir}}})
 	oldDir, oldGrace := acpUserConfigDir, acpCancelGrace
 	acpUserConfigDir = func() string { return "" }
 	acpCancelGrace = 300 * time.Millisecond
@@ -542,6 +543,8 @@ func TestACPAgentFileAndBuiltin(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// The built-in gets its state directory (~/.gemini) created: in a home of the test's own.
+	t.Setenv("HOME", t.TempDir())
 	o := c.live(nil, "/delegate one --agent-type filed", "/delegate two --agent-type gemini-cli")
 	if tok := o.transcript("sa-1", session.TranscriptToken); len(tok) != 1 || tok[0].Text != "from the file" {
 		t.Errorf("the agent file's agent said %+v", tok)

@@ -48,6 +48,8 @@ type sub struct {
 	// cost comes from. Set by the run's goroutine before the first turn, read after the run.
 	routed provider.Routed
 	isoErr error
+	// child is set for an external agent's own subagent (acpchild.go): it has no run here.
+	child *acpChildRef
 }
 
 func (s *sub) cancel(reason string) {
@@ -171,7 +173,8 @@ func (x *Orchestrator) spawn(c commands.Delegate) (*sub, error) {
 		pol.Mode = agents.ModeAcceptEdits
 	}
 	x.mu.Lock()
-	n := len(x.state.Subagents) + 1
+	// An external agent's child takes an id without a command (acpchild.go): count both.
+	n := max(len(x.state.Subagents), len(x.subs)) + 1
 	id := fmt.Sprintf("sa-%d", n)
 	ctx, cancel := context.WithCancel(x.ctx)
 	s := &sub{id: id, n: n, cmd: c, def: def, policy: pol, bypass: bypass, ctx: ctx, stopCtx: cancel,
@@ -427,6 +430,9 @@ func (x *Orchestrator) cancelCmd(line string, c commands.Cancel) (Reply, error) 
 		return x.rejectf(line, c, "unknown subagent %s%s", c.SubagentID, didYouMean(c.SubagentID, ids))
 	case sa.Terminal():
 		return x.rejectf(line, c, "%s has already stopped (%s)", sa.ID, sa.Status)
+	case s.child != nil && (s.child.info.Cancellable == nil || !s.child.info.Cancellable()):
+		return x.rejectf(line, c, "%s is a subagent its agent started itself, under %s, and that agent does not let summit cancel it; /cancel %s stops both",
+			sa.ID, s.child.parent, s.child.parent)
 	}
 	if err := x.issue(line, c); err != nil {
 		return Reply{}, err

@@ -34,6 +34,9 @@ func (x *Orchestrator) handoff(line string, c commands.Handoff) (Reply, error) {
 		return x.rejectf(line, c, "%s has already stopped (%s); its result is in /status %s", sa.ID, sa.Status, sa.ID)
 	case open != nil:
 		return x.rejectf(line, c, "%s already has a handoff open", sa.ID)
+	case s.child != nil:
+		return x.rejectf(line, c, "%s is a subagent its agent started itself, under %s: it takes no input from summit; hand off to %s",
+			sa.ID, s.child.parent, s.child.parent)
 	case c.TransferControl && control != "":
 		return x.rejectf(line, c, "control is already with %s; wait for it to end", control)
 	}

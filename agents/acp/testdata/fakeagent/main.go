@@ -29,9 +29,35 @@
 //	stderr TEXT | child | sleep MS
 //	exit CODE | hang | garbage | huge BYTES
 //	stop REASON                     the turn's stop reason (default end_turn)
+//
+// Child sessions (ACP subagents; written raw, the SDK has no types for them):
+//
+//	sub PARENT ID TITLE|DESCRIPTION announce child ID on PARENT ("-": the session), cancellable
+//	as ID STEP                      run STEP on child ID's session
+//	substate ID STATE [STOP [ERR]]  a subagent_update with state {state, stopReason, error}
+//	msg ON FROM TO TEXT             a session_message on session ON, from FROM to TO ("-": the session)
+//	waitcancel ID MS                wait up to MS for a session/cancel of child ID, then report
+//	                                it idle, cancelled (or, without one, end_turn)
+//
+// Codex (codex-acp 2.6.0, to a client that declares no _meta capabilities) runs commands in its
+// own sandbox and reports them in _meta; these steps send exactly its shapes (wire logs of the
+// real agent in session/live/acp_real_codex_test.go):
+//
+//	codexsay TEXT                   model text: an agent_message_chunk with a messageId
+//	codexwarn TEXT                  a warning: a chunk "Warning: TEXT\n\n" with no messageId
+//	codexexec ID CMD                runs sh -c CMD: tool_call (execute, in_progress, content
+//	                                [{terminal ID}], rawInput {command, cwd}, _meta.terminal_info),
+//	                                then one update: completed (exit 0) or failed, _meta
+//	                                terminal_output_delta (all the output) and terminal_exit
+//	codexstream ID CMD              the same, each line of output its own update (_meta
+//	                                terminal_output_delta only), then the end (terminal_exit only)
+//	codexread ID PATH               a read: tool_call (read, "Read file 'PATH'", locations), then
+//	                                completed, rawOutput {exit_code: 0}, the file's text as
+//	                                _meta.terminal_output_delta
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,14 +72,18 @@ import (
 )
 
 type agent struct {
-	conn   *acp.AgentSideConnection
-	turns  [][]string
-	turn   int
-	mu     sync.Mutex
-	authed bool
-	gate   bool // the client offers gateways
-	cancel context.CancelFunc
-	sid    acp.SessionId
+	cur      acp.SessionId            // the session the running step speaks for ("" the session)
+	parents  map[string]acp.SessionId // child → the session it was announced on
+	canceled map[string]chan struct{} // child → closed by its session/cancel
+	conn     *acp.AgentSideConnection
+	turns    [][]string
+	turn     int
+	mu       sync.Mutex
+	authed   bool
+	gate     bool // the client offers gateways
+	cancel   context.CancelFunc
+	sid      acp.SessionId
+	msgs     int // messages sent with an id (codexsay)
 }
 
 var logMu sync.Mutex
@@ -92,8 +122,58 @@ func main() {
 	}
 	logf("pid %d", os.Getpid())
 	fmt.Fprintln(os.Stderr, "fakeagent: started")
-	a.conn = acp.NewAgentSideConnection(a, os.Stdout, os.Stdin)
+	a.conn = acp.NewAgentSideConnection(a, out, &capsLog{r: os.Stdin})
 	<-a.conn.Done()
+}
+
+// out is stdout for the SDK and for raw lines alike: one whole message per Write, never two
+// at once.
+var out = &lockedWriter{}
+
+type lockedWriter struct{ mu sync.Mutex }
+
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return os.Stdout.Write(b)
+}
+
+// raw writes a session/update whose update the SDK cannot build.
+func (a *agent) raw(sid acp.SessionId, update map[string]any) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update",
+		"params": map[string]any{"sessionId": sid, "update": update}})
+	out.Write(append(b, '\n'))
+}
+
+// capsLog logs the subagents client capability, which the SDK does not decode.
+type capsLog struct {
+	r    *os.File
+	seen bool
+}
+
+func (c *capsLog) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if !c.seen && strings.Contains(string(p[:n]), `"method":"initialize"`) {
+		c.seen = true
+		logf("subagents capability=%v", strings.Contains(string(p[:n]), `"subagents":{}`))
+	}
+	return n, err
+}
+
+// session is the session the running step speaks for.
+func (a *agent) session() acp.SessionId {
+	if a.cur != "" {
+		return a.cur
+	}
+	return a.sid
+}
+
+// sessionOf is a script's session name: "-" the session, else a child id.
+func (a *agent) sessionOf(name string) acp.SessionId {
+	if name == "-" || name == "" {
+		return a.sid
+	}
+	return acp.SessionId(name)
 }
 
 func (a *agent) Initialize(_ context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
@@ -148,8 +228,20 @@ func (a *agent) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewS
 	}
 	wd, _ := os.Getwd()
 	logf("session/new cwd=%s wd=%s mcp=%d", p.Cwd, wd, len(p.McpServers))
+	for _, m := range p.McpServers {
+		if st := m.Stdio; st != nil {
+			env := []string{}
+			for _, e := range st.Env {
+				env = append(env, e.Name+"="+e.Value)
+			}
+			logf("mcp stdio %s: %s %s env %s", st.Name, st.Command, strings.Join(st.Args, " "), strings.Join(env, " "))
+		}
+		if h := m.Http; h != nil {
+			logf("mcp http %s: %s headers %d", h.Name, h.Url, len(h.Headers))
+		}
+	}
 	a.sid = "fake-session-1"
-	return acp.NewSessionResponse{SessionId: a.sid, Modes: &acp.SessionModeState{CurrentModeId: "default",
+	return acp.NewSessionResponse{SessionId: a.session(), Modes: &acp.SessionModeState{CurrentModeId: "default",
 		AvailableModes: []acp.SessionMode{{Id: "default", Name: "Default"}, {Id: "plan", Name: "Plan"}, {Id: "acceptEdits", Name: "Accept edits"}}}}, nil
 }
 
@@ -158,10 +250,18 @@ func (a *agent) SetSessionMode(_ context.Context, p acp.SetSessionModeRequest) (
 	return acp.SetSessionModeResponse{}, nil
 }
 
-func (a *agent) Cancel(_ context.Context, _ acp.CancelNotification) error {
-	logf("cancel")
+func (a *agent) Cancel(_ context.Context, n acp.CancelNotification) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if n.SessionId != a.sid {
+		logf("cancel child %s", n.SessionId)
+		if ch := a.canceled[string(n.SessionId)]; ch != nil {
+			close(ch)
+			delete(a.canceled, string(n.SessionId))
+		}
+		return nil
+	}
+	logf("cancel")
 	if a.cancel != nil {
 		a.cancel()
 	}
@@ -205,7 +305,7 @@ func (a *agent) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptRespon
 func unescape(s string) string { return strings.ReplaceAll(s, `\n`, "\n") }
 
 func (a *agent) update(ctx context.Context, u acp.SessionUpdate) {
-	if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: a.sid, Update: u}); err != nil {
+	if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: a.session(), Update: u}); err != nil {
 		logf("update error: %v", err)
 	}
 }
@@ -290,7 +390,7 @@ func (a *agent) step(ctx context.Context, line string) string {
 		if kind == acp.ToolKindExecute {
 			tu.RawInput = map[string]any{"command": title}
 		}
-		resp, err := a.conn.RequestPermission(ctx, acp.RequestPermissionRequest{SessionId: a.sid, ToolCall: tu, Options: opts})
+		resp, err := a.conn.RequestPermission(ctx, acp.RequestPermissionRequest{SessionId: a.session(), ToolCall: tu, Options: opts})
 		switch {
 		case err != nil:
 			logf("ask %s: error %v", arg(0), err)
@@ -300,7 +400,7 @@ func (a *agent) step(ctx context.Context, line string) string {
 			logf("ask %s: cancelled", arg(0))
 		}
 	case "read":
-		req := acp.ReadTextFileRequest{SessionId: a.sid, Path: arg(0)}
+		req := acp.ReadTextFileRequest{SessionId: a.session(), Path: arg(0)}
 		if arg(1) != "" {
 			l, _ := strconv.Atoi(arg(1))
 			n, _ := strconv.Atoi(arg(2))
@@ -315,7 +415,7 @@ func (a *agent) step(ctx context.Context, line string) string {
 			logf("read %s: %q", arg(0), resp.Content)
 		}
 	case "write":
-		_, err := a.conn.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: a.sid, Path: arg(0), Content: after(1)})
+		_, err := a.conn.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: a.session(), Path: arg(0), Content: after(1)})
 		if re, ok := err.(*acp.RequestError); ok {
 			logf("write %s: error %d %s", arg(0), re.Code, re.Message)
 		} else {
@@ -323,7 +423,7 @@ func (a *agent) step(ctx context.Context, line string) string {
 		}
 	case "term", "termkill":
 		limit := 64
-		t, err := a.conn.CreateTerminal(ctx, acp.CreateTerminalRequest{SessionId: a.sid, Command: unescape(rest), OutputByteLimit: &limit})
+		t, err := a.conn.CreateTerminal(ctx, acp.CreateTerminalRequest{SessionId: a.session(), Command: unescape(rest), OutputByteLimit: &limit})
 		if err != nil {
 			logf("term: error %v", err)
 			return ""
@@ -331,14 +431,14 @@ func (a *agent) step(ctx context.Context, line string) string {
 		id := t.TerminalId
 		if verb == "termkill" {
 			time.Sleep(100 * time.Millisecond)
-			_, err := a.conn.KillTerminal(ctx, acp.KillTerminalRequest{SessionId: a.sid, TerminalId: id})
+			_, err := a.conn.KillTerminal(ctx, acp.KillTerminalRequest{SessionId: a.session(), TerminalId: id})
 			logf("term %s: killed err=%v", id, err)
 		}
-		w, err := a.conn.WaitForTerminalExit(ctx, acp.WaitForTerminalExitRequest{SessionId: a.sid, TerminalId: id})
+		w, err := a.conn.WaitForTerminalExit(ctx, acp.WaitForTerminalExitRequest{SessionId: a.session(), TerminalId: id})
 		if err != nil {
 			logf("term %s: wait error %v", id, err)
 		}
-		o, err := a.conn.TerminalOutput(ctx, acp.TerminalOutputRequest{SessionId: a.sid, TerminalId: id})
+		o, err := a.conn.TerminalOutput(ctx, acp.TerminalOutputRequest{SessionId: a.session(), TerminalId: id})
 		code, sig := -1, ""
 		if w.ExitCode != nil {
 			code = *w.ExitCode
@@ -347,10 +447,10 @@ func (a *agent) step(ctx context.Context, line string) string {
 			sig = *w.Signal
 		}
 		logf("term %s: exit=%d signal=%s output=%q truncated=%v err=%v", id, code, sig, o.Output, o.Truncated, err)
-		if _, err := a.conn.ReleaseTerminal(ctx, acp.ReleaseTerminalRequest{SessionId: a.sid, TerminalId: id}); err != nil {
+		if _, err := a.conn.ReleaseTerminal(ctx, acp.ReleaseTerminalRequest{SessionId: a.session(), TerminalId: id}); err != nil {
 			logf("term %s: release error %v", id, err)
 		}
-		if _, err := a.conn.TerminalOutput(ctx, acp.TerminalOutputRequest{SessionId: a.sid, TerminalId: id}); err != nil {
+		if _, err := a.conn.TerminalOutput(ctx, acp.TerminalOutputRequest{SessionId: a.session(), TerminalId: id}); err != nil {
 			logf("term %s: released", id)
 		}
 	case "direct": // written by the agent itself, as Claude Code does
@@ -381,12 +481,127 @@ func (a *agent) step(ctx context.Context, line string) string {
 		n, _ := strconv.Atoi(arg(0))
 		os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{"x":"` + strings.Repeat("a", n) + `"}}` + "\n")
 		select {}
+	case "codexsay":
+		a.msgs++
+		id := fmt.Sprintf("msg_%024d", a.msgs)
+		a.update(ctx, acp.SessionUpdate{AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{MessageId: &id,
+			Content: acp.TextBlock(unescape(rest))}})
+	case "codexwarn":
+		a.update(ctx, acp.UpdateAgentMessageText("Warning: "+unescape(rest)+"\n\n"))
+	case "codexexec", "codexstream":
+		a.codexExec(ctx, arg(0), after(1), verb == "codexstream")
+	case "codexread":
+		id := acp.ToolCallId(arg(0))
+		a.update(ctx, acp.SessionUpdate{ToolCall: &acp.SessionUpdateToolCall{ToolCallId: id, Kind: acp.ToolKindRead,
+			Title: "Read file '" + arg(1) + "'", Status: acp.ToolCallStatusInProgress, Locations: []acp.ToolCallLocation{{Path: arg(1)}}}})
+		b, err := os.ReadFile(arg(1))
+		code, st := 0, acp.ToolCallStatusCompleted
+		if err != nil {
+			b, code, st = []byte("cat: "+arg(1)+": No such file or directory\n"), 1, acp.ToolCallStatusFailed
+		}
+		a.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: id, Status: &st,
+			RawOutput: map[string]any{"exit_code": code},
+			Meta:      map[string]any{"terminal_output_delta": map[string]any{"data": string(b), "terminal_id": string(id)}}}})
 	case "stop":
 		return arg(0)
+	case "sub":
+		title, desc, _ := strings.Cut(after(2), "|")
+		parent := a.sessionOf(arg(0))
+		a.mu.Lock()
+		if a.parents == nil {
+			a.parents, a.canceled = map[string]acp.SessionId{}, map[string]chan struct{}{}
+		}
+		a.parents[arg(1)] = parent
+		a.canceled[arg(1)] = make(chan struct{})
+		a.mu.Unlock()
+		a.raw(parent, map[string]any{"sessionUpdate": "subagent_update", "sessionId": arg(1), "title": title,
+			"description": desc, "capabilities": map[string]any{"cancel": map[string]any{}}, "state": map[string]any{"state": "running"}})
+	case "as":
+		old := a.cur
+		a.cur = acp.SessionId(arg(0))
+		r := a.step(ctx, after(1))
+		a.cur = old
+		return r
+	case "substate":
+		st := map[string]any{"state": arg(1)}
+		if arg(2) != "" {
+			st["stopReason"] = arg(2)
+		}
+		if e := after(3); e != "" {
+			st["error"] = map[string]any{"code": -32603, "message": e}
+		}
+		a.mu.Lock()
+		parent := a.parents[arg(0)]
+		a.mu.Unlock()
+		a.raw(parent, map[string]any{"sessionUpdate": "subagent_update", "sessionId": arg(0), "state": st})
+	case "msg":
+		a.raw(a.sessionOf(arg(0)), map[string]any{"sessionUpdate": "session_message", "messageId": "m-" + arg(0) + "-" + arg(2),
+			"senderSessionId": a.sessionOf(arg(1)), "recipientSessionId": a.sessionOf(arg(2)),
+			"content": []map[string]any{{"type": "text", "text": after(3)}}})
+	case "waitcancel":
+		ms, _ := strconv.Atoi(arg(1))
+		a.mu.Lock()
+		ch, parent := a.canceled[arg(0)], a.parents[arg(0)]
+		a.mu.Unlock()
+		stop := "end_turn"
+		select {
+		case <-ch:
+			stop = "cancelled"
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		case <-ctx.Done():
+		}
+		logf("child %s ended: %s", arg(0), stop)
+		a.raw(parent, map[string]any{"sessionUpdate": "subagent_update", "sessionId": arg(0),
+			"state": map[string]any{"state": "idle", "stopReason": stop}})
 	default:
 		logf("unknown step %q", line)
 	}
 	return ""
+}
+
+// codexExec runs a command as Codex does, in the agent's own process rather than in a client
+// terminal, and reports it as codex-acp 2.6.0 does.
+func (a *agent) codexExec(ctx context.Context, id, command string, stream bool) {
+	wd, _ := os.Getwd()
+	tid := acp.ToolCallId(id)
+	a.update(ctx, acp.SessionUpdate{ToolCall: &acp.SessionUpdateToolCall{ToolCallId: tid, Kind: acp.ToolKindExecute,
+		Title: command, Status: acp.ToolCallStatusInProgress,
+		Content:  []acp.ToolCallContent{{Terminal: &acp.ToolCallContentTerminal{Type: "terminal", TerminalId: id}}},
+		RawInput: map[string]any{"command": command, "cwd": wd},
+		Meta:     map[string]any{"terminal_info": map[string]any{"cwd": wd, "terminal_id": id}}}})
+	out := func(data string) map[string]any { return map[string]any{"data": data, "terminal_id": id} }
+	cmd := exec.Command("sh", "-c", command)
+	pipe, _ := cmd.StdoutPipe()
+	cmd.Stderr = cmd.Stdout
+	var all strings.Builder
+	code := -1
+	if err := cmd.Start(); err == nil {
+		r := bufio.NewReader(pipe)
+		for {
+			line, err := r.ReadString('\n')
+			if line != "" && stream {
+				a.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: tid,
+					Meta: map[string]any{"terminal_output_delta": out(line)}}})
+			} else {
+				all.WriteString(line)
+			}
+			if err != nil {
+				break
+			}
+		}
+		cmd.Wait()
+		code = cmd.ProcessState.ExitCode()
+	}
+	st := acp.ToolCallStatusCompleted
+	if code != 0 {
+		st = acp.ToolCallStatusFailed
+	}
+	meta := map[string]any{"terminal_exit": map[string]any{"exit_code": code, "signal": nil, "terminal_id": id}}
+	if all.Len() > 0 {
+		meta["terminal_output_delta"] = out(all.String())
+	}
+	a.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: tid, Status: &st, Meta: meta}})
+	logf("codexexec %s: exit=%d", id, code)
 }
 
 func (a *agent) CloseSession(context.Context, acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {

@@ -1,0 +1,108 @@
+package live
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/summit-dev/summit/session"
+)
+
+// realClaudeChildTape has Claude Code 0.101.0 hand a piece of work to a subagent of its own
+// with its Agent tool (in the foreground): the subagent, a child session over ACP, writes
+// child.txt with its Write tool and reports; the parent then ends with a capsule.
+const realClaudeChildTape = `
+tapes:
+  - name: claude-title
+    match: {agent: summit-fast}
+    steps:
+      - say: '{"title": "Helper writes a file"}'
+  - name: claude-parent
+    match: {agent: summit-main, task: "(?s)# Task\\s+have a helper write child\\.txt"}
+    steps:
+      - say: "Asking a helper."
+      - tool: Agent
+        args: {description: "Write child file", prompt: "CHILD-TASK: write child.txt saying hi", subagent_type: "general-purpose", run_in_background: false}
+      - capsule: {summary: "a helper wrote child.txt", confidence: 0.9}
+  - name: claude-child
+    match: {agent: summit-main, task: "CHILD-TASK: write child"}
+    steps:
+      - say: "Writing child.txt."
+      - tool: Write
+        args: {file_path: "WORKTREE/child.txt", content: "hi from the child\n"}
+      - say: "child.txt is written."
+`
+
+// Claude Code's own subagent is a child in summit's tree: announced over ACP as a child
+// session, its transcript and its write recorded on it, its report on the parent, and it
+// stops (success) before its parent; the write is the parent's change.
+func TestACPRealClaudeCodeChild(t *testing.T) {
+	bin := realClaude(t)
+	c := &acpCase{harness: newHarness(t)}
+	c.approve = ApproveAll
+	oldDir := acpUserConfigDir
+	acpUserConfigDir = func() string { return "" }
+	t.Cleanup(func() { acpUserConfigDir = oldDir })
+	srv, served, home, key := startRealClaude(t, c, bin, realClaudeChildTape)
+
+	o := c.live(nil, "/delegate have a helper write child.txt --agent-type claude-real", "/wait sa-1")
+	checkSeq(t, o.events)
+	dump := func() {
+		t.Helper()
+		for _, e := range o.events {
+			if e.SubagentID != "" {
+				t.Logf("%s %s %+v", e.SubagentID, e.Type, e.Data)
+			}
+		}
+	}
+	tree := o.state.Tree()
+	if len(tree) != 2 || tree[1].Parent != "sa-1" || tree[1].Depth != 1 {
+		dump()
+		t.Fatalf("tree: %d nodes", len(tree))
+	}
+	child := tree[1].Subagent
+	if child.AgentSessionID == "" || !strings.HasPrefix(child.AgentType, "claude-real/") || child.Outcome != session.OutcomeSuccess {
+		dump()
+		t.Fatalf("child %s: type %q, agent session %q, outcome %q", child.ID, child.AgentType, child.AgentSessionID, child.Outcome)
+	}
+	tok := func(id string) string {
+		var b strings.Builder
+		for _, e := range o.transcript(id, session.TranscriptToken) {
+			b.WriteString(e.Text)
+		}
+		return b.String()
+	}
+	if got := tok(child.ID); !strings.Contains(got, "Writing child.txt.") || !strings.Contains(got, "child.txt is written.") {
+		t.Errorf("the child's text: %q", got)
+	}
+	if got := tok("sa-1"); strings.Contains(got, "Writing child.txt.") {
+		t.Errorf("the child's text reached its parent: %q", got)
+	}
+	if res := o.transcript(child.ID, session.TranscriptToolResult); len(res) != 1 || res[0].Tool != "replace" || !strings.Contains(res[0].Result, "+hi from the child") {
+		t.Errorf("the child's calls: %+v", res)
+	}
+	if res := o.transcript("sa-1", session.TranscriptToolResult); len(res) != 0 {
+		t.Errorf("the child's call reached its parent: %+v", res)
+	}
+	msgs := ""
+	for _, e := range o.transcript(child.ID, session.TranscriptMessage) {
+		msgs += e.Text + "\n"
+	}
+	if !strings.Contains(msgs, "CHILD-TASK: write child.txt saying hi") {
+		t.Errorf("the child's task is not in its transcript: %q", msgs)
+	}
+	if st := o.stop(t, "sa-1"); st.Outcome != session.OutcomeSuccess || st.Capsule == nil || st.Capsule.Summary != "a helper wrote child.txt" {
+		dump()
+		t.Fatalf("the parent's stop: %+v", st)
+	}
+	stopSeq := map[string]uint64{}
+	for _, e := range o.events {
+		if e.Type == session.TypeSubagentStop {
+			stopSeq[e.SubagentID] = e.Seq
+		}
+	}
+	if stopSeq[child.ID] == 0 || stopSeq[child.ID] > stopSeq["sa-1"] {
+		t.Errorf("the child stopped at %d, its parent at %d", stopSeq[child.ID], stopSeq["sa-1"])
+	}
+	checkRealEnd(t, c, o, []string{"child.txt added"}, "CLAUDE_CONFIG_DIR="+home, srv.Close, key, home)
+	checkServed(t, served(), "tape claude-parent, turn 2", "tape claude-child, turn 2")
+}
