@@ -2,7 +2,7 @@ package agents
 
 import (
 	"fmt"
-	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 	"io"
 	"path/filepath"
 	"strings"
@@ -11,7 +11,7 @@ import (
 // ParseFile reads and parses one agent file. See Parse.
 func ParseFile(path string) (*Definition, []Problem) {
 	ps := &problems{file: path}
-	f, err := session.OpenRegular(path) // a FIFO named x.md must not hang the catalogue
+	f, err := record.OpenRegular(path) // a FIFO named x.md must not hang the catalogue
 	if err != nil {
 		ps.errorf(0, "cannot read: %v", err)
 		return nil, ps.list
@@ -46,7 +46,7 @@ func loadEntryPrompt(d *Definition) []Problem {
 		ps.warnf(d.Source.Line("entry_prompt_file"), "entry_prompt_file %q %v; it must name a file in the agent file's folder or below it; the agent has no system prompt", ref, err)
 		return ps.list
 	}
-	b, err := session.ReadRegular(p, MaxFileSize+1)
+	b, err := record.ReadRegular(p, MaxFileSize+1)
 	switch {
 	case err != nil:
 		ps.warnf(d.Source.Line("entry_prompt_file"), "entry_prompt_file %q cannot be read (%v); the agent has no system prompt", ref, err)

@@ -716,8 +716,8 @@ func ApplyPlaybook(book []PlaybookEntry, ops []PlaybookOp, source string) ([]Pla
 	return out, nil
 }
 
-// skipTo accepts a known gap before seq (lines a lenient read skipped), counting it.
-func (s *State) skipTo(seq uint64) {
+// SkipTo accepts a known gap before seq (lines a lenient read skipped), counting it.
+func (s *State) SkipTo(seq uint64) {
 	s.Counters.Gaps += int(seq - s.LastSeq - 1)
 	s.LastSeq = seq - 1
 }

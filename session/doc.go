@@ -1,5 +1,6 @@
-// Package session is summit's pure core: the event schema, the fold that turns events into
-// state, and the JSONL recording those events live in.
+// Package session is summit's pure core: the event schema and the fold that turns events into
+// state. Recording and reading the JSONL those events live in is package session/record;
+// rendering a state for people, and its metrics, is package session/render.
 //
 // # The one idea
 //
@@ -9,16 +10,9 @@
 // same fold, so a replay is the live session, frame for frame. Apply reads no clock, file or
 // randomness; the only times it knows are the events' ts.
 //
-// # Wire format (schema v1)
+// # Schema v1
 //
-// A recording is UTF-8 JSONL: one JSON object per line, each line ending in "\n":
-//
-//	{"v":1,"seq":17,"ts":"2026-11-22T10:00:00.123456Z","session_id":"s-01J…","type":"SubagentSpawned","subagent_id":"sa-2","data":{…}}
-//
-// The envelope keys always come first and in this order: v (schema version), seq (from 1, no
-// gaps), ts (RFC 3339 UTC with microseconds), session_id, type, subagent_id (omitted when
-// empty), then data (the typed payload, snake_case keys). Because the order is fixed, an index
-// reads (offset, seq, type, subagent_id) from the line prefix without decoding the rest.
+// The wire format (the JSONL envelope, the line cap) is described in session/record.
 //
 // subagent_id is set on every event about one subagent (its lifecycle, transcript,
 // permissions, handoffs) and empty on session and convergence events, which carry their
@@ -26,14 +20,6 @@
 // for convergences, cf-N for conflicts, pr-N for permission requests.
 //
 // Line 1 is SessionStarted; the last line of a cleanly closed session is SessionEnded.
-//
-// One line, one event, holds at most MaxEventLine = 16 MiB (16,777,216 bytes) before its
-// newline. Readers stop at the cap: a longer line is the error "line N: an event line longer
-// than 16 MiB (the cap)" (skipped with Lenient), never a read of the whole line, so a damaged
-// or hostile file costs memory in proportion to the cap, not to its longest line. A writer
-// never produces a longer line: the Recorder cuts an event that would be longer (its longest
-// string values halved until it fits, each ending "… [cut by summit: N bytes, over the line
-// cap]") and returns the event as cut, which is what the caller folds and shows.
 //
 // The closed set of types in v1 (see Types; payload fields are the struct tags in event.go):
 //
@@ -54,6 +40,11 @@
 // Fields are added freely and never renamed or dropped. A type this build does not know is
 // decoded as Unknown, kept, and skipped by the fold (it still takes its seq). A line with
 // v > 1 is refused.
+//
+// SessionStarted.changed_files names the agent and config files that are new, changed or
+// removed since the last session in the workspace began (each with "during": that session's
+// id when the file changed while it ran); summit reads those files once per session, so a
+// file written during a session takes effect, named, in the next (see session/inventory).
 //
 // # Lifecycle of a subagent
 //
@@ -95,32 +86,4 @@
 // as Subagent.AgentState. A child whose agent never said how it ended stops with outcome
 // "disconnected" (status disconnected): unknown, neither a failure nor a cancellation; the
 // fold accepts that outcome only for a child.
-//
-// # Durability and secrets
-//
-// The Recorder writes each event to the kernel before it is shown, fsyncs every 100 ms and at
-// once on lifecycle events, and redacts secrets (API key shapes, bearer tokens, the values of
-// *_API_KEY, *_TOKEN, *_SECRET and *_PASSWORD variables) before anything reaches the disk. The
-// event it returns is the event as recorded, and that is what the caller folds. It holds the
-// file open for the whole session and checks, after each sync tick with writes and at Close,
-// that the path still names it: a recording replaced or removed during the session fails it
-// with ErrRecordingReplaced instead of being silently trusted.
-//
-// A secret split across streamed token or thinking deltas is redacted whole: the orchestrator
-// passes each subagent's deltas through a StreamRedactor, which holds back only a tail that
-// could still become a secret ("sk", "Bearer ", the start of a secret value) until the next
-// delta or the subagent's next event decides it. So a delta may be recorded shorter or later
-// than the model sent it, never with a piece of a secret.
-//
-// SessionStarted.changed_files names the agent and config files that are new, changed or
-// removed since the last session in the workspace began (each with "during": that session's
-// id when the file changed while it ran); summit reads those files once per session, so a
-// file written during a session takes effect, named, in the next (see session/inventory).
-//
-// # Reading
-//
-// The Reader streams. A torn last line (a crash mid-write) is reported and skipped; a
-// malformed line elsewhere is an error naming its line number, or with Lenient skipped and
-// counted. The Index is built from line prefixes so a viewer can seek and decode only what it
-// shows.
 package session

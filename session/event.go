@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/summit-dev/summit/protocols"
@@ -10,6 +9,9 @@ import (
 
 // SchemaVersion is the JSONL schema version this build writes and the highest it reads.
 const SchemaVersion = 1
+
+// TimeLayout is the envelope's ts format: RFC 3339, UTC, microseconds.
+const TimeLayout = "2006-01-02T15:04:05.000000Z"
 
 // Type names an event. The set is closed per schema version: see Types.
 type Type string
@@ -78,7 +80,7 @@ var Types = []Type{
 }
 
 // Known reports whether t is a type of schema v1.
-func (t Type) Known() bool { _, ok := decoders[t]; return ok }
+func (t Type) Known() bool { _, ok := Decoders[t]; return ok }
 
 // Event is one line of a session recording.
 //
@@ -151,28 +153,6 @@ const (
 	FileChanged = "changed"
 	FileRemoved = "removed"
 )
-
-// ChangedFilesText says, in one line, which files changed since the last session; paths
-// under workspace are shown relative to it. "" when none did.
-func ChangedFilesText(changes []AgentFileChange, workspace string) string {
-	if len(changes) == 0 {
-		return ""
-	}
-	parts := make([]string, 0, len(changes))
-	for _, c := range changes {
-		p := c.Path
-		if rel, ok := strings.CutPrefix(p, strings.TrimSuffix(workspace, "/")+"/"); ok && workspace != "" {
-			p = rel
-		}
-		what := c.Change
-		if c.During != "" {
-			what += ", while session " + c.During + " ran"
-		}
-		parts = append(parts, Sanitize(p)+" ("+what+")")
-	}
-	return fmt.Sprintf("%s changed since the last session, in effect from now: %s",
-		Plural(len(changes), "agent or config file"), strings.Join(parts, ", "))
-}
 
 type SessionEnded struct {
 	Reason     string `json:"reason"` // quit | script_end | error | signal (SIGHUP, SIGTERM: a closed terminal)

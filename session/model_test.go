@@ -1,16 +1,19 @@
-package session
+package session_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/internal/sessiontest"
 )
 
 // The fold keeps where a subagent's model requests go: the route, then each switch to a
 // fallback; the log says both.
 func TestModelRoutedAndSwitched(t *testing.T) {
-	st := &State{}
-	for _, e := range fullSession() {
-		if err := Apply(st, e); err != nil {
+	st := &session.State{}
+	for _, e := range sessiontest.FullSession() {
+		if err := session.Apply(st, e); err != nil {
 			t.Fatal(err)
 		}
 	}

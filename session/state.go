@@ -347,7 +347,7 @@ type PlaybookEntry struct {
 	Tags    map[string]int // TAG counters, e.g. helpful / harmful
 }
 
-// Counters are the raw counts behind the metrics (see Metrics).
+// Counters are the raw counts behind the metrics (see render.Metrics).
 type Counters struct {
 	Events                    map[Type]int
 	Unknown                   int

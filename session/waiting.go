@@ -36,29 +36,6 @@ func WaitingItems(s *State) []Waiting {
 	return out
 }
 
-// WaitingText is one line about a waiting item, for /inbox and the workbench's dock.
-func WaitingText(s *State, w Waiting) string {
-	if w.Review {
-		cf := s.Conflict(w.ID)
-		if cf == nil {
-			return w.ID
-		}
-		return fmt.Sprintf("%s %s · %s needs review (%s)", cf.ID, cf.ConvergenceID, ConflictWhere(cf.Kind, cf.File, cf.Lines), Plural(len(cf.Sides), "side"))
-	}
-	p := s.Permission(w.ID)
-	if p == nil {
-		return w.ID
-	}
-	who := p.SubagentID
-	if sa := s.Subagent(p.SubagentID); sa != nil {
-		who += " " + Sanitize(sa.AgentType)
-		if sa.PermissionMode != "" {
-			who += " (" + sa.PermissionMode + ")"
-		}
-	}
-	return fmt.Sprintf("%s %s asks to use %s", p.ID, who, Sanitize(p.Tool))
-}
-
 // Plural is "1 tool call", "2 tool calls", "3 patches": n and the noun, which takes an s
 // (es after s, x, ch or sh) unless n is 1.
 func Plural(n int, noun string) string {

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // evGen builds a well-formed event stream for benchmarks.
@@ -122,11 +123,11 @@ func BenchmarkOpenReplay(b *testing.B) {
 	g := &evGen{}
 	var data []byte
 	for _, e := range g.start(50) {
-		data, _ = session.AppendLine(data, e)
+		data, _ = record.AppendLine(data, e)
 	}
 	for len(data) < 200<<20 {
 		id := "sa-" + strconv.Itoa(1+int(g.seq)%50)
-		data, _ = session.AppendLine(data, g.ev(id, session.TranscriptEvent{EventType: session.TranscriptToken, Text: "a streamed token or two "}))
+		data, _ = record.AppendLine(data, g.ev(id, session.TranscriptEvent{EventType: session.TranscriptToken, Text: "a streamed token or two "}))
 	}
 	path := b.TempDir() + "/big.jsonl"
 	if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -134,7 +135,7 @@ func BenchmarkOpenReplay(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		r, err := OpenReplay(path, session.ReadOptions{})
+		r, err := OpenReplay(path, record.ReadOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

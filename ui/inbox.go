@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // The approvals inbox: every pending permission request and conflict review of the whole
@@ -412,9 +413,9 @@ func (m *Model) dockLine() string {
 	if len(items) == 0 || m.ib != nil || m.o.Replay != nil {
 		return ""
 	}
-	text := "⚠ " + session.WaitingText(m.st, items[0])
+	text := "⚠ " + render.WaitingText(m.st, items[0])
 	if len(items) > 1 {
-		text = fmt.Sprintf("⚠ %d waiting · oldest: %s", len(items), session.WaitingText(m.st, items[0]))
+		text = fmt.Sprintf("⚠ %d waiting · oldest: %s", len(items), render.WaitingText(m.st, items[0]))
 	}
 	return m.sty.warn.Render(ansi.Truncate(session.Sanitize(text)+" · ctrl+o answers", m.w, "…"))
 }
@@ -433,7 +434,7 @@ func (m *Model) renderInbox(w, h int) []string {
 			if it.ID == ib.id {
 				mark = "▸ "
 			}
-			l := ansi.Truncate(mark+session.Sanitize(session.WaitingText(m.st, it))+" · "+m.age(it), inner, "…")
+			l := ansi.Truncate(mark+session.Sanitize(render.WaitingText(m.st, it))+" · "+m.age(it), inner, "…")
 			if it.ID == ib.id {
 				l = m.sty.bold.Render(l)
 			} else {
@@ -560,7 +561,7 @@ func (m *Model) age(w session.Waiting) string {
 	if at.IsZero() {
 		return ""
 	}
-	return session.FormatDuration(max(0, m.now().Sub(at)))
+	return render.FormatDuration(max(0, m.now().Sub(at)))
 }
 
 func (m *Model) permissionBody(pr *session.Permission, inner int) []string {

@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // Replay drives the workbench from a recording: the same views over the same fold.
@@ -24,7 +25,7 @@ import (
 type Replay struct {
 	ra    io.ReaderAt
 	close func() error
-	ix    *session.Index
+	ix    *record.Index
 	pos   int // events applied
 	st    *session.State
 	ckpt  map[int]*session.State
@@ -48,8 +49,8 @@ var markerTypes = map[session.Type]bool{
 }
 
 // OpenReplay indexes a recording and shows its first event.
-func OpenReplay(path string, opts session.ReadOptions) (*Replay, error) {
-	ix, err := session.BuildIndexFile(path, opts)
+func OpenReplay(path string, opts record.ReadOptions) (*Replay, error) {
+	ix, err := record.BuildIndexFile(path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func OpenReplay(path string, opts session.ReadOptions) (*Replay, error) {
 	return r, nil
 }
 
-func newReplay(ix *session.Index, ra io.ReaderAt, closer func() error) *Replay {
+func newReplay(ix *record.Index, ra io.ReaderAt, closer func() error) *Replay {
 	r := &Replay{ra: ra, close: closer, ix: ix, st: &session.State{}, ckpt: map[int]*session.State{0: {}}, Speed: 1, IdleCap: 2 * time.Second}
 	for i := 0; i < ix.Len(); i++ {
 		if markerTypes[ix.Type(i)] {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // tview is the scroll state of one node's transcript.
@@ -231,13 +232,13 @@ func prettyArgs(a map[string]any) string {
 }
 
 // jsonText is v as JSON the way it was written (no \u003e).
-func jsonText(v any, indent string) string { return session.JSONText(v, indent) }
+func jsonText(v any, indent string) string { return render.JSONText(v, indent) }
 
 // capsuleLines renders the final capsule as Markdown with glamour, cached per subagent and
 // width (glamour never runs on the frame path of a streaming item).
 func (m *Model) capsuleLines(sa *session.Subagent, width int) []string {
-	head := fmt.Sprintf("■ %s · %s · %s tok · %s", sa.Outcome, session.FormatDuration(sa.Elapsed(m.st.LastTS)),
-		session.FormatTokens(sa), session.Plural(sa.ToolCalls, "tool call"))
+	head := fmt.Sprintf("■ %s · %s · %s tok · %s", sa.Outcome, render.FormatDuration(sa.Elapsed(m.st.LastTS)),
+		render.FormatTokens(sa), session.Plural(sa.ToolCalls, "tool call"))
 	out := []string{m.sty.bold.Render(ansi.Truncate(head, width, "…"))}
 	if sa.Capsule == nil {
 		return out
@@ -252,13 +253,13 @@ func (m *Model) changesLines(sa *session.Subagent, width int) []string {
 	if ch.Error != "" {
 		return m.styled(wrap("■ changes could not be read: "+ch.Error, width), m.sty.bad.Render)
 	}
-	head := "■ changes · " + session.ChangeStat(ch)
+	head := "■ changes · " + render.ChangeStat(ch)
 	if !m.expanded && len(ch.Files) > 0 {
 		head += " · enter shows the diffs"
 	}
 	out := []string{m.sty.bold.Render(ansi.Truncate(head, width, "…"))}
 	for _, f := range ch.Files {
-		out = append(out, m.styled(wrap("  "+session.FileChangeLine(f), width), m.sty.tool.Render)...)
+		out = append(out, m.styled(wrap("  "+render.FileChangeLine(f), width), m.sty.tool.Render)...)
 		if !m.expanded || f.Diff == "" {
 			continue
 		}
@@ -369,7 +370,7 @@ func (m *Model) source(id string) source {
 }
 
 func (m *Model) convergenceText(cv *session.Convergence) []string {
-	out := []string{fmt.Sprintf("%s · %s of %s · %s", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), session.ConvergenceStatus(m.st, cv)),
+	out := []string{fmt.Sprintf("%s · %s of %s · %s", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), render.ConvergenceStatus(m.st, cv)),
 		fmt.Sprintf("resolution %s · output %s", cv.ConflictResolution, cv.OutputFormat)}
 	for _, cf := range cv.Conflicts {
 		s := "waits for review (ctrl+o)"

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // row is one line of the tree.
@@ -47,7 +48,7 @@ func (m *Model) rows() []row {
 	}
 	for _, n := range st.Tree() {
 		sa := n.Subagent
-		r := row{id: sa.ID, indent: 1 + n.Depth, glyph: session.StatusGlyph(sa)}
+		r := row{id: sa.ID, indent: 1 + n.Depth, glyph: render.StatusGlyph(sa)}
 		name := sa.AgentType
 		if sa.AgentName != "" && sa.AgentName != sa.AgentType && !strings.HasSuffix(sa.AgentType, "/"+sa.AgentName) {
 			name += " " + sa.AgentName
@@ -86,10 +87,10 @@ func (m *Model) rows() []row {
 			r.style = rowBad
 		}
 		if sa.Status != session.StatusQueued {
-			parts = append(parts, session.FormatDuration(sa.Elapsed(now)), session.FormatTokens(sa))
+			parts = append(parts, render.FormatDuration(sa.Elapsed(now)), render.FormatTokens(sa))
 		}
 		if sa.CostUSD != nil {
-			parts = append(parts, session.FormatCost(*sa.CostUSD))
+			parts = append(parts, render.FormatCost(*sa.CostUSD))
 		}
 		switch {
 		case sa.CurrentTool != "" && sa.PendingRequest == "":
@@ -103,7 +104,7 @@ func (m *Model) rows() []row {
 	for _, cv := range st.Convergences {
 		r := row{id: cv.ID, text: fmt.Sprintf("%s %s (%s)", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "))}
 		r.glyph, r.style = convergenceGlyph(cv, m.frame)
-		r.extra = session.ConvergenceStatus(st, cv)
+		r.extra = render.ConvergenceStatus(st, cv)
 		out = append(out, r)
 		for _, cf := range cv.Conflicts {
 			c := row{id: cf.ID, indent: 1, glyph: "⚠", style: rowWarn, text: cf.ID + " " + conflictWhere(cf)}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/session/render"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -107,7 +109,7 @@ func typeText(m *Model, s string) {
 
 func events(t *testing.T) []session.Event {
 	t.Helper()
-	evs, _, err := session.ReadAll(recording, session.ReadOptions{})
+	evs, _, err := record.ReadAll(recording, record.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +207,7 @@ func TestGoldenHelp(t *testing.T) {
 			}
 		}
 	}
-	r, err := OpenReplay(recording, session.ReadOptions{})
+	r, err := OpenReplay(recording, record.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +262,7 @@ func TestGoldenTiny(t *testing.T) {
 }
 
 func TestGoldenReplay(t *testing.T) {
-	r, err := OpenReplay(recording, session.ReadOptions{})
+	r, err := OpenReplay(recording, record.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,13 +285,13 @@ func TestGoldenReplay(t *testing.T) {
 	}
 	// Seeking back then forward gives the same state as folding straight there.
 	press(m, "9", "2", ".")
-	direct, err := OpenReplay(recording, session.ReadOptions{})
+	direct, err := OpenReplay(recording, record.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer direct.Close()
 	direct.Seek(r.Pos())
-	if session.Render(direct.State()) != session.Render(m.st) {
+	if render.Render(direct.State()) != render.Render(m.st) {
 		t.Error("seeking backwards gave a different state from folding forward")
 	}
 	press(m, ":")

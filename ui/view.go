@@ -12,6 +12,7 @@ import (
 
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // Minimum terminal size.
@@ -211,7 +212,7 @@ func (m *Model) transcriptTitle(w int) string {
 	switch {
 	case m.st.Subagent(m.sel) != nil:
 		sa := m.st.Subagent(m.sel)
-		t = fmt.Sprintf("%s %s · %s · %s · %s tok", sa.ID, sa.AgentType, sa.Status, session.FormatDuration(sa.Elapsed(m.now())), session.FormatTokens(sa))
+		t = fmt.Sprintf("%s %s · %s · %s · %s tok", sa.ID, sa.AgentType, sa.Status, render.FormatDuration(sa.Elapsed(m.now())), render.FormatTokens(sa))
 		if model := sa.ModelInUse(); model != "" {
 			if len(sa.Switches) > 0 {
 				model = "↪ " + model // a fallback runs it
@@ -219,7 +220,7 @@ func (m *Model) transcriptTitle(w int) string {
 			t += " · " + model
 		}
 		if sa.CostUSD != nil {
-			t += " · " + session.FormatCost(*sa.CostUSD)
+			t += " · " + render.FormatCost(*sa.CostUSD)
 		}
 		if sa.CurrentTool != "" {
 			t += " · " + session.Sanitize(sa.CurrentTool)

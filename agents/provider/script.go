@@ -20,7 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/summit-dev/summit/agents"
-	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // expandAliases resolves the aliases of a parsed tape or config file (agents.ExpandAliases),
@@ -165,7 +165,7 @@ func LoadTapes(dir string) ([]*Tape, error) {
 		}
 		return ParseTapes(data, dir)
 	}
-	// Files on disk are opened non-blocking and checked on the descriptor (session.OpenRegular),
+	// Files on disk are opened non-blocking and checked on the descriptor (record.OpenRegular),
 	// so a FIFO named x.yaml, or a file swapped for one, cannot hang the load.
 	return loadTapes(os.DirFS(dir), dir, func(p string) ([]byte, error) {
 		return readCapped(filepath.Join(dir, filepath.FromSlash(p)), MaxTapeFile, "a tape file")
@@ -225,10 +225,10 @@ func loadTapes(fsys fs.FS, root string, read func(p string) ([]byte, error)) ([]
 	return all, nil
 }
 
-// readCapped reads the regular file at path (see session.OpenRegular) of at most max bytes;
+// readCapped reads the regular file at path (see record.OpenRegular) of at most max bytes;
 // what names the kind of file in the error.
 func readCapped(path string, max int64, what string) ([]byte, error) {
-	f, err := session.OpenRegular(path)
+	f, err := record.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

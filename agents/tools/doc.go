@@ -62,7 +62,7 @@
 //     directories, devices and FIFOs.
 //   - run_shell_command runs `bash -c` in the root with stdin from /dev/null, in its own
 //     process group, with Options.Environ minus every variable whose name looks secret
-//     (session.IsSecretEnvName). On timeout or cancellation the group gets SIGTERM, then
+//     (record.IsSecretEnvName). On timeout or cancellation the group gets SIGTERM, then
 //     SIGKILL two seconds later; when the command ends by itself, what is left of its group
 //     gets SIGKILL. No child outlives the call and no goroutine outlives it either.
 //   - Every Output is capped at Options.MaxResult bytes, cut on a UTF-8 boundary with a

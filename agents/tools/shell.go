@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // Grace periods of run_shell_command. Variables, so tests can shorten them.
@@ -31,7 +31,7 @@ func (s *Sandbox) shellEnv() []string {
 		name, _, _ := strings.Cut(kv, "=")
 		if name == "HOME" {
 			home = true
-		} else if session.IsSecretEnvName(name) {
+		} else if record.IsSecretEnvName(name) {
 			continue
 		}
 		env = append(env, kv)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // An agent file a subagent writes (and /apply lands) during a session does not take effect in
@@ -60,7 +61,7 @@ func TestAgentFilesTakeEffectNextSession(t *testing.T) {
 	if !strings.Contains(errOut, want) || !strings.Contains(errOut, ".summit/config.yaml (new)") {
 		t.Errorf("the next session does not name the files:\n%s", errOut)
 	}
-	evs, _, err := session.ReadAll(rec, session.ReadOptions{})
+	evs, _, err := record.ReadAll(rec, record.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,8 @@ import (
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/live"
+	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // churnFixture is a workspace with an agent that reads, is refused and asks for the shell
@@ -57,7 +59,7 @@ func churnFixture(t *testing.T, turns int) (ws, tapes, script string) {
 type killRun struct {
 	stderr   []byte
 	events   []session.Event
-	report   session.ReadReport
+	report   record.ReadReport
 	readErr  error
 	exited   bool // the run had ended before the signal
 	wall     time.Duration
@@ -94,7 +96,7 @@ func runAndKill(t *testing.T, bin string, args []string, env []string, rec strin
 	}
 	r.stderr = errb.Bytes()
 	if _, err := os.Stat(rec); err == nil {
-		r.events, r.report, r.readErr = session.ReadAll(rec, session.ReadOptions{})
+		r.events, r.report, r.readErr = record.ReadAll(rec, record.ReadOptions{})
 	}
 	r.recorded = len(r.events) > 0
 	for _, ev := range r.events {
@@ -312,7 +314,7 @@ func TestKillNineWorkbench(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 
-		events, rep, err := session.ReadAll(rec, session.ReadOptions{})
+		events, rep, err := record.ReadAll(rec, record.ReadOptions{})
 		if err != nil {
 			t.Fatalf("kill %d: the recording cannot be read: %v", k, err)
 		}
@@ -332,7 +334,7 @@ func TestKillNineWorkbench(t *testing.T) {
 				if tokens[sa.ID] == nil {
 					tokens[sa.ID] = map[string]bool{}
 				}
-				tokens[sa.ID][session.FormatTokens(sa)] = true
+				tokens[sa.ID][render.FormatTokens(sa)] = true
 			}
 			if te, ok := ev.Data.(session.TranscriptEvent); ok {
 				switch te.EventType {

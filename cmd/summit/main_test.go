@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/session/render"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -59,7 +61,7 @@ func TestInspectJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var m session.Metrics
+	var m render.Metrics
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func TestFiveMegabyteLine(t *testing.T) {
 	for i, e := range evs {
 		e.Seq, e.TS, e.SessionID = uint64(i+1), ts, "s-big"
 		var err error
-		if buf, err = session.AppendLine(buf, e); err != nil {
+		if buf, err = record.AppendLine(buf, e); err != nil {
 			t.Fatal(err)
 		}
 	}

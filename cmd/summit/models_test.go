@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // modelServer answers like an OpenAI-compatible server that has every model but "big": that one
@@ -75,7 +76,7 @@ default_provider: local
 	if got := strings.Join(seen(), "; "); got != "big temperature=false; small temperature=false; o3 temperature=false" {
 		t.Errorf("requests: %s", got)
 	}
-	evs, _, err := session.ReadAll(rec, session.ReadOptions{})
+	evs, _, err := record.ReadAll(rec, record.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

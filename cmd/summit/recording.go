@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // recordedNote is what a closed workbench session prints on stderr: where its recording is,
@@ -30,7 +32,7 @@ func shellQuote(s string) string {
 // load reads and folds a recording, printing the reader's warnings (torn last line, unknown
 // types, lenient skips) to stderr. Any error is a bad file (exit 1).
 func load(path string, lenient bool, stderr io.Writer) (*session.State, error) {
-	st, rep, err := session.LoadFile(path, session.ReadOptions{Lenient: lenient})
+	st, rep, err := record.LoadFile(path, record.ReadOptions{Lenient: lenient})
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(path+": "+w))
 	}
@@ -71,7 +73,7 @@ and its replay can be compared byte for byte.`,
 			if err != nil {
 				return err
 			}
-			return session.Print(stdout, st)
+			return render.Print(stdout, st)
 		},
 	}
 	c.Flags().BoolVar(&print, "print", false, "render the final state as plain text and exit")
@@ -96,7 +98,7 @@ conflict rate, timeouts and retries, plus event counts by type, the session id a
 			if err != nil {
 				return err
 			}
-			m := session.ComputeMetrics(st)
+			m := render.ComputeMetrics(st)
 			if asJSON {
 				return writeJSON(stdout, m)
 			}

@@ -23,6 +23,8 @@ import (
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/inventory"
 	"github.com/summit-dev/summit/session/live"
+	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // sessionFlags are the options every live session takes (summit, summit run).
@@ -169,7 +171,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	}
 
 	w := &wired{clock: clock, workspace: ws, provider: describe, ownTapes: f.tapes != "", inventory: invPath,
-		changed: session.ChangedFilesText(changed, ws)}
+		changed: render.ChangedFilesText(changed, ws)}
 	for _, d := range cat.List() {
 		w.agents = append(w.agents, d.Name)
 	}
@@ -178,11 +180,11 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			w.agents = append(w.agents, a.Name)
 		}
 	}
-	var rec *session.Recorder
+	var rec *record.Recorder
 	if !f.noRecord {
-		opts := session.RecorderOptions{Environ: os.Environ()}
+		opts := record.RecorderOptions{Environ: os.Environ()}
 		if f.record != "" {
-			rec, err = session.OpenRecorderFile(f.record, opts)
+			rec, err = record.OpenRecorderFile(f.record, opts)
 		} else {
 			dir := f.recordDir
 			if dir == "" {
@@ -231,11 +233,11 @@ func (w *wired) closed() {
 
 // openDefaultRecording opens <dir>/<id>.jsonl, or <id>.2.jsonl, ... when a reproducible run
 // already left one there.
-func openDefaultRecording(dir, id string, opts session.RecorderOptions) (*session.Recorder, error) {
+func openDefaultRecording(dir, id string, opts record.RecorderOptions) (*record.Recorder, error) {
 	path := filepath.Join(dir, id+".jsonl")
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(path); os.IsNotExist(err) || i > 1000 {
-			return session.OpenRecorderFile(path, opts)
+			return record.OpenRecorderFile(path, opts)
 		}
 		path = filepath.Join(dir, fmt.Sprintf("%s.%d.jsonl", id, i))
 	}
@@ -267,7 +269,7 @@ Exit codes: 0 every command accepted, every subagent succeeded and no conflict l
 			}
 			var src io.Reader = os.Stdin
 			if scriptPath != "-" {
-				file, err := session.OpenRegular(scriptPath)
+				file, err := record.OpenRegular(scriptPath)
 				if err != nil {
 					return usageErr("--script: %v", err)
 				}
@@ -294,10 +296,10 @@ Exit codes: 0 every command accepted, every subagent succeeded and no conflict l
 			defer stop()
 			code, runErr := live.RunScript(ctx, w.x, strings.NewReader(string(data)), stderr)
 			w.closed()
-			if w.recording != "" && !errors.Is(runErr, session.ErrRecordingReplaced) {
+			if w.recording != "" && !errors.Is(runErr, record.ErrRecordingReplaced) {
 				fmt.Fprintf(stderr, "summit: recorded %s\n", session.Sanitize(w.recording))
 			}
-			if err := session.Print(stdout, w.x.Snapshot()); err != nil {
+			if err := render.Print(stdout, w.x.Snapshot()); err != nil {
 				return err
 			}
 			if runErr != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/live"
+	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/ui"
 )
 
@@ -68,7 +69,7 @@ func loadHistory(ws string) []string {
 }
 
 func saveHistory(ws string) func(string) {
-	red := session.NewRedactor(os.Environ())
+	red := record.NewRedactor(os.Environ())
 	return func(line string) {
 		if strings.ContainsAny(line, "\r\n") {
 			return
@@ -141,7 +142,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	cerr := w.x.Close(reason)
 	w.closed()
 	close(done)
-	if w.recording != "" && !errors.Is(cerr, session.ErrRecordingReplaced) {
+	if w.recording != "" && !errors.Is(cerr, record.ErrRecordingReplaced) {
 		fmt.Fprint(stderr, recordedNote(w.recording))
 	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
@@ -174,7 +175,7 @@ func replayUI(path string, lenient bool, speed float64, from uint64) error {
 	if err := needTerminal(); err != nil {
 		return err
 	}
-	r, err := ui.OpenReplay(path, session.ReadOptions{Lenient: lenient})
+	r, err := ui.OpenReplay(path, record.ReadOptions{Lenient: lenient})
 	if err != nil {
 		return badFile(err)
 	}

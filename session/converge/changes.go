@@ -10,6 +10,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // Real changes: a member that worked in an isolated worktree brings the change set summit
@@ -246,7 +247,7 @@ func changesKey(m Member) (key, show string) {
 			body = id
 		}
 		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00%s\x01", fc.Kind, fc.Path, fc.OldPath, fc.NewMode, body)
-		lines = append(lines, session.FileChangeLine(fc))
+		lines = append(lines, render.FileChangeLine(fc))
 	}
 	if len(fs) == 0 {
 		return b.String(), "changed nothing: " + m.Capsule.Summary
@@ -418,7 +419,7 @@ func (a *Analysis) baseConflicts() {
 		}
 		var files []string
 		for _, fc := range s.Changes.Files {
-			files = append(files, session.FileChangeLine(fc))
+			files = append(files, render.FileChangeLine(fc))
 		}
 		c := &conflict{kind: KindBase, sides: map[string][]int{s.ID: nil, ref.ID: nil}, order: []string{s.ID, ref.ID}}
 		c.values = map[string]string{
@@ -573,7 +574,7 @@ func (a *Analysis) sideText(us []int) string {
 		case uMode:
 			fmt.Fprintf(&b, "mode of %s %s → %s\n", session.Sanitize(u.path), u.fc.OldMode, u.fc.NewMode)
 		case uFile:
-			b.WriteString(session.FileChangeLine(*u.fc) + "\n")
+			b.WriteString(render.FileChangeLine(*u.fc) + "\n")
 			switch {
 			case u.fc.Binary:
 				if h := newBlob(u.fc.Diff); h != "" {

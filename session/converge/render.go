@@ -6,6 +6,7 @@ import (
 
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // Document is the combined result; the json output format is this, indented.
@@ -135,7 +136,7 @@ func (d Document) Markdown() string {
 	if len(d.Files) > 0 {
 		b.WriteString("\n## Changed files\n\n")
 		for _, f := range d.Files {
-			fmt.Fprintf(&b, "- %s — %s\n", session.FileChangeLine(f), d.Sources[f.Path])
+			fmt.Fprintf(&b, "- %s — %s\n", render.FileChangeLine(f), d.Sources[f.Path])
 		}
 	}
 	if len(d.Operations) > 0 {

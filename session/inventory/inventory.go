@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // File is one file as a session found it.
@@ -69,7 +70,7 @@ func Take(paths []string) []File {
 			continue
 		}
 		seen[p] = true
-		f, err := session.OpenRegular(p)
+		f, err := record.OpenRegular(p)
 		if err != nil {
 			continue
 		}
@@ -97,7 +98,7 @@ func Path(workspace string) string {
 
 // Load reads an inventory. A missing file gives nil and no error (the first session).
 func Load(path string) (*Inventory, error) {
-	data, err := session.ReadRegular(path, maxFile)
+	data, err := record.ReadRegular(path, maxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 func TestCompare(t *testing.T) {
@@ -66,7 +67,7 @@ func TestCompare(t *testing.T) {
 			t.Errorf("change %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if txt := session.ChangedFilesText(got, dir); !strings.HasPrefix(txt, "4 agent or config files changed since the last session, in effect from now: edited.md (changed, while session s-1 ran), gone.md (removed)") {
+	if txt := render.ChangedFilesText(got, dir); !strings.HasPrefix(txt, "4 agent or config files changed since the last session, in effect from now: edited.md (changed, while session s-1 ran), gone.md (removed)") {
 		t.Errorf("text: %s", txt)
 	}
 	if Compare(nil, Take([]string{p("kept.md")})) != nil {

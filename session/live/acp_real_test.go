@@ -19,6 +19,8 @@ import (
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/provider/tapeserve"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // A real ACP agent installed from npm drives a whole delegation, offline: Claude Code through
@@ -301,14 +303,14 @@ func checkRealEnd(t *testing.T, c *acpCase, o outcome, changes []string, procEnv
 			t.Errorf("the recording holds %q of the agent's environment", s)
 		}
 	}
-	state, _, err := session.LoadFile(c.rec, session.ReadOptions{})
+	state, _, err := record.LoadFile(c.rec, record.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sa := state.Subagent("sa-1"); sa == nil || sa.Outcome != session.OutcomeSuccess {
 		t.Fatalf("replayed: %+v", sa)
 	}
-	if out := session.Render(state); len(paths) == 0 || !strings.Contains(out, strings.Fields(paths[len(paths)-1])[0]) {
+	if out := render.Render(state); len(paths) == 0 || !strings.Contains(out, strings.Fields(paths[len(paths)-1])[0]) {
 		t.Errorf("--print of the replay:\n%s", out)
 	}
 }

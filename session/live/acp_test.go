@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // External ACP agents, end to end: a fake agent (agents/acp/testdata/fakeagent, built here)
@@ -226,7 +227,7 @@ say `+capsule+`
 	if _, err := os.Stat(filepath.Join(c.ws, "pkg")); err == nil {
 		t.Error("the agent wrote the main workspace")
 	}
-	if out := session.Render(o.state); !strings.Contains(out, "pkg/new.go") || !strings.Contains(out, "plan:\n") {
+	if out := render.Render(o.state); !strings.Contains(out, "pkg/new.go") || !strings.Contains(out, "plan:\n") {
 		t.Errorf("--print of the replay:\n%s", out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 func (o outcome) rejections() []session.CommandRejected {
@@ -137,7 +138,7 @@ func TestConvergeManualResolveApply(t *testing.T) {
 		t.Errorf("exit %d", o.exit)
 	}
 	// replay --print shows the conflict, the choice and the patches.
-	text := session.Render(o.state)
+	text := render.Render(o.state)
 	for _, w := range []string{"conflict cf-1 hunk main.go:4", "resolved by manual: sa-2 — the user greeting", "applied to main.go", "+// Package main greets."} {
 		if !strings.Contains(text, w) {
 			t.Errorf("rendering lacks %q:\n%s", w, text)

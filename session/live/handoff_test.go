@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 func handoffEvents(o outcome, id string) (init []session.HandoffInitiated, done []session.HandoffComplete, res []session.HandoffResolved) {
@@ -233,7 +234,7 @@ func waitFor(t *testing.T, x *Orchestrator, cond func(*session.State) bool) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("condition not reached:\n%s", session.Render(x.Snapshot()))
+			t.Fatalf("condition not reached:\n%s", render.Render(x.Snapshot()))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // inbox answers /inbox with every decision the tree waits for, oldest first, and the
@@ -26,7 +27,7 @@ func (x *Orchestrator) inbox(line string, c commands.Inbox) (Reply, error) {
 		if w.Review {
 			hint = "/resolve " + w.ID + " --choose <side>"
 		}
-		b.WriteString("  " + session.WaitingText(x.state, w) + "\n    " + hint + "\n")
+		b.WriteString("  " + render.WaitingText(x.state, w) + "\n    " + hint + "\n")
 	}
 	return Reply{Output: b.String()}, nil
 }

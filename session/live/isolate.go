@@ -16,6 +16,7 @@ import (
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/converge"
 	"github.com/summit-dev/summit/session/gitws"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // Isolation (DESIGN §11). A subagent whose tools can change files works in its own git
@@ -187,7 +188,7 @@ func diffText(files []session.FileChange, path string) (string, error) {
 		if path != "" && f.Path != path && f.OldPath != path {
 			continue
 		}
-		b.WriteString(session.FileChangeLine(f) + "\n")
+		b.WriteString(render.FileChangeLine(f) + "\n")
 		if f.Diff != "" {
 			b.WriteString(strings.TrimRight(f.Diff, "\n") + "\n")
 		}

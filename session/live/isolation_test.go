@@ -14,6 +14,7 @@ import (
 
 	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // accept submits lines to a live session and fails the test on any rejection; it returns
@@ -96,7 +97,7 @@ func TestIsolatedBuildersKeepTheirEdits(t *testing.T) {
 		t.Errorf("worktree inside the workspace or missing: %+v", iso)
 	}
 	// Replayed, the changes render without any worktree.
-	if out := session.Render(o.state); !strings.Contains(out, "changes: 1 file +1 −1") || !strings.Contains(out, `+	println("hello from A")`) {
+	if out := render.Render(o.state); !strings.Contains(out, "changes: 1 file +1 −1") || !strings.Contains(out, `+	println("hello from A")`) {
 		t.Errorf("--print lacks the changes:\n%s", out)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // harness runs scripts on the test tapes in a fresh workspace.
@@ -65,7 +66,7 @@ func (h *harness) start(clock Clock) *Orchestrator {
 		h.t.Fatal(err)
 	}
 	script := provider.NewScript(provider.ScriptConfig{Tapes: tapes, Sleep: clock.Sleep})
-	rec, err := session.OpenRecorderFile(h.rec, session.RecorderOptions{})
+	rec, err := record.OpenRecorderFile(h.rec, record.RecorderOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -98,11 +99,11 @@ func (h *harness) run(script string) outcome {
 
 func (h *harness) read(code int, x *Orchestrator, progress string) outcome {
 	h.t.Helper()
-	evs, _, err := session.ReadAll(h.rec, session.ReadOptions{})
+	evs, _, err := record.ReadAll(h.rec, record.ReadOptions{})
 	if err != nil {
 		h.t.Fatalf("read recording: %v", err)
 	}
-	st, _, err := session.LoadFile(h.rec, session.ReadOptions{})
+	st, _, err := record.LoadFile(h.rec, record.ReadOptions{})
 	if err != nil {
 		h.t.Fatalf("fold recording: %v", err)
 	}
@@ -169,7 +170,7 @@ func noLeaks(t *testing.T, base int) {
 // when OnEvent runs, the recording on disk already has that event's line.
 func TestEventsWrittenBeforeShown(t *testing.T) {
 	h := newHarness(t)
-	rec, err := session.OpenRecorderFile(h.rec, session.RecorderOptions{})
+	rec, err := record.OpenRecorderFile(h.rec, record.RecorderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

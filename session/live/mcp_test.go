@@ -18,6 +18,7 @@ import (
 	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // MCP tools in a session: the agent file names them, the policy asks (or the allow list or
@@ -62,7 +63,7 @@ func mcpSession(t *testing.T, h *harness, servers map[string]provider.MCPServer,
 	}
 	clock := NewSimClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	prov := provider.NewScript(provider.ScriptConfig{Tapes: ts, Sleep: clock.Sleep})
-	rec, err := session.OpenRecorderFile(h.rec, session.RecorderOptions{})
+	rec, err := record.OpenRecorderFile(h.rec, record.RecorderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

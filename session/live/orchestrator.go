@@ -42,6 +42,8 @@ import (
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/gitws"
+	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // Approval policies of headless runs (--approve).
@@ -71,7 +73,7 @@ type Options struct {
 	ProviderName string // recorded in SessionStarted
 	Config       map[string]any
 	Clock        Clock // default RealClock
-	Recorder     *session.Recorder
+	Recorder     *record.Recorder
 	MaxParallel  int // running subagents at once; default 8
 	// Approve decides permission requests without asking ("none", "shell", "all"); "" waits
 	// for /approve or /deny.
@@ -115,7 +117,7 @@ type Orchestrator struct {
 	emitMu sync.Mutex // the serialising path: held from seq assignment to the OnEvent call
 	// red redacts the streamed deltas (streams, by subagent, guarded by emitMu) before they are
 	// recorded, and whole events when there is no recorder to do it.
-	red     *session.Redactor
+	red     *record.Redactor
 	streams map[string]*deltaStream
 	mu      sync.Mutex // guards everything below and state
 	state   *session.State
@@ -180,7 +182,7 @@ func Start(o Options) (*Orchestrator, error) {
 	if o.Recorder != nil {
 		x.red = o.Recorder.Redactor()
 	} else {
-		x.red = session.NewRedactor(os.Environ())
+		x.red = record.NewRedactor(os.Environ())
 	}
 	x.startedAt = x.clock.Now()
 	_, err = x.emit("", session.SessionStarted{
@@ -271,7 +273,7 @@ func (x *Orchestrator) Err() error {
 // deltaStream is one subagent's current run of token or thinking deltas.
 type deltaStream struct {
 	kind string // session.TranscriptToken or session.TranscriptThinking
-	sr   *session.StreamRedactor
+	sr   *record.StreamRedactor
 }
 
 // emit is the one serialising path: seq, ts, record, fold, notify.
@@ -366,7 +368,7 @@ func (x *Orchestrator) emitLocked(subagentID string, d session.Data) (session.Ev
 		ev = rec
 	} else if x.red != nil {
 		// Nothing is recorded, but the screen and stdout still never see a secret.
-		rec, err := session.RedactEvent(x.red, ev)
+		rec, err := record.RedactEvent(x.red, ev)
 		if err != nil {
 			x.err = fmt.Errorf("internal error: %s: %w", ev, err)
 			return ev, x.err
@@ -570,20 +572,20 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 		case sa.CurrentTool != "":
 			extra = " · " + sa.CurrentTool
 		}
-		fmt.Fprintf(&b, "%s %s %-10s %-9s %s%s\n", session.StatusGlyph(sa), sa.ID, sa.AgentType, sa.Status,
+		fmt.Fprintf(&b, "%s %s %-10s %-9s %s%s\n", render.StatusGlyph(sa), sa.ID, sa.AgentType, sa.Status,
 			sa.Elapsed(now).Round(time.Second), extra)
 	}
 	switch {
 	case c.ID == "":
 		fmt.Fprintf(&b, "session %s · %s · %d running\n", x.state.SessionID, x.state.Info.PermissionMode, x.state.Running())
-		if t := session.ChangedFilesText(x.state.Info.ChangedFiles, x.state.Info.Workspace); t != "" {
+		if t := render.ChangedFilesText(x.state.Info.ChangedFiles, x.state.Info.Workspace); t != "" {
 			fmt.Fprintf(&b, "⚠ %s\n", t)
 		}
 		for _, sa := range x.state.Subagents {
 			row(sa)
 		}
 		for _, cv := range x.state.Convergences {
-			fmt.Fprintf(&b, "  %s %s of %s · %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), session.ConvergenceStatus(x.state, cv))
+			fmt.Fprintf(&b, "  %s %s of %s · %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), render.ConvergenceStatus(x.state, cv))
 		}
 	case x.state.Subagent(c.ID) != nil:
 		sa := x.state.Subagent(c.ID)
@@ -598,7 +600,7 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 	default:
 		cv := x.state.Convergence(c.ID)
 		fmt.Fprintf(&b, "%s %s of %s · %s · resolution %s · output %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "),
-			session.ConvergenceStatus(x.state, cv), cv.ConflictResolution, cv.OutputFormat)
+			render.ConvergenceStatus(x.state, cv), cv.ConflictResolution, cv.OutputFormat)
 		for _, cf := range cv.Conflicts {
 			state := "open: /resolve " + cf.ID + " --choose " + strings.Join(cf.Choices, "|")
 			if r := cf.Resolution; r != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // A model that streams secrets in pieces (a bearer token, an Anthropic key, a password from the
@@ -45,7 +46,7 @@ func TestSplitSecretsRedactedWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := session.Print(&out, o.state); err != nil {
+	if err := render.Print(&out, o.state); err != nil {
 		t.Fatal(err)
 	}
 	text := ""

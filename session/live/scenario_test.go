@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // TestDelegateAllTypes: four types in parallel; every lifecycle event carries its fields, the
@@ -82,7 +83,7 @@ a note for the log
 		t.Errorf("builder has %d token events", n)
 	}
 	// The live final state renders exactly as its replay.
-	if live, replay := session.Render(o.x.Snapshot()), session.Render(o.state); live != replay {
+	if live, replay := render.Render(o.x.Snapshot()), render.Render(o.state); live != replay {
 		t.Errorf("live and replay renderings differ:\n%s\n---\n%s", live, replay)
 	}
 
@@ -190,7 +191,7 @@ func TestEscapesAndConfinement(t *testing.T) {
 			t.Errorf("escape not refused: %+v", r)
 		}
 	}
-	out := session.Render(o.state)
+	out := render.Render(o.state)
 	if strings.ContainsRune(out, 0x1b) || strings.ContainsRune(out, 0x07) {
 		t.Errorf("rendering carries raw control characters")
 	}

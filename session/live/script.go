@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // Exit codes of a headless run (DESIGN §10).
@@ -36,7 +37,7 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 	}
 	sc := bufio.NewScanner(script)
 	sc.Buffer(make([]byte, 64*1024), MaxScriptLine)
-	red := session.NewRedactor(os.Environ()) // the echoed lines keep secrets out, as the recording does
+	red := record.NewRedactor(os.Environ()) // the echoed lines keep secrets out, as the recording does
 	reason := "script_end"
 	n := 0
 	for sc.Scan() {

@@ -1,4 +1,4 @@
-package session
+package record
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/summit-dev/summit/session"
 )
 
 // Redactor removes secrets from encoded event lines before they reach the disk: API key
@@ -187,7 +189,7 @@ func (r *Redactor) Redact(line []byte) []byte {
 // RedactEvent returns ev as a recorder would record it: encoded, redacted and, when that
 // changed anything, decoded again. It is for a session that shows events without recording
 // them; a Recorder does the same in Append.
-func RedactEvent(r *Redactor, ev Event) (Event, error) {
+func RedactEvent(r *Redactor, ev session.Event) (session.Event, error) {
 	line, err := AppendLine(nil, ev)
 	if err != nil {
 		return ev, err

@@ -1,4 +1,4 @@
-package session
+package record
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/summit-dev/summit/session"
 )
 
 // Index locates every event of a recording without decoding it: offset and length of its
@@ -31,8 +33,8 @@ import (
 // a 200 MB recording's index costs ~32 bytes an event and nothing to the garbage collector.
 type Index struct {
 	rows  []indexRow
-	types []Type   // interned types; rows refer to them by position
-	subs  []string // interned subagent ids; subs[0] is ""
+	types []session.Type // interned types; rows refer to them by position
+	subs  []string       // interned subagent ids; subs[0] is ""
 	// gaps are the line numbers (ascending) that have no entry: blank and skipped lines.
 	gaps []int
 
@@ -49,7 +51,7 @@ type IndexEntry struct {
 	Line       int // 1-based line number in the file
 	Seq        uint64
 	TS         time.Time // UTC, microseconds
-	Type       Type
+	Type       session.Type
 	SubagentID string
 }
 
@@ -236,7 +238,7 @@ func (b *indexBuilder) add(line []byte, off int64, complete bool) error {
 	ev, err := DecodeLine(line)
 	switch {
 	case err == nil:
-		if u, ok := ev.Data.(Unknown); ok {
+		if u, ok := ev.Data.(session.Unknown); ok {
 			ix.Report.warnf("line %d: unknown event type %q (kept, skipped)", b.line, string(u.Name))
 		}
 		ti, si, err := b.intern([]byte(ev.Type), []byte(ev.SubagentID))
@@ -273,7 +275,7 @@ func (b *indexBuilder) intern(typ, sub []byte) (uint16, uint16, error) {
 				return 0, 0, &LineError{Line: b.line, Err: errors.New("more than 65536 distinct event types")}
 			}
 			id = uint16(len(ix.types))
-			ix.types = append(ix.types, Type(typ))
+			ix.types = append(ix.types, session.Type(typ))
 			b.known = append(b.known, ix.types[id].Known())
 			b.typeIDs[string(ix.types[id])] = id
 		}
@@ -348,14 +350,14 @@ func parsePrefix(line []byte) (pf prefix, ok bool) {
 		return pf, false
 	}
 	p = q
-	if !bytes.HasPrefix(l[p:], []byte(pfxTS)) || len(l)-p-len(pfxTS) < len(TimeLayout) {
+	if !bytes.HasPrefix(l[p:], []byte(pfxTS)) || len(l)-p-len(pfxTS) < len(session.TimeLayout) {
 		return pf, false
 	}
 	p += len(pfxTS)
-	if pf.ts, ok = parseTS(l[p : p+len(TimeLayout)]); !ok {
+	if pf.ts, ok = parseTS(l[p : p+len(session.TimeLayout)]); !ok {
 		return pf, false
 	}
-	p += len(TimeLayout)
+	p += len(session.TimeLayout)
 	if !bytes.HasPrefix(l[p:], []byte(pfxSession)) {
 		return pf, false
 	}
@@ -410,9 +412,9 @@ func plainString(l []byte, p int) ([]byte, int, bool) {
 
 // knownTypes maps a type's spelling to its constant, so decoding a known type allocates no
 // string for it.
-var knownTypes = func() map[string]Type {
-	m := make(map[string]Type, len(decoders))
-	for t := range decoders {
+var knownTypes = func() map[string]session.Type {
+	m := make(map[string]session.Type, len(session.Decoders))
+	for t := range session.Decoders {
 		m[string(t)] = t
 	}
 	return m
@@ -451,26 +453,26 @@ func (c *idCache) get(b []byte) string {
 // exactly what the general path returns for the same line, or ok false (the general path then
 // decides, errors included): data must decode as one complete JSON value, so the whole line is
 // valid JSON with the envelope keys once each.
-func decodeCanonical(line []byte) (Event, bool) {
+func decodeCanonical(line []byte) (session.Event, bool) {
 	pf, ok := parsePrefix(line)
 	if !ok {
-		return Event{}, false
+		return session.Event{}, false
 	}
 	raw := line[pf.data:pf.dataEnd]
-	ev := Event{V: 1, Seq: pf.seq, TS: time.UnixMicro(pf.ts).UTC(), SessionID: decodedIDs.get(pf.session), SubagentID: decodedIDs.get(pf.sub)}
+	ev := session.Event{V: 1, Seq: pf.seq, TS: time.UnixMicro(pf.ts).UTC(), SessionID: decodedIDs.get(pf.session), SubagentID: decodedIDs.get(pf.sub)}
 	t, known := knownTypes[string(pf.typ)]
 	if !known {
 		if !json.Valid(raw) {
-			return Event{}, false
+			return session.Event{}, false
 		}
-		ev.Type = Type(pf.typ)
-		ev.Data = Unknown{Name: ev.Type, Raw: append([]byte(nil), raw...)}
+		ev.Type = session.Type(pf.typ)
+		ev.Data = session.Unknown{Name: ev.Type, Raw: append([]byte(nil), raw...)}
 		return ev, true
 	}
 	ev.Type = t
 	var err error
-	if ev.Data, err = decoders[t](raw); err != nil {
-		return Event{}, false
+	if ev.Data, err = session.Decoders[t](raw); err != nil {
+		return session.Event{}, false
 	}
 	return ev, true
 }
@@ -552,7 +554,7 @@ func (ix *Index) Entry(i int) IndexEntry {
 // Seq, Type and SubagentID are the cheap single-field forms of Entry, for loops over all
 // entries.
 func (ix *Index) Seq(i int) uint64        { return ix.rows[i].seq }
-func (ix *Index) Type(i int) Type         { return ix.types[ix.rows[i].typ] }
+func (ix *Index) Type(i int) session.Type { return ix.types[ix.rows[i].typ] }
 func (ix *Index) SubagentID(i int) string { return ix.subs[ix.rows[i].sub] }
 func (ix *Index) TS(i int) time.Time      { return time.UnixMicro(ix.rows[i].ts).UTC() }
 
@@ -597,10 +599,10 @@ func (ix *Index) Filter(subagentID string) []int {
 func (ix *Index) SubagentIDs() []string { return append([]string(nil), ix.subs[1:]...) }
 
 // ReadEvent reads and decodes entry i from ra, the recording the index was built from.
-func (ix *Index) ReadEvent(ra io.ReaderAt, i int) (Event, error) {
+func (ix *Index) ReadEvent(ra io.ReaderAt, i int) (session.Event, error) {
 	evs, err := ix.ReadRange(ra, i, i+1)
 	if err != nil {
-		return Event{}, err
+		return session.Event{}, err
 	}
 	return evs[0], nil
 }
@@ -609,7 +611,7 @@ func (ix *Index) ReadEvent(ra io.ReaderAt, i int) (Event, error) {
 // the file (they are unless blank or skipped lines sit between them). Each decoded event is
 // checked against its entry, so reading a file other than the indexed one fails rather than
 // showing wrong events.
-func (ix *Index) ReadRange(ra io.ReaderAt, from, to int) ([]Event, error) {
+func (ix *Index) ReadRange(ra io.ReaderAt, from, to int) ([]session.Event, error) {
 	if from < 0 || to > len(ix.rows) || from > to {
 		return nil, fmt.Errorf("index: range [%d,%d) out of [0,%d)", from, to, len(ix.rows))
 	}
@@ -625,7 +627,7 @@ func (ix *Index) ReadRange(ra io.ReaderAt, from, to int) ([]Event, error) {
 		}
 		return nil, fmt.Errorf("index: read events at offset %d: %w", start, err)
 	}
-	evs := make([]Event, 0, to-from)
+	evs := make([]session.Event, 0, to-from)
 	for i := from; i < to; i++ {
 		r := &ix.rows[i]
 		line := buf[r.off-start : r.off-start+int64(r.n)]

@@ -1,4 +1,4 @@
-package session
+package record
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/internal/sessiontest"
 )
 
 // expectedEntries decodes every line of file in full, the slow way the index must agree with.
@@ -181,7 +184,7 @@ var tokenWords = []string{"The ", "cart ", "total ", "is ", "rounded ", "once, "
 // mixEvent is one event of a realistic mix: ~85% token/thinking deltas of a few words, ~10%
 // tool calls and results, the rest messages, permissions and, one in a thousand, a lifecycle
 // event (which the recorder fsyncs at once).
-func mixEvent(rng *rand.Rand, seq uint64) Event {
+func mixEvent(rng *rand.Rand, seq uint64) session.Event {
 	sub := fmt.Sprintf("sa-%d", 1+rng.IntN(6))
 	switch k := rng.IntN(1000); {
 	case k < 820:
@@ -189,23 +192,23 @@ func mixEvent(rng *rand.Rand, seq uint64) Event {
 		for range 1 + rng.IntN(4) {
 			sb.WriteString(tokenWords[rng.IntN(len(tokenWords))])
 		}
-		return New(sub, TranscriptEvent{EventType: TranscriptToken, Text: sb.String()})
+		return session.New(sub, session.TranscriptEvent{EventType: session.TranscriptToken, Text: sb.String()})
 	case k < 850:
-		return New(sub, TranscriptEvent{EventType: TranscriptThinking, Text: "Sum first, then round once."})
+		return session.New(sub, session.TranscriptEvent{EventType: session.TranscriptThinking, Text: "Sum first, then round once."})
 	case k < 900:
-		return New(sub, TranscriptEvent{EventType: TranscriptToolCall, CallID: fmt.Sprintf("call-%d", seq), Tool: "read_file",
+		return session.New(sub, session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: fmt.Sprintf("call-%d", seq), Tool: "read_file",
 			Args: map[string]any{"path": "internal/checkout/cart.go"}})
 	case k < 950:
-		return New(sub, TranscriptEvent{EventType: TranscriptToolResult, CallID: fmt.Sprintf("call-%d", seq), Tool: "read_file",
+		return session.New(sub, session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: fmt.Sprintf("call-%d", seq), Tool: "read_file",
 			Result: "package checkout\n\nfunc Total(lines []Line) Money {\n\tvar t Money\n\tfor _, l := range lines {\n\t\tt += l.Price * l.Qty\n\t}\n\treturn round(t)\n}\n"})
 	case k < 980:
-		return New(sub, TranscriptEvent{EventType: TranscriptMessage, Text: "Totals now round once, after summing. Tests pass."})
+		return session.New(sub, session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "Totals now round once, after summing. Tests pass."})
 	case k < 990:
-		return New(sub, PermissionRequested{RequestID: fmt.Sprintf("pr-%d", seq), Tool: "run_shell_command", Args: map[string]any{"command": "go test ./..."}})
+		return session.New(sub, session.PermissionRequested{RequestID: fmt.Sprintf("pr-%d", seq), Tool: "run_shell_command", Args: map[string]any{"command": "go test ./..."}})
 	case k < 999:
-		return New(sub, SubagentActive{InitialState: "running"})
+		return session.New(sub, session.SubagentActive{InitialState: "running"})
 	default:
-		return New(sub, SubagentSpawned{AgentType: "builder", AgentName: "builder", ParentSessionID: "s-01JDQ8M4X2K7P9R3T5V6W8Y0ZA",
+		return session.New(sub, session.SubagentSpawned{AgentType: "builder", AgentName: "builder", ParentSessionID: "s-01JDQ8M4X2K7P9R3T5V6W8Y0ZA",
 			PermissionMode: "acceptEdits", Tools: []string{"read_file", "replace"}, TaskDescription: "fix rounding in cart totals", TimeoutS: 300, InheritContext: true})
 	}
 }
@@ -371,7 +374,7 @@ func TestParseTS(t *testing.T) {
 		if tm.Year() < 0 || tm.Year() > 9999 {
 			continue
 		}
-		s := tm.Format(TimeLayout)
+		s := tm.Format(session.TimeLayout)
 		got, ok := parseTS([]byte(s))
 		if !ok || got != tm.Truncate(time.Microsecond).UnixMicro() {
 			t.Fatalf("%s: %d %v, want %d", s, got, ok, tm.UnixMicro())
@@ -405,7 +408,7 @@ func TestDecodeCanonicalMatchesGeneral(t *testing.T) {
 		lines = append(lines, fixtureLines(t, name)...)
 	}
 	lines = append(lines, bytes.SplitAfter(genRecording(3000, true, 9), []byte("\n"))...)
-	for _, e := range fullSession() {
+	for _, e := range sessiontest.FullSession() {
 		l, _ := AppendLine(nil, e)
 		lines = append(lines, l)
 	}
@@ -468,7 +471,7 @@ func TestAppendTS(t *testing.T) {
 		times = append(times, time.Unix(rng.Int64N(1<<38)-1<<37, rng.Int64N(1e9)).In(loc))
 	}
 	for _, tm := range times {
-		if got, want := string(appendTS(nil, tm)), tm.UTC().Format(TimeLayout); got != want {
+		if got, want := string(appendTS(nil, tm)), tm.UTC().Format(session.TimeLayout); got != want {
 			t.Fatalf("%v: %s, want %s", tm, got, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package session
+package record
 
 import (
 	"bytes"
@@ -10,13 +10,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/summit-dev/summit/session"
 )
 
 // benchEvents is a realistic event mix (see mixEvent), stamped like the orchestrator does.
-func benchEvents(n int) []Event {
+func benchEvents(n int) []session.Event {
 	rng := rand.New(rand.NewPCG(42, 42))
 	ts := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	evs := make([]Event, n)
+	evs := make([]session.Event, n)
 	for i := range evs {
 		ts = ts.Add(time.Duration(rng.IntN(30000)) * time.Microsecond)
 		e := mixEvent(rng, uint64(i+1))
@@ -53,12 +55,12 @@ func benchRecorder(b *testing.B, lifecycleEvery, flushEvery int) {
 	evs := benchEvents(perOp)
 	var size int
 	for i, e := range evs {
-		var d Data
+		var d session.Data
 		switch {
 		case lifecycleEvery > 0 && i%lifecycleEvery == lifecycleEvery-1:
-			d = SubagentStop{Outcome: OutcomeSuccess, ToolInvocationCount: 3, DurationMS: 8461, Tokens: Tokens{Input: 5210, Output: 640}}
+			d = session.SubagentStop{Outcome: session.OutcomeSuccess, ToolInvocationCount: 3, DurationMS: 8461, Tokens: session.Tokens{Input: 5210, Output: 640}}
 		case IsLifecycle(e.Type):
-			d = SubagentActive{InitialState: "running"}
+			d = session.SubagentActive{InitialState: "running"}
 		}
 		if d != nil {
 			e.Type, e.Data = d.Type(), d

@@ -1,10 +1,12 @@
-package session
+package record
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/summit-dev/summit/session"
 )
 
 // ReadOptions configures reading a recording (Reader, ReadAll, ForEach, BuildIndexWith).
@@ -104,7 +106,7 @@ func (r *Reader) Report() ReadReport {
 }
 
 // Next returns the next event, or io.EOF after the last one.
-func (r *Reader) Next() (Event, error) {
+func (r *Reader) Next() (session.Event, error) {
 	for r.err == nil {
 		raw, complete, err := r.readLine()
 		if err == ErrLineTooLong {
@@ -137,7 +139,7 @@ func (r *Reader) Next() (Event, error) {
 		}
 		ev, derr := DecodeLine(raw)
 		if derr == nil {
-			if u, ok := ev.Data.(Unknown); ok {
+			if u, ok := ev.Data.(session.Unknown); ok {
 				r.report.warnf("line %d: unknown event type %q (kept, skipped)", r.line, string(u.Name))
 			}
 			return ev, nil
@@ -160,7 +162,7 @@ func (r *Reader) Next() (Event, error) {
 		r.report.Skipped++
 		r.report.warnf("%v (skipped)", le)
 	}
-	return Event{}, r.err
+	return session.Event{}, r.err
 }
 
 // readLine returns the next line, newline included when complete is true. The slice is valid
@@ -241,7 +243,7 @@ func isBlank(line []byte) bool {
 
 // ForEach calls fn with each event of the recording r, in order, and returns what the reading
 // found. It stops at the first error, from reading or from fn.
-func ForEach(r io.Reader, opts ReadOptions, fn func(Event) error) (ReadReport, error) {
+func ForEach(r io.Reader, opts ReadOptions, fn func(session.Event) error) (ReadReport, error) {
 	rd := NewReader(r, opts)
 	for {
 		ev, err := rd.Next()
@@ -258,14 +260,14 @@ func ForEach(r io.Reader, opts ReadOptions, fn func(Event) error) (ReadReport, e
 }
 
 // ReadAll reads the whole recording at path. On error it returns the events read before it.
-func ReadAll(path string, opts ReadOptions) ([]Event, ReadReport, error) {
+func ReadAll(path string, opts ReadOptions) ([]session.Event, ReadReport, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, ReadReport{}, err
 	}
 	defer f.Close()
-	var evs []Event
-	rep, err := ForEach(f, opts, func(ev Event) error {
+	var evs []session.Event
+	rep, err := ForEach(f, opts, func(ev session.Event) error {
 		evs = append(evs, ev)
 		return nil
 	})

@@ -1,4 +1,4 @@
-package session
+package render
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/summit-dev/summit/session"
 )
 
 // Print writes the plain-text rendering of a folded state: a header, the tree, each subagent's
@@ -19,7 +21,7 @@ import (
 // are whatever the recording says, and a recording is a file anyone can hand over. Sanitize
 // is idempotent and leaves clean text as it is, so the second pass changes no byte of an
 // ordinary session.
-func Print(w io.Writer, s *State) error {
+func Print(w io.Writer, s *session.State) error {
 	var b strings.Builder
 	p := printer{b: &b, s: s}
 	p.header()
@@ -30,12 +32,12 @@ func Print(w io.Writer, s *State) error {
 	p.permissions()
 	p.applies()
 	p.playbook()
-	_, err := io.WriteString(w, Sanitize(b.String()))
+	_, err := io.WriteString(w, session.Sanitize(b.String()))
 	return err
 }
 
 // Render is Print to a string.
-func Render(s *State) string {
+func Render(s *session.State) string {
 	var b strings.Builder
 	_ = Print(&b, s)
 	return b.String()
@@ -43,7 +45,7 @@ func Render(s *State) string {
 
 type printer struct {
 	b *strings.Builder
-	s *State
+	s *session.State
 }
 
 func (p printer) f(format string, args ...any) { fmt.Fprintf(p.b, format, args...) }
@@ -51,21 +53,21 @@ func (p printer) f(format string, args ...any) { fmt.Fprintf(p.b, format, args..
 func (p printer) section(title string) { p.f("\n== %s ==\n", title) }
 
 // StatusGlyph is the tree's one-character status mark.
-func StatusGlyph(sa *Subagent) string {
+func StatusGlyph(sa *session.Subagent) string {
 	switch sa.Status {
-	case StatusQueued:
+	case session.StatusQueued:
 		return "○"
-	case StatusActive:
+	case session.StatusActive:
 		return "◐"
-	case StatusDone:
+	case session.StatusDone:
 		return "✓"
-	case StatusFailed:
+	case session.StatusFailed:
 		return "✗"
-	case StatusTimeout:
+	case session.StatusTimeout:
 		return "⧗"
-	case StatusCancelled:
+	case session.StatusCancelled:
 		return "⊘"
-	case StatusDisconnected:
+	case session.StatusDisconnected:
 		return "◌"
 	}
 	return "?"
@@ -83,7 +85,7 @@ func (p printer) header() {
 	if s.Ended {
 		end = fmt.Sprintf("ended (%s) after %s", s.EndReason, FormatDuration(s.EndedAt.Sub(s.StartedAt)))
 	}
-	p.f("started %s · %s · %s\n", s.StartedAt.UTC().Format(TimeLayout), end, Plural(int(s.LastSeq), "event"))
+	p.f("started %s · %s · %s\n", s.StartedAt.UTC().Format(session.TimeLayout), end, session.Plural(int(s.LastSeq), "event"))
 	if s.Control != "" {
 		p.f("control is with %s (transfer-control handoff)\n", s.Control)
 	}
@@ -100,7 +102,7 @@ func (p printer) tree() {
 		if sa.AgentName != "" && sa.AgentName != sa.AgentType {
 			p.f(" (%s)", sa.AgentName)
 		}
-		p.f(" · %s · %s · %s tok · %s", sa.Status, FormatDuration(sa.Elapsed(p.s.LastTS)), FormatTokens(sa), Plural(sa.ToolCalls, "tool call"))
+		p.f(" · %s · %s · %s tok · %s", sa.Status, FormatDuration(sa.Elapsed(p.s.LastTS)), FormatTokens(sa), session.Plural(sa.ToolCalls, "tool call"))
 		if sa.Retries > 0 {
 			p.f(" · %d retries", sa.Retries)
 		}
@@ -127,90 +129,79 @@ func (p printer) tree() {
 	}
 }
 
-func conflictWhere(cf *Conflict) string { return ConflictWhere(cf.Kind, cf.File, cf.Lines) }
-
-// ConflictWhere names a conflict for people: its kind, then file:lines when it has a file
-// ("hunk main.go:40-58", "vote").
-func ConflictWhere(kind, file string, lines LineRange) string {
-	where := kind
-	if file != "" {
-		where += " " + Sanitize(file)
-		if !lines.IsZero() {
-			where += ":" + lines.String()
-		}
-	}
-	return where
+func conflictWhere(cf *session.Conflict) string {
+	return session.ConflictWhere(cf.Kind, cf.File, cf.Lines)
 }
 
 func (p printer) transcripts() {
 	for _, sa := range p.s.Subagents {
 		p.section(fmt.Sprintf("%s %s · %s", sa.ID, sa.AgentType, sa.Status))
-		p.f("task: %s\n", Sanitize(sa.Task))
+		p.f("task: %s\n", session.Sanitize(sa.Task))
 		p.f("mode: %s · tools: %s · timeout %ds · inherit context %t\n", orDash(sa.PermissionMode),
 			orDash(strings.Join(sa.Tools, ",")), sa.TimeoutS, sa.InheritContext)
 		if rt := sa.Route; rt != nil {
-			p.f("model: %s (%s)\n", Sanitize(sa.ModelInUse()), Sanitize(RouteText(sa)))
+			p.f("model: %s (%s)\n", session.Sanitize(sa.ModelInUse()), session.Sanitize(RouteText(sa)))
 		}
 		t := sa.Transcript
 		for i := 0; i < t.Len(); i++ {
 			p.item(t, i)
 		}
 		if sa.LastError != "" {
-			p.f("last error: %s\n", Sanitize(sa.LastError))
+			p.f("last error: %s\n", session.Sanitize(sa.LastError))
 		}
 		if sa.Stopped {
 			p.f("stop: %s · %s · %s · tokens in %d out %d", sa.Outcome, FormatDuration(time.Duration(sa.DurationMS)*time.Millisecond),
-				Plural(sa.ToolCalls, "tool call"), sa.Tokens.Input, sa.Tokens.Output)
+				session.Plural(sa.ToolCalls, "tool call"), sa.Tokens.Input, sa.Tokens.Output)
 			if sa.CostUSD != nil {
 				p.f(" · cost %s", FormatCost(*sa.CostUSD))
 			}
 			if len(sa.ArtifactPaths) > 0 {
-				p.f(" · artifacts %s", Sanitize(strings.Join(sa.ArtifactPaths, ", ")))
+				p.f(" · artifacts %s", session.Sanitize(strings.Join(sa.ArtifactPaths, ", ")))
 			}
 			p.f("\n")
 		}
 		p.changes(sa)
 		if c := sa.Capsule; c != nil {
-			p.f("capsule: %s\n", indentRest(Sanitize(c.Summary)))
+			p.f("capsule: %s\n", indentRest(session.Sanitize(c.Summary)))
 			if c.Confidence != nil {
 				p.f("  confidence %.2f\n", *c.Confidence)
 			}
 			for _, fd := range c.Findings {
-				p.f("  finding [%s] %s", orDash(Sanitize(fd.Severity)), Sanitize(fd.Summary))
+				p.f("  finding [%s] %s", orDash(session.Sanitize(fd.Severity)), session.Sanitize(fd.Summary))
 				if len(fd.FileRefs) > 0 {
-					p.f(" (%s)", Sanitize(strings.Join(fd.FileRefs, ", ")))
+					p.f(" (%s)", session.Sanitize(strings.Join(fd.FileRefs, ", ")))
 				}
 				p.f("\n")
 			}
 			for _, ps := range c.PatchSuggestions {
-				p.f("  patch %s (%s)\n", Sanitize(strings.Join(ps.Paths, ", ")), Plural(strings.Count(ps.Diff, "\n"), "line"))
+				p.f("  patch %s (%s)\n", session.Sanitize(strings.Join(ps.Paths, ", ")), session.Plural(strings.Count(ps.Diff, "\n"), "line"))
 			}
 			for _, n := range c.PolicyNotes {
-				p.f("  policy: %s\n", Sanitize(n))
+				p.f("  policy: %s\n", session.Sanitize(n))
 			}
 			for _, w := range c.ParseWarnings {
-				p.f("  parse warning: %s\n", Sanitize(w))
+				p.f("  parse warning: %s\n", session.Sanitize(w))
 			}
 		}
 	}
 }
 
 // ChangeStat is a change set in brief: "2 files +12 −3".
-func ChangeStat(ch *SubagentChanges) string {
-	return fmt.Sprintf("%s +%d −%d", Plural(len(ch.Files), "file"), ch.Added, ch.Removed)
+func ChangeStat(ch *session.SubagentChanges) string {
+	return fmt.Sprintf("%s +%d −%d", session.Plural(len(ch.Files), "file"), ch.Added, ch.Removed)
 }
 
 // FileChangeLine is one file of a change set: kind, path (old → new for a rename), counts.
-func FileChangeLine(f FileChange) string {
-	name := Sanitize(f.Path)
+func FileChangeLine(f session.FileChange) string {
+	name := session.Sanitize(f.Path)
 	if f.OldPath != "" && f.OldPath != f.Path {
-		name = Sanitize(f.OldPath) + " → " + name
+		name = session.Sanitize(f.OldPath) + " → " + name
 	}
 	s := fmt.Sprintf("%s %s", f.Kind, name)
 	switch {
 	case f.Binary:
 		s += " (binary)"
-	case f.Kind != ChangeMode:
+	case f.Kind != session.ChangeMode:
 		s += fmt.Sprintf(" +%d −%d", f.Added, f.Removed)
 	}
 	if f.OldMode != "" && f.NewMode != "" && f.OldMode != f.NewMode {
@@ -223,7 +214,7 @@ func FileChangeLine(f FileChange) string {
 }
 
 // changes prints an isolated subagent's worktree and what it really changed, with the diffs.
-func (p printer) changes(sa *Subagent) {
+func (p printer) changes(sa *session.Subagent) {
 	if iso := sa.Isolation; iso != nil {
 		p.f("worktree: isolated at %s (%s)", iso.Base, shortCommit(iso.BaseCommit))
 		if sa.Discarded {
@@ -236,18 +227,18 @@ func (p printer) changes(sa *Subagent) {
 		return
 	}
 	if ch.Error != "" {
-		p.f("changes: could not be read: %s\n", Sanitize(ch.Error))
+		p.f("changes: could not be read: %s\n", session.Sanitize(ch.Error))
 		return
 	}
 	p.f("changes: %s\n", ChangeStat(ch))
 	for _, f := range ch.Files {
 		p.f("  %s\n", FileChangeLine(f))
 		if f.Diff != "" {
-			p.f("    %s\n", indentRestBy(Sanitize(f.Diff), "    "))
+			p.f("    %s\n", indentRestBy(session.Sanitize(f.Diff), "    "))
 		}
 	}
 	for _, o := range ch.Outside {
-		p.f("  outside the workspace, not applied: %s\n", Sanitize(o))
+		p.f("  outside the workspace, not applied: %s\n", session.Sanitize(o))
 	}
 }
 
@@ -258,7 +249,7 @@ func (p printer) applies() {
 	}
 	p.section("applied to the workspace")
 	for _, a := range p.s.Applies {
-		p.f("%s %s: %s", a.ApplyID, a.Source, Sanitize(strings.Join(a.Files, ", ")))
+		p.f("%s %s: %s", a.ApplyID, a.Source, session.Sanitize(strings.Join(a.Files, ", ")))
 		if a.Undone {
 			p.f(" · undone")
 		}
@@ -270,29 +261,29 @@ func shortCommit(c string) string { return c[:min(len(c), 12)] }
 
 // item prints one transcript item; its text is sanitized and continuation lines are indented
 // so an item never looks like the start of another.
-func (p printer) item(t *Transcript, i int) {
+func (p printer) item(t *session.Transcript, i int) {
 	it := t.Item(i)
-	text := indentRest(Sanitize(t.Text(i)))
+	text := indentRest(session.Sanitize(t.Text(i)))
 	switch it.Kind {
-	case TranscriptStart:
+	case session.TranscriptStart:
 		p.f("· start: %s\n", text)
-	case TranscriptToken, TranscriptMessage:
+	case session.TranscriptToken, session.TranscriptMessage:
 		p.f("assistant: %s\n", text)
-	case TranscriptThinking:
+	case session.TranscriptThinking:
 		p.f("thinking: %s\n", text)
-	case TranscriptToolCall:
-		p.f("> %s %s\n", Sanitize(it.Tool), Sanitize(compactJSON(it.Args)))
-	case TranscriptToolResult:
+	case session.TranscriptToolCall:
+		p.f("> %s %s\n", session.Sanitize(it.Tool), session.Sanitize(compactJSON(it.Args)))
+	case session.TranscriptToolResult:
 		mark := "<"
 		if it.IsError {
 			mark = "< error"
 		}
-		p.f("%s %s: %s\n", mark, Sanitize(it.Tool), text)
-	case TranscriptPolicyDenied:
-		p.f("! denied %s: %s\n", Sanitize(it.Tool), text)
-	case TranscriptError:
+		p.f("%s %s: %s\n", mark, session.Sanitize(it.Tool), text)
+	case session.TranscriptPolicyDenied:
+		p.f("! denied %s: %s\n", session.Sanitize(it.Tool), text)
+	case session.TranscriptError:
 		p.f("! error: %s\n", text)
-	case ItemUser:
+	case session.ItemUser:
 		p.f("user: %s\n", text)
 	default:
 		p.f("%s: %s\n", it.Kind, text)
@@ -307,21 +298,21 @@ func (p printer) log() {
 	for _, l := range p.s.Log {
 		switch l.Kind {
 		case "command":
-			p.f("#%d › %s\n", l.Seq, Sanitize(l.Text))
+			p.f("#%d › %s\n", l.Seq, session.Sanitize(l.Text))
 		case "rejected":
-			p.f("#%d ✗ %s\n   %s\n", l.Seq, Sanitize(l.Text), indentRest(Sanitize(l.Detail)))
+			p.f("#%d ✗ %s\n   %s\n", l.Seq, session.Sanitize(l.Text), indentRest(session.Sanitize(l.Detail)))
 		case "mirror":
 			t := p.s.Subagent(l.SubagentID).Transcript
 			it := t.Item(l.Ref)
-			text := Sanitize(t.Text(l.Ref))
-			if it.Kind == TranscriptToolCall {
-				text = Sanitize(it.Tool) + " " + Sanitize(compactJSON(it.Args))
+			text := session.Sanitize(t.Text(l.Ref))
+			if it.Kind == session.TranscriptToolCall {
+				text = session.Sanitize(it.Tool) + " " + session.Sanitize(compactJSON(it.Args))
 			}
 			p.f("#%d [%s] %s: %s\n", l.Seq, l.SubagentID, it.Kind, indentRest(text))
 		default:
-			line := fmt.Sprintf("#%d %s: %s", l.Seq, l.Kind, Sanitize(l.Text))
+			line := fmt.Sprintf("#%d %s: %s", l.Seq, l.Kind, session.Sanitize(l.Text))
 			if l.Detail != "" {
-				line += " (" + Sanitize(l.Detail) + ")"
+				line += " (" + session.Sanitize(l.Detail) + ")"
 			}
 			p.f("%s\n", indentRest(line))
 		}
@@ -336,8 +327,8 @@ func (p printer) convergences() {
 	for _, cv := range p.s.Convergences {
 		p.f("%s · %s · %s · resolution %s · output %s\n", cv.ID, cv.Strategy, cv.Status, cv.ConflictResolution, cv.OutputFormat)
 		p.f("  members: %s\n", strings.Join(cv.Members, ", "))
-		if cv.Status == ConvergenceDone {
-			p.f("  outcome %s · %s · %s · output %s\n", cv.Outcome, Plural(cv.ConflictCount, "conflict"), Plural(cv.ResolutionCount, "resolution"), Plural(cv.OutputSize, "byte"))
+		if cv.Status == session.ConvergenceDone {
+			p.f("  outcome %s · %s · %s · output %s\n", cv.Outcome, session.Plural(cv.ConflictCount, "conflict"), session.Plural(cv.ResolutionCount, "resolution"), session.Plural(cv.OutputSize, "byte"))
 		}
 		for _, cf := range cv.Conflicts {
 			p.f("  conflict %s %s\n", cf.ID, conflictWhere(cf))
@@ -346,58 +337,58 @@ func (p printer) convergences() {
 				if sd.Confidence != nil {
 					conf = fmt.Sprintf(" (confidence %.2f)", *sd.Confidence)
 				}
-				p.f("    %s%s: %s\n", sd.SubagentID, conf, indentRestBy(Sanitize(valueText(sd.Value)), "      "))
+				p.f("    %s%s: %s\n", sd.SubagentID, conf, indentRestBy(session.Sanitize(valueText(sd.Value)), "      "))
 			}
 			if cf.Context != "" {
-				p.f("    current file:\n      %s\n", indentRestBy(strings.TrimRight(Sanitize(cf.Context), "\n"), "      "))
+				p.f("    current file:\n      %s\n", indentRestBy(strings.TrimRight(session.Sanitize(cf.Context), "\n"), "      "))
 			}
 			if cf.ReviewReason != "" {
-				p.f("    review: %s\n", Sanitize(cf.ReviewReason))
+				p.f("    review: %s\n", session.Sanitize(cf.ReviewReason))
 			}
 			if r := cf.Resolution; r != nil {
 				p.f("    resolved by %s: %s", r.Method, r.Choice)
 				if r.Note != "" {
-					p.f(" — %s", Sanitize(r.Note))
+					p.f(" — %s", session.Sanitize(r.Note))
 				}
 				if len(r.Overridden) > 0 {
 					p.f(" (overrides %s)", strings.Join(r.Overridden, ", "))
 				}
 				p.f("\n")
 				if r.Choice == "edit" {
-					p.f("      written by the reviewer:\n      %s\n", indentRestBy(Sanitize(r.Content), "      "))
+					p.f("      written by the reviewer:\n      %s\n", indentRestBy(session.Sanitize(r.Content), "      "))
 				}
 			} else {
 				p.f("    unresolved\n")
 			}
 		}
 		if cv.Result != "" {
-			p.f("  result (%s):\n    %s\n", cv.ResultFormat, indentRestBy(Sanitize(cv.Result), "    "))
+			p.f("  result (%s):\n    %s\n", cv.ResultFormat, indentRestBy(session.Sanitize(cv.Result), "    "))
 		}
 		if bt := cv.Batch; bt != nil {
-			p.f("  delta batch: %s, %s", Plural(len(bt.Operations), "playbook op"), Plural(len(bt.Patches), "patch"))
+			p.f("  delta batch: %s, %s", session.Plural(len(bt.Operations), "playbook op"), session.Plural(len(bt.Patches), "patch"))
 			if cv.Applied {
-				p.f(" · applied to %s", orDash(Sanitize(strings.Join(cv.AppliedFiles, ", "))))
+				p.f(" · applied to %s", orDash(session.Sanitize(strings.Join(cv.AppliedFiles, ", "))))
 			}
 			p.f("\n")
 			if bt.Reasoning != "" {
-				p.f("    reasoning: %s\n", indentRestBy(Sanitize(bt.Reasoning), "      "))
+				p.f("    reasoning: %s\n", indentRestBy(session.Sanitize(bt.Reasoning), "      "))
 			}
 			for _, op := range bt.Operations {
-				p.f("    %s %s", op.Type, Sanitize(op.BulletID))
+				p.f("    %s %s", op.Type, session.Sanitize(op.BulletID))
 				if op.Section != "" {
-					p.f(" [%s]", Sanitize(op.Section))
+					p.f(" [%s]", session.Sanitize(op.Section))
 				}
 				if op.Content != "" {
-					p.f(": %s", Sanitize(op.Content))
+					p.f(": %s", session.Sanitize(op.Content))
 				}
 				p.f("\n")
 			}
 			for _, pt := range bt.Patches {
-				p.f("    %s\n", indentRestBy(strings.TrimRight(Sanitize(pt.Diff), "\n"), "    "))
+				p.f("    %s\n", indentRestBy(strings.TrimRight(session.Sanitize(pt.Diff), "\n"), "    "))
 			}
 		}
 		for _, n := range cv.Notes {
-			p.f("  note: %s\n", Sanitize(n))
+			p.f("  note: %s\n", session.Sanitize(n))
 		}
 	}
 }
@@ -408,17 +399,17 @@ func (p printer) permissions() {
 	}
 	p.section("permissions")
 	for _, pr := range p.s.Permissions {
-		p.f("%s %s %s %s → %s", pr.ID, pr.SubagentID, Sanitize(pr.Tool), Sanitize(compactJSON(pr.Args)), pr.Decision)
+		p.f("%s %s %s %s → %s", pr.ID, pr.SubagentID, session.Sanitize(pr.Tool), session.Sanitize(compactJSON(pr.Args)), pr.Decision)
 		switch pr.Decision {
-		case DecisionGranted:
+		case session.DecisionGranted:
 			p.f(" (%s)", pr.Scope)
-		case DecisionDenied:
+		case session.DecisionDenied:
 			if pr.DenyReason != "" {
-				p.f(" (%s)", Sanitize(pr.DenyReason))
+				p.f(" (%s)", session.Sanitize(pr.DenyReason))
 			}
 		}
 		if pr.By != "" {
-			p.f(" by %s", Sanitize(pr.By))
+			p.f(" by %s", session.Sanitize(pr.By))
 		}
 		p.f("\n")
 	}
@@ -432,9 +423,9 @@ func (p printer) playbook() {
 	for _, e := range p.s.Playbook {
 		p.f("- %s", e.ID)
 		if e.Section != "" {
-			p.f(" [%s]", Sanitize(e.Section))
+			p.f(" [%s]", session.Sanitize(e.Section))
 		}
-		p.f(": %s (from %s)\n", indentRest(Sanitize(e.Content)), e.Source)
+		p.f(": %s (from %s)\n", indentRest(session.Sanitize(e.Content)), e.Source)
 	}
 }
 
@@ -498,7 +489,7 @@ func FormatDuration(d time.Duration) string {
 // fmtTokens shows provider-reported tokens when known, else an estimate of streamed output
 // (4 bytes a token), marked with ~.
 // FormatTokens writes a subagent's token count compactly ("1.2k"; "~" while only streamed bytes are known).
-func FormatTokens(sa *Subagent) string {
+func FormatTokens(sa *session.Subagent) string {
 	n := sa.Tokens.Input + sa.Tokens.Output
 	prefix := ""
 	if n == 0 && sa.StreamedBytes > 0 {
@@ -520,7 +511,7 @@ func FormatCost(usd float64) string {
 
 // RouteText says where a subagent's model requests went and why: the agent's choice and the
 // route's reason, then each switch to a fallback.
-func RouteText(sa *Subagent) string {
+func RouteText(sa *session.Subagent) string {
 	rt := sa.Route
 	if rt == nil {
 		return ""
@@ -533,24 +524,16 @@ func RouteText(sa *Subagent) string {
 		t += "; not sent: " + d
 	}
 	for _, sw := range sa.Switches {
-		t += "; switched from " + Link(sw.FromProvider, sw.FromModel) + ": " + sw.Reason
+		t += "; switched from " + session.Link(sw.FromProvider, sw.FromModel) + ": " + sw.Reason
 	}
 	return t
 }
 
-// Link is provider/model, or the provider alone when the model is its configured one.
-func Link(provider, model string) string {
-	if model == "" {
-		return provider
-	}
-	return provider + "/" + model
-}
-
 // ConvergenceStatus describes a convergence's state for people: "pending (waiting for sa-2)"
 // while members run, "review (cf-1 open)" while conflicts wait, else its status and outcome.
-func ConvergenceStatus(s *State, cv *Convergence) string {
+func ConvergenceStatus(s *session.State, cv *session.Convergence) string {
 	switch cv.Status {
-	case ConvergenceRunning:
+	case session.ConvergenceRunning:
 		var waiting []string
 		for _, id := range cv.Members {
 			if sa := s.Subagent(id); sa != nil && !sa.Terminal() {
@@ -561,7 +544,7 @@ func ConvergenceStatus(s *State, cv *Convergence) string {
 			return "pending (waiting for " + strings.Join(waiting, ", ") + ")"
 		}
 		return "pending"
-	case ConvergenceReview:
+	case session.ConvergenceReview:
 		var open []string
 		for _, cf := range cv.Conflicts {
 			if cf.Resolution == nil {
@@ -569,7 +552,7 @@ func ConvergenceStatus(s *State, cv *Convergence) string {
 			}
 		}
 		return "review (" + strings.Join(open, ", ") + " open)"
-	case ConvergenceDone:
+	case session.ConvergenceDone:
 		return "complete · " + cv.Outcome
 	}
 	return cv.Status

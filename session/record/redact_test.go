@@ -1,10 +1,12 @@
-package session
+package record
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/summit-dev/summit/session"
 )
 
 // Realistic secret shapes (fake values of the right length and alphabet).
@@ -24,7 +26,7 @@ const (
 // tokenLine encodes a transcript token event carrying text, as the recorder would.
 func tokenLine(t testing.TB, text string) []byte {
 	t.Helper()
-	e := New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: text})
+	e := session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: text})
 	e.Seq, e.SessionID, e.TS = 7, "s-1", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	line, err := AppendLine(nil, e)
 	if err != nil {
@@ -45,7 +47,7 @@ func redactText(t *testing.T, r *Redactor, text string) string {
 	if ev.Seq != 7 || ev.SubagentID != "sa-1" || ev.SessionID != "s-1" {
 		t.Fatalf("envelope changed: %v", ev)
 	}
-	return ev.Data.(TranscriptEvent).Text
+	return ev.Data.(session.TranscriptEvent).Text
 }
 
 func TestRedactPatterns(t *testing.T) {
@@ -159,7 +161,7 @@ func TestRedactEnvValues(t *testing.T) {
 // arrays are.
 func TestRedactOnlyDataValues(t *testing.T) {
 	r := NewRedactor([]string{"A_TOKEN=session", "B_TOKEN=20261122", "C_TOKEN=TranscriptEvent", "D_TOKEN=nested-secret"})
-	e := New("sa-1", TranscriptEvent{EventType: TranscriptToolCall, CallID: "c1", Tool: "run_shell_command",
+	e := session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: "c1", Tool: "run_shell_command",
 		Args: map[string]any{"session": "in session now", "list": []any{"nested-secret", 20261122.0}, "obj": map[string]any{"k": "a nested-secret b"}}})
 	e.Seq, e.SessionID, e.TS = 20261122, "session", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	line, err := AppendLine(nil, e)
@@ -171,10 +173,10 @@ func TestRedactOnlyDataValues(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if ev.Seq != 20261122 || ev.SessionID != "session" || ev.Type != TypeTranscriptEvent || !ev.TS.Equal(e.TS) {
+	if ev.Seq != 20261122 || ev.SessionID != "session" || ev.Type != session.TypeTranscriptEvent || !ev.TS.Equal(e.TS) {
 		t.Errorf("envelope changed: %s", out)
 	}
-	args := ev.Data.(TranscriptEvent).Args
+	args := ev.Data.(session.TranscriptEvent).Args
 	if args["session"] != "in [REDACTED:A_TOKEN] now" {
 		t.Errorf("args.session = %v (the key must stay, the value be redacted)", args["session"])
 	}
@@ -229,18 +231,18 @@ func FuzzRedact(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: redacted line does not decode: %v\n%s", s, err, out)
 		}
-		if ev.Seq != 7 || ev.Type != TypeTranscriptEvent || ev.SubagentID != "sa-1" {
+		if ev.Seq != 7 || ev.Type != session.TypeTranscriptEvent || ev.SubagentID != "sa-1" {
 			t.Fatalf("envelope changed: %s", out)
 		}
-		text := ev.Data.(TranscriptEvent).Text
+		text := ev.Data.(session.TranscriptEvent).Text
 		if strings.Contains(text, "p\"q\\r<s>&cret") {
 			t.Fatalf("env secret survived: %q", text)
 		}
 		// A key set off by spaces is redacted whatever surrounds it.
 		for _, key := range []string{fakeOpenAI, fakeGHP, fakeAWS} {
 			ev, err := DecodeLine(r.Redact(tokenLine(t, s+" "+key+" "+s)))
-			if err != nil || strings.Contains(ev.Data.(TranscriptEvent).Text, key) {
-				t.Fatalf("%q around %.8s…: err %v, text %q", s, key, err, ev.Data.(TranscriptEvent).Text)
+			if err != nil || strings.Contains(ev.Data.(session.TranscriptEvent).Text, key) {
+				t.Fatalf("%q around %.8s…: err %v, text %q", s, key, err, ev.Data.(session.TranscriptEvent).Text)
 			}
 		}
 		// A secret's escaped spelling cannot survive in the bytes either.

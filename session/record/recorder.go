@@ -1,4 +1,4 @@
-package session
+package record
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/summit-dev/summit/session"
 )
 
 // DefaultSyncInterval is the group fsync period of a Recorder.
@@ -213,12 +215,12 @@ func (r *Recorder) Path() string { return r.path }
 // IsLifecycle reports whether events of type t are fsynced as soon as they are appended:
 // session start and end, subagent lifecycle, handoffs, convergences and conflicts — the
 // events a post-mortem must find.
-func IsLifecycle(t Type) bool {
+func IsLifecycle(t session.Type) bool {
 	switch t {
-	case TypeSessionStarted, TypeSessionEnded,
-		TypeSubagentSpawned, TypeSubagentStop, TypeSubagentError, TypeSubagentTimeout, TypeSubagentCancelled,
-		TypeHandoffInitiated, TypeHandoffComplete, TypeHandoffResolved,
-		TypeConvergenceInitiated, TypeConvergenceComplete, TypeConflictDetected, TypeConflictResolved:
+	case session.TypeSessionStarted, session.TypeSessionEnded,
+		session.TypeSubagentSpawned, session.TypeSubagentStop, session.TypeSubagentError, session.TypeSubagentTimeout, session.TypeSubagentCancelled,
+		session.TypeHandoffInitiated, session.TypeHandoffComplete, session.TypeHandoffResolved,
+		session.TypeConvergenceInitiated, session.TypeConvergenceComplete, session.TypeConflictDetected, session.TypeConflictResolved:
 		return true
 	}
 	return false
@@ -232,38 +234,38 @@ func IsLifecycle(t Type) bool {
 //
 // An event that cannot be encoded is refused and nothing is buffered; that error is not
 // sticky. Write and fsync errors are (see Recorder).
-func (r *Recorder) Append(ev Event) (Event, error) {
+func (r *Recorder) Append(ev session.Event) (session.Event, error) {
 	if ev.Data != nil {
 		if ev.Type == "" {
 			ev.Type = ev.Data.Type()
 		} else if ev.Type != ev.Data.Type() {
-			return Event{}, fmt.Errorf("record #%d: type %s does not match its %s data", ev.Seq, ev.Type, ev.Data.Type())
+			return session.Event{}, fmt.Errorf("record #%d: type %s does not match its %s data", ev.Seq, ev.Type, ev.Data.Type())
 		}
 	}
 	if ev.Type == "" {
-		return Event{}, fmt.Errorf("record #%d: event has no type", ev.Seq)
+		return session.Event{}, fmt.Errorf("record #%d: event has no type", ev.Seq)
 	}
 	if ev.V == 0 {
-		ev.V = SchemaVersion
+		ev.V = session.SchemaVersion
 	}
-	if ev.V != SchemaVersion {
-		return Event{}, fmt.Errorf("record #%d: schema version %d; this summit writes %d", ev.Seq, ev.V, SchemaVersion)
+	if ev.V != session.SchemaVersion {
+		return session.Event{}, fmt.Errorf("record #%d: schema version %d; this summit writes %d", ev.Seq, ev.V, session.SchemaVersion)
 	}
 	ev.TS = ev.TS.UTC().Truncate(time.Microsecond)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return Event{}, ErrRecorderClosed
+		return session.Event{}, ErrRecorderClosed
 	}
 	if r.err != nil {
-		return Event{}, r.err
+		return session.Event{}, r.err
 	}
 	start := len(r.buf)
 	buf, err := AppendLine(r.buf, ev)
 	if err != nil {
 		r.buf = r.buf[:start]
-		return Event{}, fmt.Errorf("record %v: %w", ev, err)
+		return session.Event{}, fmt.Errorf("record %v: %w", ev, err)
 	}
 	line := buf[start:]
 	// AppendLine escapes every quote inside the envelope's strings, so the first `,"data":`
@@ -275,7 +277,7 @@ func (r *Recorder) Append(ev Event) (Event, error) {
 		clipped, err := clipLine(red)
 		if err != nil {
 			r.buf = buf[:start]
-			return Event{}, fmt.Errorf("record %v: %w", ev, err)
+			return session.Event{}, fmt.Errorf("record %v: %w", ev, err)
 		}
 		red, changed = clipped, true
 	}
@@ -283,7 +285,7 @@ func (r *Recorder) Append(ev Event) (Event, error) {
 	// same value, but `tail -f` on a recording shows nothing raw that reorders or hides text.
 	respelled := false
 	if hide || changed && mayHideText(red) {
-		if safe := SanitizeJSON(red); len(safe) != len(red) {
+		if safe := session.SanitizeJSON(red); len(safe) != len(red) {
 			red, respelled = safe, true
 		}
 	}
@@ -294,7 +296,7 @@ func (r *Recorder) Append(ev Event) (Event, error) {
 		dec, err := DecodeLine(red)
 		if err != nil {
 			r.buf = buf[:start]
-			return Event{}, fmt.Errorf("record %v: recorded line does not decode: %w", ev, err)
+			return session.Event{}, fmt.Errorf("record %v: recorded line does not decode: %w", ev, err)
 		}
 		ev = dec
 	}
@@ -304,14 +306,14 @@ func (r *Recorder) Append(ev Event) (Event, error) {
 	r.buf = buf
 	if IsLifecycle(ev.Type) {
 		if err := r.writeLocked(); err != nil {
-			return Event{}, err
+			return session.Event{}, err
 		}
 		if err := r.syncLocked(); err != nil {
-			return Event{}, err
+			return session.Event{}, err
 		}
 	} else if len(r.buf) >= flushThreshold {
 		if err := r.writeLocked(); err != nil {
-			return Event{}, err
+			return session.Event{}, err
 		}
 	}
 	return ev, nil

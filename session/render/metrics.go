@@ -1,4 +1,4 @@
-package session
+package render
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/summit-dev/summit/session"
 )
 
 // Metrics are the session metrics of seed 004 ("Metrics Tracking"): spawn and success rates,
@@ -74,7 +76,7 @@ type AgentTypeMetrics struct {
 }
 
 // ComputeMetrics derives the metrics of a folded state. Rates with a zero denominator are 0.
-func ComputeMetrics(s *State) Metrics {
+func ComputeMetrics(s *session.State) Metrics {
 	c := s.Counters
 	m := Metrics{
 		SessionID: s.SessionID, Ended: s.Ended, EndReason: s.EndReason,
@@ -88,11 +90,11 @@ func ComputeMetrics(s *State) Metrics {
 		ByAgentType: []AgentTypeMetrics{}, CostUSD: c.CostUSD, CostPriced: c.Priced, CostUnpriced: c.Unpriced,
 	}
 	if s.Started {
-		m.StartedAt = s.StartedAt.UTC().Format(TimeLayout)
+		m.StartedAt = s.StartedAt.UTC().Format(session.TimeLayout)
 		end := s.LastTS
 		if s.Ended {
 			end = s.EndedAt
-			m.EndedAt = s.EndedAt.UTC().Format(TimeLayout)
+			m.EndedAt = s.EndedAt.UTC().Format(session.TimeLayout)
 		}
 		m.DurationMS = end.Sub(s.StartedAt).Milliseconds()
 	}
@@ -104,7 +106,7 @@ func ComputeMetrics(s *State) Metrics {
 		m.Outcomes[o] = n
 		m.Stopped += n
 	}
-	m.Succeeded = c.Outcomes[OutcomeSuccess]
+	m.Succeeded = c.Outcomes[session.OutcomeSuccess]
 	m.SuccessRate = ratio(m.Succeeded, m.Stopped)
 	if m.DurationMS > 0 {
 		m.SpawnsPerMinute = float64(m.Spawns) / (float64(m.DurationMS) / float64(time.Minute/time.Millisecond))

@@ -1,4 +1,4 @@
-package session
+package record
 
 import (
 	"errors"
@@ -10,16 +10,15 @@ import (
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
-)
 
-// TimeLayout is the envelope's ts format: RFC 3339, UTC, microseconds.
-const TimeLayout = "2006-01-02T15:04:05.000000Z"
+	"github.com/summit-dev/summit/session"
+)
 
 // VersionError refuses a line written by a newer schema than this build reads.
 type VersionError struct{ V int }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("schema version %d is newer than this summit reads (%d); upgrade summit to read this recording", e.V, SchemaVersion)
+	return fmt.Sprintf("schema version %d is newer than this summit reads (%d); upgrade summit to read this recording", e.V, session.SchemaVersion)
 }
 
 // AppendLine appends the JSONL encoding of e, newline included, to dst.
@@ -27,11 +26,11 @@ func (e *VersionError) Error() string {
 // The envelope is written by hand so its keys always come first and in the documented order
 // (v, seq, ts, session_id, type, subagent_id, data): the index reads them from the line prefix
 // without decoding the rest. subagent_id is omitted when empty.
-func AppendLine(dst []byte, e Event) ([]byte, error) {
+func AppendLine(dst []byte, e session.Event) ([]byte, error) {
 	orig := len(dst)
 	v := e.V
 	if v == 0 {
-		v = SchemaVersion
+		v = session.SchemaVersion
 	}
 	dst = append(dst, `{"v":`...)
 	dst = strconv.AppendInt(dst, int64(v), 10)
@@ -51,7 +50,7 @@ func AppendLine(dst []byte, e Event) ([]byte, error) {
 	switch d := e.Data.(type) {
 	case nil:
 		dst = append(dst, "{}"...)
-	case Unknown:
+	case session.Unknown:
 		if len(d.Raw) == 0 {
 			dst = append(dst, "{}"...)
 		} else {
@@ -108,11 +107,11 @@ func appendTS(dst []byte, t time.Time) []byte {
 	t = t.UTC()
 	y, mo, d := t.Date()
 	if y < 0 || y > 9999 {
-		return t.AppendFormat(dst, TimeLayout)
+		return t.AppendFormat(dst, session.TimeLayout)
 	}
 	h, mi, sec := t.Clock()
 	us := t.Nanosecond() / 1000
-	var b [len(TimeLayout)]byte
+	var b [len(session.TimeLayout)]byte
 	put := func(i, n, v int) {
 		for j := i + n - 1; j >= i; j-- {
 			b[j] = byte('0' + v%10)
@@ -184,7 +183,7 @@ type envelope struct {
 	Seq        uint64          `json:"seq"`
 	TS         string          `json:"ts"`
 	SessionID  string          `json:"session_id"`
-	Type       Type            `json:"type"`
+	Type       session.Type    `json:"type"`
 	SubagentID string          `json:"subagent_id"`
 	Data       json.RawMessage `json:"data"`
 }
@@ -195,7 +194,7 @@ type envelope struct {
 //
 // A type this build does not know decodes to an Unknown payload, not an error. A line with
 // v > SchemaVersion returns a *VersionError.
-func DecodeLine(line []byte) (Event, error) {
+func DecodeLine(line []byte) (session.Event, error) {
 	line = trimEOL(line)
 	// A line as AppendLine writes it is decoded with the envelope read by hand (see
 	// decodeCanonical in index.go); anything else, and any error, goes to decodeGeneral.
@@ -206,39 +205,39 @@ func DecodeLine(line []byte) (Event, error) {
 }
 
 // decodeGeneral decodes a line (newline trimmed) whatever its key order and spelling.
-func decodeGeneral(line []byte) (Event, error) {
+func decodeGeneral(line []byte) (session.Event, error) {
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
-		return Event{}, fmt.Errorf("not a JSON event: %s", shortJSONError(err))
+		return session.Event{}, fmt.Errorf("not a JSON event: %s", shortJSONError(err))
 	}
 	switch {
 	case env.V == 0:
-		return Event{}, errors.New(`missing "v" (schema version)`)
-	case env.V > SchemaVersion:
-		return Event{}, &VersionError{V: env.V}
+		return session.Event{}, errors.New(`missing "v" (schema version)`)
+	case env.V > session.SchemaVersion:
+		return session.Event{}, &VersionError{V: env.V}
 	case env.V < 0:
-		return Event{}, fmt.Errorf(`bad "v" %d`, env.V)
+		return session.Event{}, fmt.Errorf(`bad "v" %d`, env.V)
 	case env.Seq == 0:
-		return Event{}, errors.New(`missing "seq" (sequence numbers start at 1)`)
+		return session.Event{}, errors.New(`missing "seq" (sequence numbers start at 1)`)
 	case env.Type == "":
-		return Event{}, errors.New(`missing "type"`)
+		return session.Event{}, errors.New(`missing "type"`)
 	}
 	ts, err := time.Parse(time.RFC3339Nano, env.TS)
 	if err != nil {
-		return Event{}, fmt.Errorf(`bad "ts" %q: want RFC 3339 like 2026-11-22T10:00:00.123456Z`, env.TS)
+		return session.Event{}, fmt.Errorf(`bad "ts" %q: want RFC 3339 like 2026-11-22T10:00:00.123456Z`, env.TS)
 	}
-	ev := Event{V: env.V, Seq: env.Seq, TS: ts.UTC(), SessionID: env.SessionID, Type: env.Type, SubagentID: env.SubagentID}
+	ev := session.Event{V: env.V, Seq: env.Seq, TS: ts.UTC(), SessionID: env.SessionID, Type: env.Type, SubagentID: env.SubagentID}
 	raw := []byte(env.Data)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
-	dec, ok := decoders[env.Type]
+	dec, ok := session.Decoders[env.Type]
 	if !ok {
-		ev.Data = Unknown{Name: env.Type, Raw: append([]byte(nil), raw...)}
+		ev.Data = session.Unknown{Name: env.Type, Raw: append([]byte(nil), raw...)}
 		return ev, nil
 	}
 	if ev.Data, err = dec(raw); err != nil {
-		return Event{}, fmt.Errorf("%s data: %s", env.Type, shortJSONError(err))
+		return session.Event{}, fmt.Errorf("%s data: %s", env.Type, shortJSONError(err))
 	}
 	return ev, nil
 }
@@ -264,150 +263,4 @@ func shortJSONError(err error) string {
 		s = s[:200] + "…"
 	}
 	return s
-}
-
-func decodeAs[T Data](raw []byte) (Data, error) {
-	var v T
-	if raw[0] != '{' {
-		return nil, fmt.Errorf(`"data" must be an object`)
-	}
-	// UnmarshalOf keeps v on the stack (Unmarshal(raw, &v) would move it to the heap): one
-	// allocation less per event, the same result and errors.
-	if err := json.UnmarshalOf(raw, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// decoders is the closed set of schema v1 types; Type.Known and the fold's exhaustiveness test
-// are both checked against it.
-var decoders = map[Type]func([]byte) (Data, error){
-	TypeSessionStarted:        decodeAs[SessionStarted],
-	TypeSessionEnded:          decodeAs[SessionEnded],
-	TypeCommandIssued:         decodeAs[CommandIssued],
-	TypeCommandRejected:       decodeAs[CommandRejected],
-	TypeUserNote:              decodeAs[UserNote],
-	TypeSubagentSpawned:       decodeAs[SubagentSpawned],
-	TypeSubagentActive:        decodeAs[SubagentActive],
-	TypeSubagentStop:          decodeAs[SubagentStop],
-	TypeSubagentError:         decodeAs[SubagentError],
-	TypeSubagentTimeout:       decodeAs[SubagentTimeout],
-	TypeSubagentCancelled:     decodeAs[SubagentCancelled],
-	TypeTranscriptEvent:       decodeAs[TranscriptEvent],
-	TypePermissionRequested:   decodeAs[PermissionRequested],
-	TypePermissionGranted:     decodeAs[PermissionGranted],
-	TypePermissionDenied:      decodeAs[PermissionDenied],
-	TypeHandoffInitiated:      decodeAs[HandoffInitiated],
-	TypeHandoffComplete:       decodeAs[HandoffComplete],
-	TypeHandoffResolved:       decodeAs[HandoffResolved],
-	TypeConvergenceInitiated:  decodeAs[ConvergenceInitiated],
-	TypeConflictDetected:      decodeAs[ConflictDetected],
-	TypeConflictReviewRequest: decodeAs[ConflictReviewRequest],
-	TypeManualReviewRequired:  decodeAs[ManualReviewRequired],
-	TypeConflictResolved:      decodeAs[ConflictResolved],
-	TypeConvergenceComplete:   decodeAs[ConvergenceComplete],
-	TypeConvergedResult:       decodeAs[ConvergedResult],
-	TypeDeltaBatch:            decodeAs[DeltaBatch],
-	TypeDeltaBatchApplied:     decodeAs[DeltaBatchApplied],
-	TypeSubagentIsolated:      decodeAs[SubagentIsolated],
-	TypeSubagentChanges:       decodeAs[SubagentChanges],
-	TypeChangesApplied:        decodeAs[ChangesApplied],
-	TypeApplyUndone:           decodeAs[ApplyUndone],
-	TypeWorktreeDiscarded:     decodeAs[WorktreeDiscarded],
-	TypeChangesRebased:        decodeAs[ChangesRebased],
-	TypeModelRouted:           decodeAs[ModelRouted],
-	TypeModelSwitched:         decodeAs[ModelSwitched],
-}
-
-// LineRange is a conflict's line span in a file, written as "40-58" (or "40" for one line).
-// Reading is tolerant: "40-58", "40", 40, [40,58] and {"start":40,"end":58} all decode.
-type LineRange struct {
-	Start, End int
-}
-
-func (r LineRange) IsZero() bool { return r.Start == 0 && r.End == 0 }
-
-func (r LineRange) String() string {
-	switch {
-	case r.IsZero():
-		return ""
-	case r.End <= r.Start:
-		return strconv.Itoa(r.Start)
-	}
-	return strconv.Itoa(r.Start) + "-" + strconv.Itoa(r.End)
-}
-
-func (r LineRange) MarshalJSON() ([]byte, error) {
-	return strconv.AppendQuote(nil, r.String()), nil
-}
-
-func (r *LineRange) UnmarshalJSON(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	bad := fmt.Errorf(`"lines" must look like "40-58", 40, [40,58] or {"start":40,"end":58}, got %s`, truncate(string(b), 40))
-	num := func(x any) (int, bool) {
-		f, ok := x.(float64)
-		return int(f), ok && f >= 0 && f == float64(int(f))
-	}
-	switch x := v.(type) {
-	case nil:
-		*r = LineRange{}
-	case float64:
-		n, ok := num(x)
-		if !ok {
-			return bad
-		}
-		*r = LineRange{n, n}
-	case string:
-		if x == "" {
-			*r = LineRange{}
-			return nil
-		}
-		a, b, found := strings.Cut(x, "-")
-		s, err1 := strconv.Atoi(strings.TrimSpace(a))
-		e := s
-		var err2 error
-		if found {
-			e, err2 = strconv.Atoi(strings.TrimSpace(b))
-		}
-		if err1 != nil || err2 != nil || s < 0 || e < s {
-			return bad
-		}
-		*r = LineRange{s, e}
-	case []any:
-		if len(x) == 0 || len(x) > 2 {
-			return bad
-		}
-		s, ok1 := num(x[0])
-		e, ok2 := s, true
-		if len(x) == 2 {
-			e, ok2 = num(x[1])
-		}
-		if !ok1 || !ok2 || e < s {
-			return bad
-		}
-		*r = LineRange{s, e}
-	case map[string]any:
-		s, ok1 := num(x["start"])
-		e, ok2 := num(x["end"])
-		if _, has := x["end"]; !has {
-			e, ok2 = s, ok1
-		}
-		if !ok1 || !ok2 || e < s {
-			return bad
-		}
-		*r = LineRange{s, e}
-	default:
-		return bad
-	}
-	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -1,4 +1,4 @@
-package session
+package record
 
 import (
 	"bytes"
@@ -13,9 +13,11 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/summit-dev/summit/session"
 )
 
-const recordings = "../testdata/recordings/"
+const recordings = "../../testdata/recordings/"
 
 // fixtureLines returns the lines of a fixture, newlines kept.
 func fixtureLines(t testing.TB, name string) [][]byte {
@@ -27,10 +29,10 @@ func fixtureLines(t testing.TB, name string) [][]byte {
 	return bytes.SplitAfter(b, []byte("\n"))
 }
 
-func readAllFrom(t *testing.T, r io.Reader, opts ReadOptions) ([]Event, ReadReport, error) {
+func readAllFrom(t *testing.T, r io.Reader, opts ReadOptions) ([]session.Event, ReadReport, error) {
 	t.Helper()
-	var evs []Event
-	rep, err := ForEach(r, opts, func(e Event) error { evs = append(evs, e); return nil })
+	var evs []session.Event
+	rep, err := ForEach(r, opts, func(e session.Event) error { evs = append(evs, e); return nil })
 	return evs, rep, err
 }
 
@@ -50,7 +52,7 @@ func TestReadValidFixture(t *testing.T) {
 		if e.Seq != uint64(i+1) || e.V != 1 || e.SessionID != "s-01JDQ8M4X2K7P9R3T5V6W8Y0ZA" {
 			t.Errorf("line %d: envelope %v v=%d session %q", i+1, e, e.V, e.SessionID)
 		}
-		if _, ok := e.Data.(Unknown); ok {
+		if _, ok := e.Data.(session.Unknown); ok {
 			t.Errorf("line %d: unknown type %s", i+1, e.Type)
 		}
 		re, err := AppendLine(nil, e)
@@ -69,21 +71,21 @@ func TestReadValidFixture(t *testing.T) {
 	}
 	// It is a session the fold accepts: three subagents, a handoff, a convergence with a
 	// conflict resolved by hand.
-	s := &State{}
+	s := &session.State{}
 	for _, e := range evs {
-		if err := Apply(s, e); err != nil {
+		if err := session.Apply(s, e); err != nil {
 			t.Fatalf("fold: %v", err)
 		}
 	}
 	if !s.Ended || s.Counters.Handoffs != 1 || s.Conflict("cf-1") == nil || s.Convergence("cv-1") == nil {
 		t.Errorf("fold: ended %v handoffs %d conflict %v convergence %v", s.Ended, s.Counters.Handoffs, s.Conflict("cf-1"), s.Convergence("cv-1"))
 	}
-	types := map[Type]bool{}
+	types := map[session.Type]bool{}
 	for _, e := range evs {
 		types[e.Type] = true
 	}
-	for _, want := range []Type{TypeHandoffInitiated, TypeHandoffComplete, TypeHandoffResolved, TypeConvergenceInitiated,
-		TypeConflictDetected, TypeConflictResolved, TypeConvergenceComplete, TypePermissionRequested, TypePermissionGranted} {
+	for _, want := range []session.Type{session.TypeHandoffInitiated, session.TypeHandoffComplete, session.TypeHandoffResolved, session.TypeConvergenceInitiated,
+		session.TypeConflictDetected, session.TypeConflictResolved, session.TypeConvergenceComplete, session.TypePermissionRequested, session.TypePermissionGranted} {
 		if !types[want] {
 			t.Errorf("valid.jsonl has no %s", want)
 		}
@@ -197,7 +199,7 @@ func TestReadUnknownType(t *testing.T) {
 	if len(evs) != 11 || rep.Skipped != 0 || rep.Lines != 11 {
 		t.Fatalf("%d events, report %+v", len(evs), rep)
 	}
-	u, ok := evs[4].Data.(Unknown)
+	u, ok := evs[4].Data.(session.Unknown)
 	if !ok || u.Name != "SubagentHeartbeat" || evs[4].Type != "SubagentHeartbeat" || evs[4].SubagentID != "sa-1" || evs[4].Seq != 5 ||
 		string(u.Raw) != `{"rss_bytes":48234496,"cpu_ms":112}` {
 		t.Errorf("event 5: %v %#v", evs[4], evs[4].Data)
@@ -207,9 +209,9 @@ func TestReadUnknownType(t *testing.T) {
 		t.Errorf("warnings %q", rep.Warnings)
 	}
 	// The fold skips it and goes on.
-	s := &State{}
+	s := &session.State{}
 	for _, e := range evs {
-		if err := Apply(s, e); err != nil {
+		if err := session.Apply(s, e); err != nil {
 			t.Fatalf("fold: %v", err)
 		}
 	}
@@ -284,7 +286,7 @@ func TestReadErrors(t *testing.T) {
 	}
 	stop := errors.New("enough")
 	n := 0
-	_, err = ForEach(bytes.NewReader(b), ReadOptions{}, func(Event) error {
+	_, err = ForEach(bytes.NewReader(b), ReadOptions{}, func(session.Event) error {
 		if n++; n == 5 {
 			return stop
 		}
@@ -306,13 +308,13 @@ func TestReadErrors(t *testing.T) {
 
 // bigTextEvent is a transcript event whose text is n bytes of mixed ASCII, escapes and
 // multi-byte runes.
-func bigTextEvent(seq uint64, n int) Event {
+func bigTextEvent(seq uint64, n int) session.Event {
 	var sb strings.Builder
 	pieces := []string{"The quick brown fox ", "jumps \"over\" ", "the\tlazy dog.\n", "café ✓ ", "<tag>&amp; "}
 	for i := 0; sb.Len() < n; i++ {
 		sb.WriteString(pieces[i%len(pieces)])
 	}
-	e := New("sa-1", TranscriptEvent{EventType: TranscriptMessage, Text: sb.String()[:n]})
+	e := session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Text: sb.String()[:n]})
 	e.Seq, e.SessionID, e.TS = seq, "s-long", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).Add(time.Duration(seq)*time.Millisecond)
 	return e
 }
@@ -321,8 +323,8 @@ func bigTextEvent(seq uint64, n int) Event {
 // the last line; cut short at the end of the file it is the torn line.
 func TestReadLongLine(t *testing.T) {
 	var file []byte
-	var want []Event
-	for _, e := range []Event{bigTextEvent(1, 100), bigTextEvent(2, 5<<20), bigTextEvent(3, 200), bigTextEvent(4, 5<<20)} {
+	var want []session.Event
+	for _, e := range []session.Event{bigTextEvent(1, 100), bigTextEvent(2, 5<<20), bigTextEvent(3, 200), bigTextEvent(4, 5<<20)} {
 		file, _ = AppendLine(file, e)
 		want = append(want, e)
 	}
@@ -338,7 +340,7 @@ func TestReadLongLine(t *testing.T) {
 		t.Fatalf("%d events, err %v, report %+v", len(got), err, rep)
 	}
 	for i := range want {
-		if gt, wt := got[i].Data.(TranscriptEvent).Text, want[i].Data.(TranscriptEvent).Text; gt != wt {
+		if gt, wt := got[i].Data.(session.TranscriptEvent).Text, want[i].Data.(session.TranscriptEvent).Text; gt != wt {
 			t.Errorf("event %d: text of %d bytes, want %d", i+1, len(gt), len(wt))
 		}
 	}
@@ -350,7 +352,7 @@ func TestReadLongLine(t *testing.T) {
 }
 
 func ExampleReader() {
-	f, err := os.Open("../testdata/recordings/torn.jsonl")
+	f, err := os.Open("../../testdata/recordings/torn.jsonl")
 	if err != nil {
 		panic(err)
 	}
@@ -382,7 +384,7 @@ func ExampleReader() {
 func eventLineOfLen(t testing.TB, seq uint64, n int) []byte {
 	t.Helper()
 	mk := func(text string) []byte {
-		e := New("sa-1", TranscriptEvent{EventType: TranscriptMessage, Text: text})
+		e := session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Text: text})
 		e.Seq, e.SessionID, e.TS = seq, "s-cap", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 		b, err := AppendLine(nil, e)
 		if err != nil {
@@ -423,7 +425,7 @@ func TestReadLineCap(t *testing.T) {
 	after := eventLineOfLen(t, 3, 300)
 
 	evs, rep, err := readAllFrom(t, bytes.NewReader(slices.Concat(first, atCap, after)), ReadOptions{})
-	if err != nil || len(evs) != 3 || len(evs[1].Data.(TranscriptEvent).Text) < MaxEventLine-200 {
+	if err != nil || len(evs) != 3 || len(evs[1].Data.(session.TranscriptEvent).Text) < MaxEventLine-200 {
 		t.Fatalf("a line of exactly the cap: %d events, err %v, report %+v", len(evs), err, rep)
 	}
 

@@ -1,4 +1,4 @@
-package session
+package record
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/summit-dev/summit/protocols"
+	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/internal/sessiontest"
 )
 
 // manualTicks returns options whose sync loop runs only when the test says so, and a function
@@ -29,7 +31,7 @@ func manualTicks(opts RecorderOptions) (RecorderOptions, func() bool) {
 	}
 }
 
-func mustAppend(t *testing.T, r *Recorder, e Event) Event {
+func mustAppend(t *testing.T, r *Recorder, e session.Event) session.Event {
 	t.Helper()
 	got, err := r.Append(e)
 	if err != nil {
@@ -39,7 +41,7 @@ func mustAppend(t *testing.T, r *Recorder, e Event) Event {
 }
 
 // stamp gives e the envelope the orchestrator would.
-func stamp(e Event, seq uint64) Event {
+func stamp(e session.Event, seq uint64) session.Event {
 	e.Seq, e.SessionID = seq, "s-rec"
 	e.TS = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).Add(time.Duration(seq) * 1234567 * time.Nanosecond)
 	return e
@@ -122,7 +124,7 @@ func TestRecorderRefusesOverwrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, r, stamp(New("", SessionStarted{Schema: 1}), 1))
+	mustAppend(t, r, stamp(session.New("", session.SessionStarted{Schema: 1}), 1))
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +152,8 @@ func TestRecorderRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var live []Event
-	for i, e := range fullSession() {
+	var live []session.Event
+	for i, e := range sessiontest.FullSession() {
 		live = append(live, mustAppend(t, r, e))
 		if i%5 == 4 {
 			if err := r.Flush(); err != nil {
@@ -174,7 +176,7 @@ func TestRecorderRoundTrip(t *testing.T) {
 		}
 		t.Fatalf("%d events appended, %d read", len(live), len(replay))
 	}
-	if !reflect.DeepEqual(fold(t, live), fold(t, replay)) {
+	if !reflect.DeepEqual(sessiontest.Fold(t, live), sessiontest.Fold(t, replay)) {
 		t.Fatal("live and replayed states differ")
 	}
 }
@@ -187,28 +189,28 @@ func TestRecorderNormalises(t *testing.T) {
 	}
 	defer r.Close()
 	loc := time.FixedZone("CET", 3600)
-	e := Event{Seq: 1, SessionID: "s-n", TS: time.Date(2026, 11, 22, 11, 0, 0, 123456789, loc), Data: SessionStarted{Schema: 1}}
+	e := session.Event{Seq: 1, SessionID: "s-n", TS: time.Date(2026, 11, 22, 11, 0, 0, 123456789, loc), Data: session.SessionStarted{Schema: 1}}
 	got := mustAppend(t, r, e)
-	want := Event{V: 1, Seq: 1, SessionID: "s-n", Type: TypeSessionStarted, TS: time.Date(2026, 11, 22, 10, 0, 0, 123456000, time.UTC), Data: SessionStarted{Schema: 1}}
+	want := session.Event{V: 1, Seq: 1, SessionID: "s-n", Type: session.TypeSessionStarted, TS: time.Date(2026, 11, 22, 10, 0, 0, 123456000, time.UTC), Data: session.SessionStarted{Schema: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %#v\nwant %#v", got, want)
 	}
 	// Nil data is written as {} and returned as the zero payload a replay decodes.
-	got = mustAppend(t, r, Event{Seq: 2, SessionID: "s-n", Type: TypeUserNote})
-	if got.Data != (UserNote{}) {
+	got = mustAppend(t, r, session.Event{Seq: 2, SessionID: "s-n", Type: session.TypeUserNote})
+	if got.Data != (session.UserNote{}) {
 		t.Errorf("nil data returned as %#v", got.Data)
 	}
 	// Inconsistent or typeless events are refused, and the refusal is not sticky.
-	if _, err := r.Append(Event{Seq: 3, Type: TypeUserNote, Data: SessionEnded{}}); err == nil {
+	if _, err := r.Append(session.Event{Seq: 3, Type: session.TypeUserNote, Data: session.SessionEnded{}}); err == nil {
 		t.Error("type/data mismatch accepted")
 	}
-	if _, err := r.Append(Event{Seq: 3}); err == nil {
+	if _, err := r.Append(session.Event{Seq: 3}); err == nil {
 		t.Error("event without a type accepted")
 	}
-	if _, err := r.Append(Event{V: 2, Seq: 3, Data: UserNote{}}); err == nil {
+	if _, err := r.Append(session.Event{V: 2, Seq: 3, Data: session.UserNote{}}); err == nil {
 		t.Error("an event of another schema version accepted")
 	}
-	mustAppend(t, r, stamp(New("", UserNote{Text: "still fine"}), 3))
+	mustAppend(t, r, stamp(session.New("", session.UserNote{Text: "still fine"}), 3))
 }
 
 // TestRecorderLifecycleOnDisk: lifecycle events are written (and fsynced) by Append itself,
@@ -220,22 +222,22 @@ func TestRecorderLifecycleOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	mustAppend(t, r, stamp(New("", SessionStarted{Schema: 1}), 1))
+	mustAppend(t, r, stamp(session.New("", session.SessionStarted{Schema: 1}), 1))
 	if n := len(fileLines(t, r.Path())); n != 1 || r.syncs.Load() != 1 {
 		t.Fatalf("after SessionStarted: %d lines on disk, %d syncs", n, r.syncs.Load())
 	}
-	mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "hi"}), 2))
+	mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "hi"}), 2))
 	if n := len(fileLines(t, r.Path())); n != 1 {
 		t.Fatalf("a token event was written before Flush (%d lines)", n)
 	}
-	for seq, d := range []Data{
-		SubagentSpawned{AgentType: "explore"}, SubagentStop{Outcome: OutcomeSuccess}, SubagentError{Error: "x"},
-		SubagentTimeout{TimeoutS: 1}, SubagentCancelled{Reason: "x"}, HandoffInitiated{HandoffMode: HandoffMonitor},
-		HandoffComplete{}, HandoffResolved{}, ConvergenceInitiated{}, ConflictDetected{}, ConflictResolved{},
-		ConvergenceComplete{}, SessionEnded{Reason: "quit"},
+	for seq, d := range []session.Data{
+		session.SubagentSpawned{AgentType: "explore"}, session.SubagentStop{Outcome: session.OutcomeSuccess}, session.SubagentError{Error: "x"},
+		session.SubagentTimeout{TimeoutS: 1}, session.SubagentCancelled{Reason: "x"}, session.HandoffInitiated{HandoffMode: session.HandoffMonitor},
+		session.HandoffComplete{}, session.HandoffResolved{}, session.ConvergenceInitiated{}, session.ConflictDetected{}, session.ConflictResolved{},
+		session.ConvergenceComplete{}, session.SessionEnded{Reason: "quit"},
 	} {
 		syncs := r.syncs.Load()
-		mustAppend(t, r, stamp(New("sa-1", d), uint64(seq+3)))
+		mustAppend(t, r, stamp(session.New("sa-1", d), uint64(seq+3)))
 		lines := fileLines(t, r.Path())
 		if len(lines) != seq+3 || !strings.Contains(lines[len(lines)-1], `"type":"`+string(d.Type())+`"`) {
 			t.Fatalf("%s is not on disk right after Append (%d lines)", d.Type(), len(lines))
@@ -244,7 +246,7 @@ func TestRecorderLifecycleOnDisk(t *testing.T) {
 			t.Errorf("%s was not fsynced", d.Type())
 		}
 	}
-	for _, ty := range []Type{TypeTranscriptEvent, TypeUserNote, TypeCommandIssued, TypePermissionRequested, TypeSubagentActive, TypeConflictReviewRequest, TypeDeltaBatch} {
+	for _, ty := range []session.Type{session.TypeTranscriptEvent, session.TypeUserNote, session.TypeCommandIssued, session.TypePermissionRequested, session.TypeSubagentActive, session.TypeConflictReviewRequest, session.TypeDeltaBatch} {
 		if IsLifecycle(ty) {
 			t.Errorf("%s is not a lifecycle event", ty)
 		}
@@ -263,8 +265,8 @@ func TestRecorderGroupFsync(t *testing.T) {
 	if tick() {
 		t.Error("fsynced with nothing written")
 	}
-	tok := func(seq uint64) Event {
-		return stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "x"}), seq)
+	tok := func(seq uint64) session.Event {
+		return stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "x"}), seq)
 	}
 	mustAppend(t, r, tok(1))
 	mustAppend(t, r, tok(2))
@@ -281,7 +283,7 @@ func TestRecorderGroupFsync(t *testing.T) {
 	if !tick() || len(fileLines(t, r.Path())) != 3 || r.syncs.Load() != 2 {
 		t.Errorf("the tick did not write and fsync a buffered line (syncs %d)", r.syncs.Load())
 	}
-	mustAppend(t, r, stamp(New("sa-1", SubagentStop{Outcome: OutcomeSuccess}), 4))
+	mustAppend(t, r, stamp(session.New("sa-1", session.SubagentStop{Outcome: session.OutcomeSuccess}), 4))
 	if r.syncs.Load() != 3 || tick() {
 		t.Error("a lifecycle fsync must leave nothing for the next tick")
 	}
@@ -294,7 +296,7 @@ func TestRecorderTicker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "x"}), 1))
+	mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "x"}), 1))
 	if err := r.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -334,14 +336,14 @@ func TestRecorderWriteErrors(t *testing.T) {
 	opts, _ := manualTicks(RecorderOptions{Environ: []string{}})
 	f := &faultFile{okBytes: 300}
 	r := newRecorder(f, "fault.jsonl", opts)
-	mustAppend(t, r, stamp(New("", SessionStarted{Schema: 1}), 1)) // ~180 bytes: fits
-	mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: strings.Repeat("x", 200)}), 2))
+	mustAppend(t, r, stamp(session.New("", session.SessionStarted{Schema: 1}), 1)) // ~180 bytes: fits
+	mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: strings.Repeat("x", 200)}), 2))
 	err := r.Flush()
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "write recording fault.jsonl") {
 		t.Fatalf("flush: %v", err)
 	}
 	// Sticky: nothing is accepted any more, and Close reports it.
-	if _, err2 := r.Append(stamp(New("", UserNote{Text: "x"}), 3)); !errors.Is(err2, syscall.ENOSPC) {
+	if _, err2 := r.Append(stamp(session.New("", session.UserNote{Text: "x"}), 3)); !errors.Is(err2, syscall.ENOSPC) {
 		t.Errorf("append after a failed write: %v", err2)
 	}
 	if err2 := r.Flush(); !errors.Is(err2, syscall.ENOSPC) {
@@ -354,7 +356,7 @@ func TestRecorderWriteErrors(t *testing.T) {
 	// A lifecycle event surfaces the error from Append itself.
 	opts, _ = manualTicks(RecorderOptions{Environ: []string{}})
 	r = newRecorder(&faultFile{okBytes: 10}, "fault.jsonl", opts)
-	if _, err := r.Append(stamp(New("", SessionStarted{Schema: 1}), 1)); !errors.Is(err, syscall.ENOSPC) {
+	if _, err := r.Append(stamp(session.New("", session.SessionStarted{Schema: 1}), 1)); !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("lifecycle append on a full disk: %v", err)
 	}
 	r.Close()
@@ -363,17 +365,17 @@ func TestRecorderWriteErrors(t *testing.T) {
 	boom := errors.New("EIO")
 	opts, _ = manualTicks(RecorderOptions{Environ: []string{}})
 	r = newRecorder(&faultFile{okBytes: 1 << 20, syncErr: boom}, "fault.jsonl", opts)
-	if _, err := r.Append(stamp(New("", SessionStarted{Schema: 1}), 1)); !errors.Is(err, boom) {
+	if _, err := r.Append(stamp(session.New("", session.SessionStarted{Schema: 1}), 1)); !errors.Is(err, boom) {
 		t.Errorf("lifecycle append with a failing fsync: %v", err)
 	}
 	r.Close()
 	opts, tick := manualTicks(RecorderOptions{Environ: []string{}})
 	r = newRecorder(&faultFile{okBytes: 1 << 20, syncErr: boom}, "fault.jsonl", opts)
-	mustAppend(t, r, stamp(New("", UserNote{Text: "x"}), 1))
+	mustAppend(t, r, stamp(session.New("", session.UserNote{Text: "x"}), 1))
 	if tick() {
 		t.Error("a failed fsync reported as done")
 	}
-	if _, err := r.Append(stamp(New("", UserNote{Text: "y"}), 2)); !errors.Is(err, boom) {
+	if _, err := r.Append(stamp(session.New("", session.UserNote{Text: "y"}), 2)); !errors.Is(err, boom) {
 		t.Errorf("append after the sync loop failed: %v", err)
 	}
 	if err := r.Close(); !errors.Is(err, boom) {
@@ -386,8 +388,8 @@ func TestRecorderClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, r, stamp(New("", SessionStarted{Schema: 1}), 1))
-	mustAppend(t, r, stamp(New("", UserNote{Text: "buffered"}), 2))
+	mustAppend(t, r, stamp(session.New("", session.SessionStarted{Schema: 1}), 1))
+	mustAppend(t, r, stamp(session.New("", session.UserNote{Text: "buffered"}), 2))
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +403,7 @@ func TestRecorderClose(t *testing.T) {
 	if strings.Contains(strings.Join(lines, "\n"), "SessionEnded") {
 		t.Error("Close invented a SessionEnded")
 	}
-	if _, err := r.Append(stamp(New("", UserNote{Text: "late"}), 3)); !errors.Is(err, ErrRecorderClosed) {
+	if _, err := r.Append(stamp(session.New("", session.UserNote{Text: "late"}), 3)); !errors.Is(err, ErrRecorderClosed) {
 		t.Errorf("append after close: %v", err)
 	}
 	if err := r.Flush(); !errors.Is(err, ErrRecorderClosed) {
@@ -421,11 +423,11 @@ func TestRecorderConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 500 {
-				var d Data = TranscriptEvent{EventType: TranscriptToken, Text: "t"}
+				var d session.Data = session.TranscriptEvent{EventType: session.TranscriptToken, Text: "t"}
 				if i%100 == 0 {
-					d = SubagentActive{InitialState: "running"}
+					d = session.SubagentActive{InitialState: "running"}
 				}
-				if _, err := r.Append(stamp(New("sa-1", d), uint64(g*1000+i+1))); err != nil {
+				if _, err := r.Append(stamp(session.New("sa-1", d), uint64(g*1000+i+1))); err != nil {
 					t.Error(err)
 					return
 				}
@@ -456,17 +458,17 @@ func TestRecorderRedactsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs := []Event{
-		New("", SessionStarted{Schema: 1, Config: map[string]any{"api_key": fakeOpenAI}}),
-		New("sa-1", SubagentSpawned{AgentType: "bash", TaskDescription: "deploy with token corp-internal-9f8e7d and " + fakeGHP}),
-		New("sa-1", TranscriptEvent{EventType: TranscriptToolCall, CallID: "c1", Tool: "run_shell_command",
+	evs := []session.Event{
+		session.New("", session.SessionStarted{Schema: 1, Config: map[string]any{"api_key": fakeOpenAI}}),
+		session.New("sa-1", session.SubagentSpawned{AgentType: "bash", TaskDescription: "deploy with token corp-internal-9f8e7d and " + fakeGHP}),
+		session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: "c1", Tool: "run_shell_command",
 			Args: map[string]any{"command": "curl -H 'Authorization: Bearer " + fakeJWT + "' https://x", "env": []any{"AWS=" + fakeAWS}}}),
-		New("sa-1", TranscriptEvent{EventType: TranscriptToolResult, CallID: "c1", Tool: "run_shell_command",
+		session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: "c1", Tool: "run_shell_command",
 			Result: "OPENAI_API_KEY=" + fakeOpenAI + "\nSLACK=" + fakeSlack + "\n"}),
-		New("sa-1", SubagentStop{Outcome: OutcomeSuccess, Capsule: &protocols.Capsule{Summary: "used " + fakeAnthropic}}),
-		New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "nothing secret here"}),
+		session.New("sa-1", session.SubagentStop{Outcome: session.OutcomeSuccess, Capsule: &protocols.Capsule{Summary: "used " + fakeAnthropic}}),
+		session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "nothing secret here"}),
 	}
-	var got []Event
+	var got []session.Event
 	for i, e := range evs {
 		got = append(got, mustAppend(t, r, stamp(e, uint64(i+1))))
 	}
@@ -479,21 +481,21 @@ func TestRecorderRedactsEndToEnd(t *testing.T) {
 			t.Errorf("secret %.12s… reached the disk", secret)
 		}
 	}
-	if task := got[1].Data.(SubagentSpawned).TaskDescription; task != "deploy with token [REDACTED:INTERNAL_TOKEN] and [REDACTED]" {
+	if task := got[1].Data.(session.SubagentSpawned).TaskDescription; task != "deploy with token [REDACTED:INTERNAL_TOKEN] and [REDACTED]" {
 		t.Errorf("returned task %q", task)
 	}
-	args := got[2].Data.(TranscriptEvent).Args
+	args := got[2].Data.(session.TranscriptEvent).Args
 	if args["command"] != "curl -H 'Authorization: Bearer [REDACTED]' https://x" || args["env"].([]any)[0] != "AWS=[REDACTED]" {
 		t.Errorf("returned args %v", args)
 	}
-	if res := got[3].Data.(TranscriptEvent).Result; res != "OPENAI_API_KEY=[REDACTED:OPENAI_API_KEY]\nSLACK=[REDACTED]\n" {
+	if res := got[3].Data.(session.TranscriptEvent).Result; res != "OPENAI_API_KEY=[REDACTED:OPENAI_API_KEY]\nSLACK=[REDACTED]\n" {
 		t.Errorf("returned result %q", res)
 	}
-	if s := got[4].Data.(SubagentStop).Capsule.Summary; s != "used [REDACTED]" {
+	if s := got[4].Data.(session.SubagentStop).Capsule.Summary; s != "used [REDACTED]" {
 		t.Errorf("returned capsule summary %q", s)
 	}
-	if got[0].Data.(SessionStarted).Config["api_key"] != "[REDACTED:OPENAI_API_KEY]" {
-		t.Errorf("returned config %v", got[0].Data.(SessionStarted).Config)
+	if got[0].Data.(session.SessionStarted).Config["api_key"] != "[REDACTED:OPENAI_API_KEY]" {
+		t.Errorf("returned config %v", got[0].Data.(session.SessionStarted).Config)
 	}
 	replay, _, err := ReadAll(r.Path(), ReadOptions{})
 	if err != nil || !reflect.DeepEqual(replay, got) {
@@ -512,7 +514,7 @@ func TestRecorderBufferBound(t *testing.T) {
 	defer r.Close()
 	text := strings.Repeat("y", 1000)
 	for i := range 2000 {
-		mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: text}), uint64(i+1)))
+		mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: text}), uint64(i+1)))
 	}
 	st, _ := os.Stat(r.Path())
 	if st.Size() < flushThreshold {
@@ -539,7 +541,7 @@ func TestRecorderDetectsReplacement(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "one"}), 1))
+			mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "one"}), 1))
 			if err := r.Flush(); err != nil {
 				t.Fatal(err)
 			}
@@ -556,14 +558,14 @@ func TestRecorderDetectsReplacement(t *testing.T) {
 			case "removed":
 				os.Remove(r.Path())
 			}
-			mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "two"}), 2))
+			mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "two"}), 2))
 			if err := r.Flush(); err != nil {
 				t.Fatal(err)
 			}
 			if tick() {
 				t.Error("a tick fsynced a replaced recording")
 			}
-			if _, err := r.Append(stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "three"}), 3)); !errors.Is(err, ErrRecordingReplaced) {
+			if _, err := r.Append(stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "three"}), 3)); !errors.Is(err, ErrRecordingReplaced) {
 				t.Errorf("Append after the tick: %v, want ErrRecordingReplaced", err)
 			}
 			if err := r.Close(); !errors.Is(err, ErrRecordingReplaced) {
@@ -577,7 +579,7 @@ func TestRecorderDetectsReplacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: "one"}), 1))
+	mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "one"}), 1))
 	r.Flush()
 	tick()
 	if err := r.Close(); err != nil {
@@ -596,9 +598,9 @@ func TestRecorderCutsOversizedEvents(t *testing.T) {
 	}
 	huge := strings.Repeat("a<\"é", 5<<20) // 25 MiB raw, more escaped
 	small := strings.Repeat("b", 100)
-	got := mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToolCall, Tool: "write_file",
+	got := mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolCall, Tool: "write_file",
 		Args: map[string]any{"path": "x.txt", "content": huge, "note": small}}), 1))
-	mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: huge}), 2))
+	mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: huge}), 2))
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -606,16 +608,16 @@ func TestRecorderCutsOversizedEvents(t *testing.T) {
 	if err != nil || len(evs) != 2 {
 		t.Fatalf("read back: %d events, %v", len(evs), err)
 	}
-	args := evs[0].Data.(TranscriptEvent).Args
+	args := evs[0].Data.(session.TranscriptEvent).Args
 	content := args["content"].(string)
 	if args["path"] != "x.txt" || args["note"] != small || !strings.HasPrefix(content, "a<\"é") ||
 		!strings.Contains(content, "[cut by summit: 26214400 bytes, over the line cap]") || len(content) > MaxEventLine {
 		t.Errorf("args as read: path %v, note %v, content %d bytes ending %q", args["path"], args["note"], len(content), content[max(0, len(content)-60):])
 	}
-	if got.Data.(TranscriptEvent).Args["content"] != content {
+	if got.Data.(session.TranscriptEvent).Args["content"] != content {
 		t.Error("Append returned a different event from the one written")
 	}
-	if text := evs[1].Data.(TranscriptEvent).Text; !strings.Contains(text, "[cut by summit:") || !utf8.ValidString(text) {
+	if text := evs[1].Data.(session.TranscriptEvent).Text; !strings.Contains(text, "[cut by summit:") || !utf8.ValidString(text) {
 		t.Errorf("token text as read: %d bytes", len(text))
 	}
 }
@@ -628,7 +630,7 @@ func TestRecorderEscapesInvisibles(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := "file MBIDI\u202etxt.exe\u202c, zero\u200bwidth, c1 \u009b31m, naïve ✓"
-	got := mustAppend(t, r, stamp(New("sa-1", TranscriptEvent{EventType: TranscriptToken, Text: text}), 1))
+	got := mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: text}), 1))
 	r.Close()
 	raw, _ := os.ReadFile(r.Path())
 	for _, bad := range []string{"\u202e", "\u202c", "\u200b", "\u009b"} {
@@ -640,7 +642,7 @@ func TestRecorderEscapesInvisibles(t *testing.T) {
 		t.Errorf("the line: %s", raw)
 	}
 	evs, _, err := ReadAll(r.Path(), ReadOptions{})
-	if err != nil || evs[0].Data.(TranscriptEvent).Text != text || got.Data.(TranscriptEvent).Text != text {
-		t.Errorf("read back %q, %v", evs[0].Data.(TranscriptEvent).Text, err)
+	if err != nil || evs[0].Data.(session.TranscriptEvent).Text != text || got.Data.(session.TranscriptEvent).Text != text {
+		t.Errorf("read back %q, %v", evs[0].Data.(session.TranscriptEvent).Text, err)
 	}
 }

@@ -1,0 +1,6 @@
+// Package render turns a folded session.State into text for people: the plain-text rendering
+// of a session (Print, Render), which `replay --print` and the end of `run --script` write and
+// compare byte for byte, the session metrics (ComputeMetrics), and the display helpers the
+// workbench and the orchestrator share (StatusGlyph, FormatDuration, ChangeStat, WaitingText,
+// ...). It only reads the state: the event schema and the fold are package session's.
+package render
