@@ -27,6 +27,7 @@ var metadataKeys = map[string]bool{
 	"flows_file": true, "entry_prompt_file": true, "resources": true, "interface": true,
 	"apiVersion": true, "id": true, "permission": true, "permissions": true,
 	"display_name": true, "displayName": true, "title": true, "handoffs": true,
+	"endpoint": true, // an agent.yaml served elsewhere (session/live/remote.go)
 }
 
 // decode fills d from the top-level mapping. Every dialect's keys are

@@ -17,6 +17,9 @@ const (
 	MethodInvoke = "agent.invoke"
 	MethodStatus = "agent.status"
 	MethodSchema = "agent.schema"
+	// MethodCancel is summit's addition: it stops a run (a client's /cancel of a remote
+	// subagent).
+	MethodCancel = "agent.cancel"
 
 	ManifestAPIVersion = "summit.io/v1"
 	ManifestKind       = "Agent"
@@ -90,6 +93,9 @@ type InvokeParams struct {
 	Inputs  map[string]any `json:"inputs"`
 	RunID   string         `json:"runId,omitempty"`
 	Context *InvokeContext `json:"context,omitempty"`
+	// Wait is summit's addition: false returns at once with status running (follow the run's
+	// events, ask agent.status); absent or true waits for the end, as the seed's call does.
+	Wait *bool `json:"wait,omitempty"`
 }
 
 type InvokeContext struct {
@@ -104,7 +110,20 @@ type InvokeResult struct {
 	Metrics      *RunMetrics    `json:"metrics,omitempty"`
 	Provenance   *Provenance    `json:"provenance,omitempty"`
 	Verification *Verification  `json:"verification,omitempty"`
+	// Summit's additions: the run's id, why it failed, and where it is recorded.
+	RunID     string `json:"runId,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Recording string `json:"recording,omitempty"`
 }
+
+// Run statuses of InvokeResult.
+const (
+	StatusQueued    = "queued"
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
 
 type RunMetrics struct {
 	Tokens    int64   `json:"tokens,omitempty"`
@@ -147,8 +166,8 @@ func DecodeRequest(raw []byte) (Request, error) {
 	switch {
 	case r.JSONRPC != "2.0":
 		return r, &RPCError{Code: CodeInvalidRequest, Message: fmt.Sprintf(`"jsonrpc" must be "2.0", got %q`, r.JSONRPC)}
-	case r.Method != MethodInvoke && r.Method != MethodStatus && r.Method != MethodSchema:
-		return r, &RPCError{Code: CodeMethodNotFound, Message: fmt.Sprintf("unknown method %q (agent.invoke, agent.status, agent.schema)", r.Method)}
+	case r.Method != MethodInvoke && r.Method != MethodStatus && r.Method != MethodSchema && r.Method != MethodCancel:
+		return r, &RPCError{Code: CodeMethodNotFound, Message: fmt.Sprintf("unknown method %q (agent.invoke, agent.status, agent.schema, agent.cancel)", r.Method)}
 	case len(r.Params) > 0 && bytes.TrimSpace(r.Params)[0] != '{':
 		return r, &RPCError{Code: CodeInvalidParams, Message: "params must be an object"}
 	}
@@ -156,31 +175,42 @@ func DecodeRequest(raw []byte) (Request, error) {
 }
 
 // ValidateInputs checks invoke inputs against the manifest's inputSchema. A manifest without
-// an inputSchema accepts any object. The messages name the JSON pointer of each violation.
+// an inputSchema accepts any object. The error is an *RPCError (invalid params) whose message
+// names the JSON pointer of each violation and whose data.path is the first.
 func (m Manifest) ValidateInputs(inputs map[string]any) error {
-	if len(m.Spec.Interface.InputSchema) == 0 {
+	return m.validate(m.Spec.Interface.InputSchema, "input", inputs, "inputs")
+}
+
+// ValidateOutput checks a run's output against the manifest's outputSchema, like
+// ValidateInputs.
+func (m Manifest) ValidateOutput(output map[string]any) error {
+	return m.validate(m.Spec.Interface.OutputSchema, "output", output, "output")
+}
+
+func (m Manifest) validate(schema map[string]any, which string, value map[string]any, prefix string) error {
+	if len(schema) == 0 {
 		return nil
 	}
 	// Round-trip through JSON so YAML-decoded schemas (ints, nested maps) and Go values reach
 	// the validator in its own representation.
-	schemaJSON, err := json.Marshal(m.Spec.Interface.InputSchema)
+	schemaJSON, err := json.Marshal(schema)
 	if err != nil {
-		return fmt.Errorf("manifest %s: inputSchema: %w", m.Metadata.Name, err)
+		return fmt.Errorf("manifest %s: %sSchema: %w", m.Metadata.Name, which, err)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
 	if err != nil {
-		return fmt.Errorf("manifest %s: inputSchema: %w", m.Metadata.Name, err)
+		return fmt.Errorf("manifest %s: %sSchema: %w", m.Metadata.Name, which, err)
 	}
 	c := jsonschema.NewCompiler()
-	url := "summit:agent/" + m.Metadata.Name + "/input.json"
+	url := "summit:agent/" + m.Metadata.Name + "/" + which + ".json"
 	if err := c.AddResource(url, doc); err != nil {
-		return fmt.Errorf("manifest %s: inputSchema: %w", m.Metadata.Name, err)
+		return fmt.Errorf("manifest %s: %sSchema: %w", m.Metadata.Name, which, err)
 	}
 	sch, err := c.Compile(url)
 	if err != nil {
-		return fmt.Errorf("manifest %s: inputSchema does not compile: %w", m.Metadata.Name, err)
+		return fmt.Errorf("manifest %s: %sSchema does not compile: %w", m.Metadata.Name, which, err)
 	}
-	inJSON, err := json.Marshal(inputs)
+	inJSON, err := json.Marshal(value)
 	if err != nil {
 		return err
 	}
@@ -189,7 +219,12 @@ func (m Manifest) ValidateInputs(inputs map[string]any) error {
 		return err
 	}
 	if err := sch.Validate(inDoc); err != nil {
-		return &RPCError{Code: CodeInvalidParams, Message: strings.Join(violations(err, "inputs"), "; ")}
+		v := violations(err, prefix)
+		path := prefix
+		if first, _, ok := strings.Cut(v[0], ": "); ok {
+			path = first
+		}
+		return &RPCError{Code: CodeInvalidParams, Message: strings.Join(v, "; "), Data: map[string]any{"path": path}}
 	}
 	return nil
 }

@@ -54,6 +54,9 @@ type Config struct {
 	// ACPAgents are external agents speaking the Agent Client Protocol (agents/acp), by the
 	// name /delegate --agent-type uses; the workspace file's entry replaces the user file's.
 	ACPAgents map[string]ACPAgent `yaml:"acp_agents"`
+	// Remotes are agents that live elsewhere, served over the Summit Agent ABI (summit serve
+	// or any server of it), by the name /delegate --agent-type uses.
+	Remotes map[string]Remote `yaml:"remotes"`
 }
 
 // ProviderConfig is one configured backend.
@@ -178,6 +181,16 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 			}
 			a.File = f
 			merged.ACPAgents[name] = a
+		}
+		for name, r := range c.Remotes { // remote ABI agents: checked here, merged by name
+			if err := r.Check(name); err != nil {
+				return Config{}, fmt.Errorf("%s:%d: remotes.%s: %v", f, sectionKeyLine(&doc, "remotes", name), name, err)
+			}
+			if merged.Remotes == nil {
+				merged.Remotes = map[string]Remote{}
+			}
+			r.File = f
+			merged.Remotes[name] = r
 		}
 		if c.DefaultProvider != "" {
 			merged.DefaultProvider = c.DefaultProvider
@@ -510,4 +523,37 @@ func sectionKeyLine(doc *yaml.Node, section, name string) int {
 		return top.Content[i].Line
 	}
 	return 1
+}
+
+// Remote ABI agents (agents/remote reaches them). In a config file:
+//
+//	remotes:
+//	  researcher: {url: "https://agents.example.com:8787", agent: deep-researcher, token_env: RESEARCH_TOKEN}
+//
+// The key is the name /delegate --agent-type takes; agent is the agentId on the server
+// (default: the key); token_env names the variable holding its bearer token (read when a
+// delegation starts, never recorded).
+
+// Remote is one agent served elsewhere over the Summit Agent ABI.
+type Remote struct {
+	URL      string `yaml:"url"`
+	Agent    string `yaml:"agent"`
+	TokenEnv string `yaml:"token_env"`
+	// File is the config file that defined it (set by LoadConfig).
+	File string `yaml:"-"`
+}
+
+// Check says what is wrong with the remote agent named name, or nil.
+func (r Remote) Check(name string) error {
+	switch {
+	case !acpAgentName.MatchString(name):
+		return fmt.Errorf("the name %q is not kebab-case (lower-case words joined by hyphens), as agent names are", name)
+	case r.URL == "":
+		return errors.New("url is required: the server's address, such as http://127.0.0.1:8787")
+	case !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "https://"):
+		return fmt.Errorf("url %q: want http:// or https://", r.URL)
+	case r.TokenEnv != "" && !envVarName.MatchString(r.TokenEnv):
+		return fmt.Errorf("token_env %q is not a variable name", r.TokenEnv)
+	}
+	return nil
 }

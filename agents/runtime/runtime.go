@@ -66,6 +66,9 @@ type Config struct {
 	// MCP are the MCP tools of the grant (agents/mcp.Toolset), offered besides the sandbox's
 	// and called through their servers; nil = none.
 	MCP MCPTools
+	// Usage, when set, is told the run's tokens so far after each model attempt (a budget
+	// watches it; it may cancel the run's context).
+	Usage func(session.Tokens)
 }
 
 // MCPTools are the tools of MCP servers a subagent may call, by qualified name
@@ -285,6 +288,9 @@ func (l *loop) turn(turn, attempt int) (provider.Message, string, error) {
 	defer func() {
 		l.res.Tokens.Input += usage.Input
 		l.res.Tokens.Output += usage.Output
+		if l.c.Usage != nil && (usage.Input > 0 || usage.Output > 0) {
+			l.c.Usage(l.res.Tokens)
+		}
 	}()
 	stop, stopDetail := "", ""
 	for {

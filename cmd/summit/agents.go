@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/live"
 )
 
 // catalogueFlags are the search-path flags shared by the agents subcommands.
@@ -31,12 +33,28 @@ func (f *catalogueFlags) add(c *cobra.Command) {
 // acpAgents are the external ACP agents a session in the workspace could delegate to. A config
 // that does not load lists none here (a session would refuse to start, saying why).
 func (f *catalogueFlags) acpAgents() []acp.Agent {
+	return acp.NewSet(f.config().ACPAgents, nil).List()
+}
+
+// config is the workspace's and user's config (empty when it does not load).
+func (f *catalogueFlags) config() provider.Config {
 	userDir := ""
 	if dir, err := os.UserConfigDir(); err == nil {
 		userDir = filepath.Join(dir, "summit")
 	}
 	cfg, _ := provider.LoadConfig(f.workspace, userDir)
-	return acp.NewSet(cfg.ACPAgents, nil).List()
+	return cfg
+}
+
+// remoteDefs are the config's remote ABI agents, as definitions for the list.
+func (f *catalogueFlags) remoteDefs() []*agents.Definition {
+	var out []*agents.Definition
+	for name, r := range f.config().Remotes {
+		out = append(out, &agents.Definition{Name: name, Description: "remote agent " + orDefault(r.Agent, name) + " at " + r.URL,
+			Kind: live.RemoteKind, Source: agents.Source{Path: r.File, Layer: "remote"}})
+	}
+	slices.SortFunc(out, func(a, b *agents.Definition) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 func (f *catalogueFlags) load() *agents.Catalogue {
@@ -82,6 +100,7 @@ func newAgentsList(stdout, stderr io.Writer) *cobra.Command {
 					defs = append(defs, d)
 				}
 			}
+			defs = append(defs, f.remoteDefs()...) // remote ABI agents (remotes:)
 			if asJSON {
 				// JSONSafe turns the YAML maps kept in Metadata and Unknown into JSON objects.
 				type jsonDef struct {

@@ -45,6 +45,12 @@ type sessionFlags struct {
 	// interactive sessions run on the wall clock (a person watches them stream) and ask the
 	// user about permission requests instead of deciding by --approve.
 	interactive bool
+	// served runs (summit serve) run on the wall clock too (a client follows them as they
+	// happen), decide by --approve, record meta in their SessionStarted config and report
+	// model usage to onUsage (a budget).
+	served  bool
+	meta    map[string]any
+	onUsage func(subagentID string, tokens session.Tokens, costUSD float64, known bool)
 }
 
 func (f *sessionFlags) register(c *cobra.Command) {
@@ -161,7 +167,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	}
 	describe := router.Describe()
 	id := ""
-	if describe == "script" && !f.interactive {
+	if describe == "script" && !f.interactive && !f.served {
 		sim := live.NewSimClock(time.Now())
 		clock = sim
 		id = live.DeterministicSessionID(seed)
@@ -178,6 +184,11 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	for _, a := range acp.NewSet(cfg.ACPAgents, nil).List() { // for completion
 		if !slices.Contains(w.agents, a.Name) {
 			w.agents = append(w.agents, a.Name)
+		}
+	}
+	for name := range cfg.Remotes { // remote ABI agents
+		if !slices.Contains(w.agents, name) {
+			w.agents = append(w.agents, name)
 		}
 	}
 	var rec *record.Recorder
@@ -203,11 +214,12 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			return router.ResolveModel(def.Model.Name, def.Model.Fallbacks)
 		},
 		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel, ChangedFiles: changed,
-		ACPAgents: cfg.ACPAgents,
-		Approve:   f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,
-		Tools:  tools.Options{AllowHosts: cfg.WebAllowHosts},
-		MCP:    mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: ws}), // MCP hook: servers start on first use
-		Config: map[string]any{"approve": f.approve, "max_parallel": f.parallel, "tapes": f.tapes != ""},
+		ACPAgents: cfg.ACPAgents, Remotes: cfg.Remotes,
+		Approve: f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,
+		Tools:   tools.Options{AllowHosts: cfg.WebAllowHosts},
+		MCP:     mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: ws}), // MCP hook: servers start on first use
+		Config:  f.config(),
+		OnUsage: f.onUsage,
 	})
 	if err != nil {
 		if rec != nil {
@@ -223,6 +235,15 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		fmt.Fprintf(stderr, "summit: %s\n", w.changed)
 	}
 	return w, nil
+}
+
+// config is what SessionStarted.config records of the flags (and of a served run, its meta).
+func (f *sessionFlags) config() map[string]any {
+	c := map[string]any{"approve": f.approve, "max_parallel": f.parallel, "tapes": f.tapes != ""}
+	if f.meta != nil {
+		c["serve"] = f.meta
+	}
+	return c
 }
 
 // closed notes in the inventory that the session ended, so the next one can tell a file

@@ -97,6 +97,9 @@ func (x *Orchestrator) agentDef(name string) (*agents.Definition, bool) {
 	if d, ok := reg.configured[name]; ok {
 		return d, true
 	}
+	if d, ok := x.remotes().defs[name]; ok { // remote ABI agents (remote.go)
+		return d, true
+	}
 	if d, ok := x.o.Catalogue.Get(name); ok {
 		return d, true
 	}
@@ -253,6 +256,7 @@ func (x *Orchestrator) runACP(s *sub, deadline time.Time) (res runtime.Result) {
 		if turn.Usage != nil {
 			res.Tokens.Input += int64(turn.Usage.InputTokens)
 			res.Tokens.Output += int64(turn.Usage.OutputTokens)
+			x.reportUsage(s, res.Tokens)
 		}
 		last, stop, turnErr = turn.Text, turn.StopReason, err
 		if err != nil || stop != sdk.StopReasonEndTurn {

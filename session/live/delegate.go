@@ -50,6 +50,8 @@ type sub struct {
 	isoErr error
 	// child is set for an external agent's own subagent (acpchild.go): it has no run here.
 	child *acpChildRef
+	// remoteCost is what a remote ABI agent's run reported it cost (remote.go).
+	remoteCost *float64
 }
 
 func (s *sub) cancel(reason string) {
@@ -121,7 +123,7 @@ func (x *Orchestrator) delegate(line string, c commands.Delegate) (Reply, error)
 	if len(pol.Tools) == 0 {
 		return x.rejectf(line, c, "agent %s would have no tools left (%s)", def.Name, strings.Join(pol.Notes, "; "))
 	}
-	if x.isolated(pol.Tools) {
+	if x.isolated(pol.Tools) && !x.isRemote(def) {
 		if _, err := x.repo(); err != nil {
 			return x.rejectf(line, c, "%v", err)
 		}
@@ -201,7 +203,7 @@ func (x *Orchestrator) spawn(c commands.Delegate) (*sub, error) {
 	if _, err := x.emit(id, spawned); err != nil {
 		return nil, err
 	}
-	if x.isolated(pol.Tools) {
+	if x.isolated(pol.Tools) && !x.isRemote(def) { // a remote agent changes nothing here
 		s.isoErr = x.isolate(s)
 	}
 	if _, err := x.emit(id, session.TranscriptEvent{EventType: session.TranscriptStart, Text: c.Task}); err != nil {
@@ -252,6 +254,9 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 		_, _ = x.emit(s.id, session.SubagentError{Error: msg, Attempt: 1, Context: "isolation"})
 		return runtime.Result{Outcome: session.OutcomeFailure, Err: s.isoErr}
 	}
+	if x.isRemote(s.def) { // a remote ABI agent runs on its server (remote.go)
+		return x.runRemote(s, deadline)
+	}
 	if x.isACP(s.def) { // ACP hook: an external agent runs its own loop (acp.go)
 		return x.runACP(s, deadline)
 	}
@@ -300,6 +305,7 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 			return x.approve(s, tool, args, reason)
 		},
 		Inbox: s.next, Pending: s.pending, Backoff: x.o.Backoff,
+		Usage: func(t session.Tokens) { x.reportUsage(s, t) },
 	})
 }
 
@@ -382,7 +388,7 @@ func (x *Orchestrator) finish(s *sub, res runtime.Result, start time.Time) {
 		x.mu.Unlock()
 		slices.Sort(artifacts)
 	}
-	var cost *float64
+	cost := s.remoteCost // what a remote run reported it cost
 	if s.routed != nil {
 		if usd, known := s.routed.Cost(); known {
 			cost = &usd
@@ -577,4 +583,16 @@ func (x *Orchestrator) WaitAll(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// reportUsage tells Options.OnUsage a subagent's usage so far, with its cost when priced.
+func (x *Orchestrator) reportUsage(s *sub, t session.Tokens) {
+	if x.o.OnUsage == nil {
+		return
+	}
+	usd, known := 0.0, false
+	if s.routed != nil {
+		usd, known = s.routed.Cost()
+	}
+	x.o.OnUsage(s.id, t, usd, known)
 }

@@ -59,6 +59,9 @@ type Options struct {
 	// ACPAgents are the config's acp_agents (external agents run over ACP); nil reads them
 	// from the workspace's and user's config at the first /delegate.
 	ACPAgents map[string]provider.ACPAgent
+	// Remotes are the config's remotes (agents served elsewhere over the Summit Agent ABI);
+	// nil reads them from the workspace's and user's config at the first /delegate.
+	Remotes map[string]provider.Remote
 	// ChangedFiles are the agent and config files that changed since the last session (see
 	// session/inventory); SessionStarted records them and /status names them.
 	ChangedFiles []session.AgentFileChange
@@ -81,6 +84,9 @@ type Options struct {
 	Tools   tools.Options
 	// OnEvent is called after each event is folded, outside the lock, in seq order.
 	OnEvent func(session.Event)
+	// OnUsage, when set, is told a subagent's model usage so far after each model turn: its
+	// tokens, and its cost when every model it used is priced (known). A budget watches it.
+	OnUsage func(subagentID string, tokens session.Tokens, costUSD float64, known bool)
 	// Backoff between retries of a transient provider failure (default 500ms·2^(n-1)).
 	Backoff func(attempt int) time.Duration
 	// NoIsolation runs every subagent in the workspace itself (no git worktrees). Only for
@@ -113,6 +119,9 @@ type Orchestrator struct {
 
 	acpOnce sync.Once
 	acpReg  *acpRegistry // the session's ACP agents (see acpAgents)
+	// remoteOnce and remoteR are the session's remote ABI agents (see remotes).
+	remoteOnce sync.Once
+	remoteR    *remoteReg
 
 	emitMu sync.Mutex // the serialising path: held from seq assignment to the OnEvent call
 	// red redacts the streamed deltas (streams, by subagent, guarded by emitMu) before they are
@@ -534,6 +543,10 @@ func (x *Orchestrator) agentsText() string {
 			a := reg.agents[m[name]]
 			fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(name), "acp", session.Sanitize(oneLine(a.Description+" ("+a.CommandLine()+")", 80)))
 		}
+	}
+	rr := x.remotes() // remote ABI agents (remote.go)
+	for _, name := range slices.Sorted(maps.Keys(rr.defs)) {
+		fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(name), "remote", session.Sanitize(oneLine(rr.defs[name].Description, 80)))
 	}
 	return b.String()
 }

@@ -1,0 +1,51 @@
+// Package serve exposes summit's agents as Summit Agent ABI services over HTTP (seed 002):
+// `summit serve` runs it. Every invocation is a run: a session of its own, with one
+// delegation, the same runtime, policy, isolation and recording as /delegate, recorded to its
+// own file that replays like any session.
+//
+// # Endpoints
+//
+//	POST /rpc                  JSON-RPC 2.0: agent.invoke, agent.status, agent.schema, agent.cancel
+//	POST /agents/{agentId}/rpc the same, params.agentId defaulting to the path's
+//	GET  /runs/{runId}/events  the run's recorded events as they happen (text/event-stream);
+//	                           ?after=SEQ resumes after the event of that seq
+//	GET  /healthz              "ok"
+//
+// Every request needs `Authorization: Bearer <token>` when the server has a token
+// (SUMMIT_SERVE_TOKEN; required on any address but loopback). The token is compared in
+// constant time and is never logged or recorded.
+//
+// # Methods
+//
+//	agent.schema {agentId}                       → the agent's manifest (apiVersion summit.io/v1,
+//	                                               kind Agent, metadata, spec.interface)
+//	agent.invoke {agentId, inputs, runId?,       → an InvokeResult: status completed | failed |
+//	              context?{traceId, budget{usd,    cancelled, output (the result capsule, checked
+//	              tokens}}, wait?}                 against outputSchema), metrics{tokens,
+//	                                               latency_ms, cost_usd}, provenance{model,
+//	                                               timestamp}, verification, runId, recording;
+//	                                               with wait: false at once, status running
+//	agent.status {runId}                         → the same, status running while it runs
+//	agent.cancel {runId}                         → the run's status after the cancellation
+//
+// inputs are checked against the manifest's inputSchema; a violation is error -32602 with
+// data.path the JSON pointer of the failing value. The delegation's task is inputs.task, else
+// inputs.query, else the inputs as JSON. A budget stops the run once its model usage passes
+// it (tokens counted as input plus output), checked after each model turn; the result is then
+// failed with the reason. A usd budget holds only for models with a price in the config: for
+// another, the run goes on and its recording says the budget could not be held.
+//
+// # Errors
+//
+//	-32700 parse error (not JSON)             -32600 invalid request (jsonrpc not "2.0", a batch,
+//	-32601 method not found                          no method, a body over the limit: HTTP 413)
+//	-32602 invalid params (unknown agent or    -32603 internal error
+//	       run, schema violation, a used runId)
+//	-32001 unauthorized (HTTP 401)            -32002 too many runs (HTTP 429, Retry-After)
+//
+// # Events
+//
+// /runs/{runId}/events sends each line of the run's recording as `event: summit` with the line
+// as data, from the first, as it is recorded (the recording is redacted: no secret reaches the
+// stream), then `event: end` with the final InvokeResult as data.
+package serve
