@@ -410,6 +410,11 @@ var table = []Spec{
 				DefaultHelp: "the agent's own tools",
 				Help:        "restrict the subagent to these tools (comma-separated, e.g. read_file,glob)",
 			},
+			{
+				Name: "inputs", Key: "inputs", Kind: KindText, Placeholder: "<json>",
+				DefaultHelp: "the task alone",
+				Help:        "a remote agent's structured inputs, a JSON object checked against its inputSchema (the task goes in its task or query field)",
+			},
 		},
 		build: buildDelegate,
 	},

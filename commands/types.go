@@ -30,6 +30,9 @@ type Delegate struct {
 	PermissionMode string   // "" = unset: the agent type's default, capped by the session ceiling
 	Timeout        int      // seconds, default DefaultDelegateTimeout
 	Tools          []string // nil = no restriction; never empty when set
+	// Inputs are a remote ABI agent's structured inputs, a JSON object ("" = none); the task
+	// goes in its task or query field.
+	Inputs string
 }
 
 // Handoff is /handoff: follow one subagent until it stops.
@@ -157,6 +160,9 @@ func (c Delegate) Args() map[string]any {
 	}
 	if c.Tools != nil {
 		m["tools"] = slices.Clone(c.Tools)
+	}
+	if c.Inputs != "" {
+		m["inputs"] = c.Inputs
 	}
 	return m
 }
@@ -290,6 +296,7 @@ func (c Delegate) String() string {
 	if c.Tools != nil {
 		l.flag("tools", strings.Join(c.Tools, ","))
 	}
+	l.flagIf("inputs", c.Inputs, "")
 	return l.String()
 }
 
@@ -354,6 +361,7 @@ func buildDelegate(v values) Command {
 		PermissionMode: v.str("permission_mode"),
 		Timeout:        v.int("timeout"),
 		Tools:          v.list("tools"),
+		Inputs:         v.str("inputs"),
 	}
 }
 

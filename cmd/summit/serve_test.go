@@ -331,7 +331,7 @@ func TestServeRemoteDelegation(t *testing.T) {
 	os.MkdirAll(filepath.Join(ws, ".summit"), 0o755)
 	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte("remotes:\n  researcher: {url: \""+s.url+"\", agent: deep-researcher, token_env: RESEARCH_TOKEN}\n"), 0o644)
 	code, out, errOut, rec := runScript(t, ws, `/delegate "status of quantum computing in 2026" --agent-type researcher
-/delegate "status of fusion power" --agent-type researcher
+/delegate "status of fusion power" --agent-type researcher --inputs '{"depth": 3}'
 /wait sa-1 sa-2
 /converge sa-1 sa-2 --strategy consensus --conflict-resolution prefer_higher_confidence
 /wait cv-1
@@ -382,6 +382,18 @@ func TestServeRemoteDelegation(t *testing.T) {
 		if !containsStr(local, te) {
 			t.Errorf("the client's recording lacks the remote %q", te)
 		}
+	}
+
+	// --inputs reached the server with the task: the run's task holds depth 3.
+	var fusionRec string
+	for _, te := range transcriptOf(evs, "sa-2") {
+		if r, ok := strings.CutPrefix(te, "message:the server records the run in "); ok {
+			fusionRec = r
+		}
+	}
+	if fst, _, err := record.LoadFile(fusionRec, record.ReadOptions{}); err != nil || fst.Subagent("sa-1") == nil ||
+		!strings.Contains(fst.Subagent("sa-1").Task, `"depth": 3`) || !strings.HasPrefix(fst.Subagent("sa-1").Task, "status of fusion power") {
+		t.Errorf("the structured inputs on the server: %v", err)
 	}
 
 	// A killed server: the client's subagent fails with a clear error, and does not hang.

@@ -123,6 +123,14 @@ func (x *Orchestrator) delegate(line string, c commands.Delegate) (Reply, error)
 	if len(pol.Tools) == 0 {
 		return x.rejectf(line, c, "agent %s would have no tools left (%s)", def.Name, strings.Join(pol.Notes, "; "))
 	}
+	if c.Inputs != "" {
+		if !x.isRemote(def) {
+			return x.rejectf(line, c, "--inputs is for a remote agent (remotes: in the config); %s runs here and takes its task as text", def.Name)
+		}
+		if _, err := parseInputs(c.Inputs); err != nil {
+			return x.rejectf(line, c, "--inputs: %v", err)
+		}
+	}
 	if x.isolated(pol.Tools) && !x.isRemote(def) {
 		if _, err := x.repo(); err != nil {
 			return x.rejectf(line, c, "%v", err)

@@ -108,25 +108,65 @@ func (x *Orchestrator) remoteClient(c provider.Remote) *remote.Client {
 	return &remote.Client{Endpoint: c.URL, Token: token, Sleep: x.clock.Sleep}
 }
 
-// remoteInputs are the invoke inputs for a task: the manifest's task or query field (or its
-// one required string field).
-func remoteInputs(m protocols.Manifest, task string) (map[string]any, error) {
+// parseInputs reads --inputs: a JSON object.
+func parseInputs(s string) (map[string]any, error) {
+	var in map[string]any
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	if err := dec.Decode(&in); err != nil || in == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
+		return nil, fmt.Errorf("want a JSON object, such as '{\"depth\": 3}': %v", err)
+	}
+	if dec.More() {
+		return nil, errors.New("want one JSON object; there is more after it")
+	}
+	return in, nil
+}
+
+// remoteInputs are the invoke inputs for a task: --inputs (a JSON object, "" for none) with the
+// task in the manifest's task or query field (or its one required string field) unless
+// --inputs sets that field itself.
+func remoteInputs(m protocols.Manifest, task, extra string) (map[string]any, error) {
+	in := map[string]any{}
+	if extra != "" {
+		var err error
+		if in, err = parseInputs(extra); err != nil {
+			return nil, fmt.Errorf("--inputs: %w", err)
+		}
+	}
+	field, err := taskField(m)
+	if err != nil {
+		if len(in) > 0 {
+			return in, nil // the inputs say it all
+		}
+		return nil, err
+	}
+	if _, set := in[field]; !set {
+		in[field] = task
+	}
+	return in, nil
+}
+
+// taskField is the input field a task goes in.
+func taskField(m protocols.Manifest) (string, error) {
 	props, _ := m.Spec.Interface.InputSchema["properties"].(map[string]any)
 	isString := func(k string) bool {
 		p, _ := props[k].(map[string]any)
 		return p != nil && (p["type"] == "string" || p["type"] == nil)
 	}
 	if len(props) == 0 {
-		return map[string]any{"task": task}, nil
+		return "task", nil
 	}
 	for _, k := range []string{"task", "query", "prompt", "input"} {
 		if isString(k) {
-			return map[string]any{k: task}, nil
+			return k, nil
 		}
 	}
 	if req, _ := m.Spec.Interface.InputSchema["required"].([]any); len(req) == 1 {
 		if k, _ := req[0].(string); isString(k) {
-			return map[string]any{k: task}, nil
+			return k, nil
 		}
 	}
 	var names []string
@@ -134,7 +174,7 @@ func remoteInputs(m protocols.Manifest, task string) (map[string]any, error) {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	return nil, fmt.Errorf("the remote agent takes structured inputs (%s), with no text field for the task (task or query)", strings.Join(names, ", "))
+	return "", fmt.Errorf("the remote agent takes structured inputs (%s), with no text field for the task (task or query): give them with --inputs '{…}'", strings.Join(names, ", "))
 }
 
 // runRemote is a remote agent's run in place of the native loop.
@@ -176,7 +216,7 @@ func (x *Orchestrator) runRemote(s *sub, deadline time.Time) (res runtime.Result
 		reg.schemas[s.def.Name] = m
 		reg.mu.Unlock()
 	}
-	inputs, err := remoteInputs(m, s.cmd.Task)
+	inputs, err := remoteInputs(m, s.cmd.Task, s.cmd.Inputs)
 	if err == nil {
 		err = m.ValidateInputs(inputs)
 	}

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,5 +36,25 @@ spec: {role: researcher}
 	}
 	if sa := o.state.Subagent("sa-1"); sa.Isolation != nil {
 		t.Error("a remote agent got a worktree")
+	}
+}
+
+// --inputs is for remote agents, and must be a JSON object.
+func TestDelegateInputsChecked(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(RealClock{})
+	defer x.Close("script_end")
+	for line, want := range map[string]string{
+		`/delegate fix it --agent-type builder --inputs '{"depth": 3}'`: "--inputs is for a remote agent",
+	} {
+		r, err := x.Submit(context.Background(), line)
+		if err != nil || !r.Rejected || !strings.Contains(r.Error, want) {
+			t.Errorf("%s: %+v %v", line, r, err)
+		}
+	}
+	for _, bad := range []string{`[1]`, `{"a":1} {"b":2}`, `nope`, `null`} {
+		if _, err := parseInputs(bad); err == nil {
+			t.Errorf("parseInputs(%q) accepted", bad)
+		}
 	}
 }
