@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -349,15 +350,21 @@ func TestServeRemoteDelegation(t *testing.T) {
 		sa1.Capsule.Verification == nil || sa1.Capsule.Verification.Status != "passed" || sa1.Isolation != nil {
 		t.Fatalf("sa-1: %+v", sa1)
 	}
-	// The convergence preferred the remote run with the higher confidence.
-	var done *session.ConvergenceComplete
+	// The remote runs' verdict and confidences decided the convergence: their results differ
+	// (one verified, "verdict passed"), and prefer_higher_confidence took the 0.85 one.
+	var detected *session.ConflictDetected
+	var resolved *session.ConflictResolved
 	for _, e := range evs {
-		if d, ok := e.Data.(session.ConvergenceComplete); ok {
-			done = &d
+		switch d := e.Data.(type) {
+		case session.ConflictDetected:
+			detected = &d
+		case session.ConflictResolved:
+			resolved = &d
 		}
 	}
-	if done == nil || !strings.Contains(out, "quantum computing: error correction") {
-		t.Errorf("convergence: %+v\n%s", done, out)
+	if detected == nil || len(detected.Sides) != 2 || !strings.Contains(fmt.Sprint(detected.Sides[0].Value), "verdict passed") ||
+		resolved == nil || resolved.Method != "prefer_higher_confidence" || resolved.Choice != "sa-1" {
+		t.Errorf("convergence: %+v / %+v", detected, resolved)
 	}
 	// Every transcript event of the remote run is in both recordings.
 	local := transcriptOf(evs, "sa-1")
@@ -396,6 +403,18 @@ func TestServeRemoteDelegation(t *testing.T) {
 		t.Errorf("the structured inputs on the server: %v", err)
 	}
 
+	// The subagent's timeout cancels the remote run too (agent.cancel).
+	start := time.Now()
+	code, _, errOut, rec = runScript(t, ws, "/delegate \"a glacial survey\" --agent-type researcher --timeout 3\n/wait sa-1\n")
+	st, _, _ = record.LoadFile(rec, record.ReadOptions{})
+	sa := st.Subagent("sa-1")
+	if took := time.Since(start); code != 1 || sa == nil || sa.Outcome != session.OutcomeTimeout || took > 20*time.Second {
+		t.Errorf("a remote run past its timeout: exit %d after %v, %+v\n%s", code, took, sa, errOut)
+	}
+	if !containsStr(transcriptOf(mustEvents(t, rec), "sa-1"), "message:the remote run ended: cancelled") {
+		t.Errorf("the remote run was not cancelled: %v", transcriptOf(mustEvents(t, rec), "sa-1"))
+	}
+
 	// A killed server: the client's subagent fails with a clear error, and does not hang.
 	s2 := startServe(t, bin, token)
 	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte("remotes:\n  researcher: {url: \""+s2.url+"\", agent: deep-researcher, token_env: RESEARCH_TOKEN}\n"), 0o644)
@@ -403,7 +422,7 @@ func TestServeRemoteDelegation(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		s2.cmd.Process.Kill()
 	}()
-	start := time.Now()
+	start = time.Now()
 	code, _, errOut, rec = runScript(t, ws, "/delegate \"a glacial survey\" --agent-type researcher\n/wait sa-1\n")
 	if took := time.Since(start); took > 40*time.Second {
 		t.Errorf("the client took %v after the server died", took)
@@ -480,4 +499,13 @@ func TestServeTLS(t *testing.T) {
 			t.Errorf("plain HTTP was answered: %s", b)
 		}
 	}
+}
+
+func mustEvents(t *testing.T, rec string) []session.Event {
+	t.Helper()
+	evs, _, err := record.ReadAll(rec, record.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
 }
