@@ -24,7 +24,10 @@
 // (see auth.go), and sets the agent's mode to match the subagent's permission mode where it
 // has one. Prompt sends the delegation prompt as session/prompt and returns its stop reason;
 // its context ending sends session/cancel and, after a grace period, kills the group. Close
-// always kills the group and reaps the process: no agent outlives its subagent.
+// always kills the group and reaps the process: no agent outlives its subagent. Every kill
+// also kills each process whose environment holds the run's SUMMIT_ACP_RUN mark (RunMarkVar),
+// which the agent's processes inherit: what it started in a session of its own (Claude Code's
+// Bash commands) goes too.
 //
 // What the agent does becomes the subagent's events, through Config.Emit, in the agent's
 // order (session/update notifications are handled in order; a request waits until the updates

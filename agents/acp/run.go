@@ -1,7 +1,10 @@
 package acp
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -81,6 +85,9 @@ type Run struct {
 	sid    sdk.SessionId
 	info   sdk.InitializeResponse
 
+	// mark is RunMarkVar=<id> in the agent's environment, inherited by everything it starts:
+	// how the kill finds what left its process group (see killAll).
+	mark    string
 	exited  chan struct{} // closed when the process has been reaped
 	exitErr error
 	mu      sync.Mutex
@@ -221,6 +228,10 @@ func (r *Run) spawn() error {
 				Text: a.Name + " is not confined to its worktree: this system has no Landlock, so it can write wherever you can"})
 		}
 	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	r.mark = RunMarkVar + "=" + hex.EncodeToString(id[:])
+	env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, RunMarkVar+"=") }), r.mark)
 	cmd, err := r.c.Sandbox.ConfinedCommand(rw, env, path, a.Args...)
 	var inR, inW, outR, outW *os.File
 	if err == nil {
@@ -259,9 +270,9 @@ func (r *Run) spawn() error {
 	r.guard = newLineGuard(outR, r.c.MaxLine)
 	go func() {
 		r.exitErr = cmd.Wait()
-		// What it left running (a child holding stdout open, say) goes with it, and so does
-		// its temp dir, before Close returns.
-		_ = syscall.Kill(-r.pgid, syscall.SIGKILL)
+		// What it left running (a child holding stdout open, a command in a session of its
+		// own, say) goes with it, and so does its temp dir, before Close returns.
+		r.killAll()
 		if tmp != "" {
 			os.RemoveAll(tmp)
 		}
@@ -420,12 +431,63 @@ func (r *Run) Prompt(ctx context.Context, text string) (Turn, error) {
 	return end(res, ErrCancelled)
 }
 
-// kill ends the process group now.
+// kill ends the process group, and whatever the agent started outside it, now.
 func (r *Run) kill() {
 	r.mu.Lock()
 	r.killed = true
 	r.mu.Unlock()
+	r.killAll()
+}
+
+// RunMarkVar is set, to an id of the run's own, in the environment of every agent process:
+// what the agent starts inherits it, even in a process group or session of its own.
+const RunMarkVar = "SUMMIT_ACP_RUN"
+
+// killAll kills the process group, then every process whose environment holds the run's
+// mark: an agent may start its commands outside its group (Claude Code runs each Bash call in
+// a session of its own, setsid), where the group's kill does not reach them and they would
+// outlive an agent that was killed rather than cancelled, or that died. A process forked
+// while the list was read is found the next time round. Where there is no /proc, the group's
+// kill is all there is.
+func (r *Run) killAll() {
 	_ = syscall.Kill(-r.pgid, syscall.SIGKILL)
+	if r.mark == "" {
+		return
+	}
+	for range 10 {
+		pids := markedProcs(r.mark)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// markedProcs lists the processes whose environment holds kv (a zombie's is empty). Only our
+// own processes' environments can be read.
+func markedProcs(kv string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	self := os.Getpid()
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, []byte(kv)) {
+			continue
+		}
+		for v := range bytes.SplitSeq(env, []byte{0}) {
+			if string(v) == kv {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Close kills the process group (whatever is left of it), reaps the process, closes the

@@ -73,31 +73,7 @@ func TestACPRealCodex(t *testing.T) {
 	acpUserConfigDir = func() string { return "" }
 	t.Cleanup(func() { acpUserConfigDir = oldDir })
 
-	srv := newTapeServer(t, realCodexTape, "codex.yaml")
-	home := t.TempDir()
-	codexHome := filepath.Join(home, ".codex")
-	if err := os.MkdirAll(codexHome, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write(t, codexHome, "config.toml", `model = "gpt-5.1-codex"
-model_provider = "tapes"
-check_for_update_on_startup = false
-
-[model_providers.tapes]
-name = "tapes"
-base_url = "`+srv.URL+`/v1"
-env_key = "OPENAI_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-`)
-	const key = "test-key-not-secret-e2e"
-	c.config(map[string]any{"codex-real": map[string]any{"command": bin, "env": map[string]string{
-		"OPENAI_API_KEY": key, "CODEX_HOME": codexHome, "HOME": home,
-	}}})
+	srv, codexHome, home, key := startRealCodex(t, c, bin, realCodexTape)
 
 	o := c.live(nil, "/delegate write greeting.txt saying hello --agent-type codex-real", "/wait sa-1")
 	t.Logf("the delegation took %v", time.Since(start).Round(time.Millisecond))
@@ -191,4 +167,37 @@ enabled = false
 			t.Errorf("a request was refused: %s", l)
 		}
 	}
+}
+
+// startRealCodex serves tape as the OpenAI Responses API and configures the agent codex-real
+// to run the adapter bin against it, through a model provider in the config.toml of a
+// CODEX_HOME in a temporary home. key is the agent's API key.
+func startRealCodex(t *testing.T, c *acpCase, bin, tape string) (srv *tapeServer, codexHome, home, key string) {
+	t.Helper()
+	srv = newTapeServer(t, tape, "codex.yaml")
+	home = t.TempDir()
+	codexHome = filepath.Join(home, ".codex")
+	if err := os.MkdirAll(codexHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, codexHome, "config.toml", `model = "gpt-5.1-codex"
+model_provider = "tapes"
+check_for_update_on_startup = false
+
+[model_providers.tapes]
+name = "tapes"
+base_url = "`+srv.URL+`/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+`)
+	key = "test-key-not-secret-e2e"
+	c.config(map[string]any{"codex-real": map[string]any{"command": bin, "env": map[string]string{
+		"OPENAI_API_KEY": key, "CODEX_HOME": codexHome, "HOME": home,
+	}}})
+	return srv, codexHome, home, key
 }

@@ -161,18 +161,7 @@ func TestACPRealGeminiCLI(t *testing.T) {
 	acpUserConfigDir = func() string { return "" }
 	t.Cleanup(func() { acpUserConfigDir = oldDir })
 
-	srv := newTapeServer(t, realGeminiTape, "gemini.yaml")
-
-	// Gemini CLI's own state (settings, trusted folders, sessions) lives in a temporary HOME:
-	// no user settings apply and nothing is left behind. The workspace is trusted (else it
-	// refuses allow_always and runs in a restricted mode), and it does not relaunch itself.
-	home := t.TempDir()
-	const key = "test-key-not-secret-e2e"
-	c.config(map[string]any{"gemini-real": map[string]any{"command": bin, "args": []string{"--acp"}, "env": map[string]string{
-		"GOOGLE_GEMINI_BASE_URL": srv.URL, "GEMINI_API_KEY": key, "GEMINI_MODEL": "summit-main",
-		"HOME": home, "GEMINI_CLI_HOME": home, "GEMINI_CLI_NO_RELAUNCH": "true",
-		"GEMINI_TELEMETRY_ENABLED": "false", "GEMINI_CLI_TRUST_WORKSPACE": "true",
-	}}})
+	srv, home, key := startRealGemini(t, c, bin, realGeminiTape)
 
 	o := c.live(nil, "/delegate write greeting.txt saying hello --agent-type gemini-real", "/wait sa-1")
 	t.Logf("the delegation took %v", time.Since(start).Round(time.Millisecond))
@@ -244,4 +233,22 @@ func TestACPRealGeminiCLI(t *testing.T) {
 			t.Errorf("a request was refused: %s", l)
 		}
 	}
+}
+
+// startRealGemini serves tape as the Gemini API and configures the agent gemini-real to run
+// bin (gemini --acp) against it. Gemini CLI's own state (settings, trusted folders, sessions)
+// lives in a temporary HOME: no user settings apply and nothing is left behind. The workspace
+// is trusted (else it refuses allow_always and runs in a restricted mode), and it does not
+// relaunch itself. key is the agent's API key.
+func startRealGemini(t *testing.T, c *acpCase, bin, tape string) (srv *tapeServer, home, key string) {
+	t.Helper()
+	srv = newTapeServer(t, tape, "gemini.yaml")
+	home = t.TempDir()
+	key = "test-key-not-secret-e2e"
+	c.config(map[string]any{"gemini-real": map[string]any{"command": bin, "args": []string{"--acp"}, "env": map[string]string{
+		"GOOGLE_GEMINI_BASE_URL": srv.URL, "GEMINI_API_KEY": key, "GEMINI_MODEL": "summit-main",
+		"HOME": home, "GEMINI_CLI_HOME": home, "GEMINI_CLI_NO_RELAUNCH": "true",
+		"GEMINI_TELEMETRY_ENABLED": "false", "GEMINI_CLI_TRUST_WORKSPACE": "true",
+	}}})
+	return srv, home, key
 }
