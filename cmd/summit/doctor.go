@@ -16,6 +16,7 @@ import (
 
 	"github.com/summit-dev/summit/agents/acp"
 	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/agents/remote"
 	"github.com/summit-dev/summit/session"
 )
 
@@ -85,6 +86,7 @@ Exit codes: 0 nothing wrong, 1 a problem was found, 2 usage (a config that does 
 				problems += doctorProvider(stdout, router.Info(n), want[n], client)
 			}
 			problems += doctorACP(stdout, cfg.ACPAgents)
+			problems += doctorRemotes(stdout, cfg.Remotes)
 			if problems > 0 {
 				return &exitError{exitBad, fmt.Errorf("%s found", session.Plural(problems, "problem"))}
 			}
@@ -160,6 +162,32 @@ func doctorACP(w io.Writer, configured map[string]provider.ACPAgent) int {
 		} else {
 			fmt.Fprintf(w, "✓ %s: %s (ACP agent, --agent-type %s)\n", a.Name, a.Command, a.Name)
 		}
+	}
+	return problems
+}
+
+// doctorRemotes checks that each remote ABI agent answers agent.schema (its token read from
+// token_env, never shown); it returns the problems.
+func doctorRemotes(w io.Writer, remotes map[string]provider.Remote) int {
+	problems := 0
+	for _, name := range slices.Sorted(maps.Keys(remotes)) {
+		r := remotes[name]
+		if r.TokenEnv != "" && os.Getenv(r.TokenEnv) == "" {
+			problems++
+			fmt.Fprintf(w, "✗ remotes.%s: %s is not set (the bearer token of %s)\n", session.Sanitize(name), session.Sanitize(r.TokenEnv), session.Sanitize(r.URL))
+			continue
+		}
+		c := &remote.Client{Endpoint: r.URL, Token: os.Getenv(r.TokenEnv), HTTP: &http.Client{Timeout: 10 * time.Second}, Retries: 1}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		m, err := c.Schema(ctx, orDefault(r.Agent, name))
+		cancel()
+		if err != nil {
+			problems++
+			fmt.Fprintf(w, "✗ remotes.%s: %s\n", session.Sanitize(name), session.Sanitize(err.Error()))
+			continue
+		}
+		fmt.Fprintf(w, "✓ remotes.%s: %s at %s (%s)\n", session.Sanitize(name), session.Sanitize(m.Metadata.Name), session.Sanitize(r.URL),
+			session.Sanitize(firstLine(m.Metadata.Description, 60)))
 	}
 	return problems
 }

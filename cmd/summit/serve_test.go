@@ -403,6 +403,16 @@ func TestServeRemoteDelegation(t *testing.T) {
 		t.Errorf("the structured inputs on the server: %v", err)
 	}
 
+	// summit doctor reaches the remote agent; with a wrong token it says what the server said.
+	if code, out, _ := summit(t, "doctor", "--workspace", ws); !strings.Contains(out, "✓ remotes.researcher: deep-researcher at "+s.url) {
+		t.Errorf("doctor (exit %d):\n%s", code, out)
+	}
+	t.Setenv("RESEARCH_TOKEN", "wrong")
+	if code, out, _ := summit(t, "doctor", "--workspace", ws); code == 0 || !strings.Contains(out, "✗ remotes.researcher:") || !strings.Contains(out, "wrong") {
+		t.Errorf("doctor with a wrong token (exit %d):\n%s", code, out)
+	}
+	t.Setenv("RESEARCH_TOKEN", token)
+
 	// The subagent's timeout cancels the remote run too (agent.cancel).
 	start := time.Now()
 	code, _, errOut, rec = runScript(t, ws, "/delegate \"a glacial survey\" --agent-type researcher --timeout 3\n/wait sa-1\n")
