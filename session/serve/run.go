@@ -59,6 +59,13 @@ func (rn *run) stop(why string) {
 	close(rn.stopNow)
 }
 
+// isEnded reports whether the run's session has closed.
+func (rn *run) isEnded() bool {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	return rn.ended
+}
+
 // recorded wakes the followers of the run's events.
 func (rn *run) recorded() {
 	rn.mu.Lock()

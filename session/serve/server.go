@@ -68,6 +68,7 @@ type Server struct {
 	mu sync.Mutex
 	// runs are every run of this server, by id; active counts those still running.
 	runs   map[string]*run
+	order  []string // run ids, oldest first: finished runs beyond MaxKept are forgotten
 	active int
 	closed bool
 	wg     sync.WaitGroup
@@ -88,6 +89,23 @@ func New(r Runner, o Options) *Server {
 		o.Log = func(string) {}
 	}
 	return &Server{o: o, r: r, runs: map[string]*run{}}
+}
+
+// MaxKept is how many runs the server remembers for agent.status and their event streams:
+// beyond it the oldest finished ones are forgotten (their recordings stay).
+const MaxKept = 1000
+
+// forget drops the oldest finished runs beyond MaxKept. s.mu is held.
+func (s *Server) forget() {
+	for i := 0; len(s.runs) > MaxKept && i < len(s.order); {
+		id := s.order[i]
+		if rn := s.runs[id]; rn != nil && !rn.isEnded() {
+			i++
+			continue
+		}
+		delete(s.runs, id)
+		s.order = append(s.order[:i], s.order[i+1:]...)
+	}
 }
 
 // Server-defined JSON-RPC error codes.
@@ -272,7 +290,7 @@ func (s *Server) schema(agentID string) (any, *protocols.RPCError) {
 // {"v":1,"seq":N (0 when it does not).
 func seqOf(line []byte) uint64 {
 	i := bytes.Index(line, []byte(`"seq":`))
-	if i < 0 || i > 16 {
+	if !bytes.HasPrefix(line, []byte(`{"v":`)) || i < 0 || i > 10 {
 		return 0
 	}
 	var n uint64
@@ -336,6 +354,7 @@ func (s *Server) invoke(ctx context.Context, p protocols.InvokeParams) (any, *pr
 	}
 	rn := newRun(p, m, b)
 	s.runs[rn.id] = rn
+	s.order = append(s.order, rn.id)
 	s.active++
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -344,6 +363,7 @@ func (s *Server) invoke(ctx context.Context, p protocols.InvokeParams) (any, *pr
 		s.execute(rn)
 		s.mu.Lock()
 		s.active--
+		s.forget()
 		s.mu.Unlock()
 	}()
 	if p.Wait != nil && !*p.Wait {
