@@ -93,7 +93,7 @@ const serveTapes = `tapes:
 type server struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	ws     string
 }
 
@@ -111,13 +111,13 @@ func startServe(t *testing.T, bin, token string, extra ...string) *server {
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--workspace", ws, "--tapes", tapes, "--approve", "all"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), serveTokenEnv+"="+token)
-	var errb bytes.Buffer
+	errb := &lockedBuffer{}
 	pr, pw := io.Pipe()
-	cmd.Stderr = io.MultiWriter(&errb, pw)
+	cmd.Stderr = io.MultiWriter(errb, pw)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, stderr: &errb, ws: ws}
+	s := &server{cmd: cmd, stderr: errb, ws: ws}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
