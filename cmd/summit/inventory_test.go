@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/record"
@@ -50,6 +51,9 @@ func TestAgentFilesTakeEffectNextSession(t *testing.T) {
 	if strings.Contains(errOut, "changed since the last session") {
 		t.Errorf("the first session named changes:\n%s", errOut)
 	}
+	// File times come from the kernel's coarse clock, a few ms behind time.Now: a file
+	// written at once after a session ended can carry a time inside it.
+	time.Sleep(50 * time.Millisecond)
 	os.MkdirAll(filepath.Join(ws, ".summit"), 0o700)
 	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte("web_allow_hosts: [docs.internal]\n"), 0o600)
 
