@@ -714,6 +714,10 @@ type ScriptConfig struct {
 	// simulated clock, so tapes with sleeps and streaming rates run instantly and in the same
 	// order every time.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock Sleep waits on (time.Now for the default Sleep): words are paced
+	// against deadlines on it, so the time each sleep overshoots is not added up over a long
+	// reply (a stream keeps its tape's rate). Without it a custom Sleep is taken as exact.
+	Now func() time.Time
 }
 
 type script struct{ c ScriptConfig }
@@ -721,6 +725,9 @@ type script struct{ c ScriptConfig }
 // NewScript returns the script provider over tapes.
 func NewScript(c ScriptConfig) Provider {
 	if c.Sleep == nil {
+		if c.Now == nil {
+			c.Now = time.Now // the clock the default Sleep waits on
+		}
 		c.Sleep = func(ctx context.Context, d time.Duration) error {
 			t := time.NewTimer(d)
 			defer t.Stop()
@@ -775,6 +782,8 @@ type scriptStream struct {
 	steps   []Step
 	pending []Delta
 	wait    time.Duration // before each pending text delta
+	next    time.Time     // when the next paced delta is due (zero: at the first one)
+	slept   time.Duration // what this stream slept: its clock when the config has no Now
 	calls   int
 	out     int64
 	done    bool
@@ -791,8 +800,19 @@ func (s *scriptStream) Next() (Delta, error) {
 			d := s.pending[0]
 			s.pending = s.pending[1:]
 			if s.wait > 0 && (d.Kind == DeltaText || d.Kind == DeltaThinking) {
-				if err := s.p.c.Sleep(s.ctx, s.wait); err != nil {
-					return Delta{}, err
+				now := time.Time{}.Add(s.slept)
+				if s.p.c.Now != nil {
+					now = s.p.c.Now()
+				}
+				if s.next.IsZero() {
+					s.next = now
+				}
+				s.next = s.next.Add(s.wait)
+				if d := s.next.Sub(now); d > 0 {
+					if err := s.p.c.Sleep(s.ctx, d); err != nil {
+						return Delta{}, err
+					}
+					s.slept += d
 				}
 			}
 			if d.Kind == DeltaText {
@@ -814,7 +834,7 @@ func (s *scriptStream) Next() (Delta, error) {
 		}
 		st := s.steps[0]
 		s.steps = s.steps[1:]
-		s.wait = 0
+		s.wait, s.next = 0, time.Time{}
 		if s.tape.Rate > 0 {
 			s.wait = time.Duration(float64(time.Second) / s.tape.Rate)
 		}

@@ -61,7 +61,10 @@ func TestScriptTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	var slept time.Duration
-	p := NewScript(ScriptConfig{Tapes: tapes, Sleep: func(_ context.Context, d time.Duration) error { slept += d; return nil }})
+	// A fake clock: the sleeps advance it, nothing else does.
+	var now time.Time
+	p := NewScript(ScriptConfig{Tapes: tapes, Sleep: func(_ context.Context, d time.Duration) error { slept += d; now = now.Add(d); return nil },
+		Now: func() time.Time { return now }})
 	req := Request{Agent: "analyzer", AgentType: "analyzer", Task: "find TODO markers", Attempt: 1}
 
 	// Turn 1: thinking and text streamed word by word at 10 words/s, then both tool calls.
@@ -446,5 +449,30 @@ func TestParseTapeBranchErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// Words are paced against deadlines: a sleep that overshoots (a loaded machine) is made up on
+// the next word, so a long reply keeps its tape's rate instead of adding every overshoot.
+func TestScriptPaceKeepsRate(t *testing.T) {
+	tapes, err := ParseTapes([]byte("tapes:\n  - name: long\n    match: {agent: a}\n    rate: 10\n    steps:\n      - say: \"one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty\"\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var now time.Time
+	p := NewScript(ScriptConfig{Tapes: tapes, Now: func() time.Time { return now },
+		Sleep: func(_ context.Context, d time.Duration) error { now = now.Add(d + 20*time.Millisecond); return nil }}) // 20 ms late each time
+	st, err := p.Stream(context.Background(), Request{Agent: "a", Task: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := st.Next(); err != nil {
+			break
+		}
+	}
+	// 20 words at 10/s: 2 s of tape; at most one overshoot (20 ms) on top, not 20 of them.
+	if got := now.Sub(time.Time{}); got < 2*time.Second || got > 2*time.Second+25*time.Millisecond {
+		t.Errorf("the reply took %v of clock, want 2s (plus one overshoot)", got)
 	}
 }

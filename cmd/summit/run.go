@@ -145,7 +145,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	// is simulated depends on the routing: decide the routing first with a probe.
 	var clock live.Clock = live.RealClock{}
 	sleep := func(ctx context.Context, d time.Duration) error { return clock.Sleep(ctx, d) }
-	script := provider.NewScript(provider.ScriptConfig{Tapes: tapes, Sleep: sleep})
+	script := provider.NewScript(provider.ScriptConfig{Tapes: tapes, Sleep: sleep, Now: func() time.Time { return clock.Now() }})
 	router := provider.NewRouter(cfg, script, os.Getenv)
 	switch {
 	case f.provider != "":

@@ -65,7 +65,7 @@ func (h *harness) start(clock Clock) *Orchestrator {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	script := provider.NewScript(provider.ScriptConfig{Tapes: tapes, Sleep: clock.Sleep})
+	script := provider.NewScript(provider.ScriptConfig{Tapes: tapes, Sleep: clock.Sleep, Now: clock.Now})
 	rec, err := record.OpenRecorderFile(h.rec, record.RecorderOptions{})
 	if err != nil {
 		h.t.Fatal(err)

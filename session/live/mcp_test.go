@@ -62,7 +62,7 @@ func mcpSession(t *testing.T, h *harness, servers map[string]provider.MCPServer,
 		t.Fatal(err)
 	}
 	clock := NewSimClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-	prov := provider.NewScript(provider.ScriptConfig{Tapes: ts, Sleep: clock.Sleep})
+	prov := provider.NewScript(provider.ScriptConfig{Tapes: ts, Sleep: clock.Sleep, Now: clock.Now})
 	rec, err := record.OpenRecorderFile(h.rec, record.RecorderOptions{})
 	if err != nil {
 		t.Fatal(err)
