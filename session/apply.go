@@ -126,7 +126,7 @@ func Apply(s *State, e Event) error {
 		}
 		s.Counters.Notes++
 		if sa != nil {
-			sa.Transcript.add(Item{Seq: e.Seq, Kind: ItemUser}, d.Text)
+			sa.Transcript.add(Item{Seq: e.Seq, Kind: ItemUser}, d.Text, s.ref())
 			s.log(e, "note", d.Text, "to "+sa.ID)
 		} else {
 			s.log(e, "note", d.Text, "")
@@ -577,30 +577,30 @@ func (s *State) typeCounters(agentType string) *TypeCounters {
 // transcript folds one TranscriptEvent into the subagent's store and, while a monitor handoff
 // is open, mirrors each new item into the parent log.
 func (s *State) transcript(e Event, sa *Subagent, d TranscriptEvent) {
-	t := sa.Transcript
+	t, ref := sa.Transcript, s.ref()
 	before := t.Len()
 	switch d.EventType {
 	case TranscriptToken:
-		t.extend(e.Seq, TranscriptToken, d.Text)
+		t.extend(e.Seq, TranscriptToken, d.Text, ref)
 		sa.StreamedBytes += len(d.Text)
 	case TranscriptThinking:
-		t.extend(e.Seq, TranscriptThinking, d.Text)
+		t.extend(e.Seq, TranscriptThinking, d.Text, ref)
 	case TranscriptToolCall:
-		t.add(Item{Seq: e.Seq, Kind: d.EventType, Tool: d.Tool, CallID: d.CallID, Args: d.Args}, "")
+		t.add(Item{Seq: e.Seq, Kind: d.EventType, Tool: d.Tool, CallID: d.CallID, Args: d.Args}, "", ref)
 		sa.ToolCalls++
 		s.Counters.ToolCalls++
 		sa.CurrentTool, sa.currentCallID = d.Tool, d.CallID
 	case TranscriptToolResult:
-		t.add(Item{Seq: e.Seq, Kind: d.EventType, Tool: d.Tool, CallID: d.CallID, IsError: d.IsError}, d.Result)
+		t.add(Item{Seq: e.Seq, Kind: d.EventType, Tool: d.Tool, CallID: d.CallID, IsError: d.IsError}, d.Result, ref)
 		if sa.currentCallID == d.CallID {
 			sa.CurrentTool, sa.currentCallID = "", ""
 		}
 	case TranscriptPolicyDenied:
-		t.add(Item{Seq: e.Seq, Kind: d.EventType, Tool: d.Tool, IsError: true}, d.Reason)
+		t.add(Item{Seq: e.Seq, Kind: d.EventType, Tool: d.Tool, IsError: true}, d.Reason, ref)
 		sa.PolicyDenials++
 		s.Counters.PolicyDenials++
 	default: // subagent_start, message, error
-		t.add(Item{Seq: e.Seq, Kind: d.EventType, IsError: d.EventType == TranscriptError}, d.Text)
+		t.add(Item{Seq: e.Seq, Kind: d.EventType, IsError: d.EventType == TranscriptError}, d.Text, ref)
 		// ACP (agents/acp) ---: a plan message names the step the tree shows.
 		if d.EventType == TranscriptMessage && d.Tool == PlanTool {
 			sa.PlanStep, _ = d.Args["step"].(string)

@@ -10,6 +10,20 @@
 // same fold, so a replay is the live session, frame for frame. Apply reads no clock, file or
 // randomness; the only times it knows are the events' ts.
 //
+// # Transcript text and checkpoints
+//
+// A State keeps transcript items as metadata (seq, kind, tool, call id, flags) in append-only
+// chunked stores that clones share, so Clone costs O(1) per transcript and Checkpoint (the
+// frozen copy replay keeps every few megabytes) costs only what changed since the previous
+// checkpoint. Their text lives in memory by default. A state given a TextStore
+// (SetTextStore) instead records, for each transcript event, where its line lies in the
+// recording (ApplyAt passes the event's Loc: offset and length) and reads the text back
+// through the store's TextSource, with a cache bounded by bytes, when Transcript.Text or
+// Transcript.Item is called: a replay or a recorded live session then holds a few bytes per
+// event, not the text. The fold itself still does no I/O: ApplyAt only notes the Loc, and the
+// text source is the caller's (record.FileSource, record.PathSource). An event folded without
+// a Loc keeps its text in memory, so both kinds mix in one transcript.
+//
 // # Schema v1
 //
 // The wire format (the JSONL envelope, the line cap) is described in session/record.

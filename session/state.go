@@ -46,6 +46,11 @@ type State struct {
 	convergences map[string]*Convergence
 	conflicts    map[string]*Conflict
 	permissions  map[string]*Permission
+
+	// text, when set, keeps transcript text in the recording (see SetTextStore); at is where
+	// the event being folded lies (ApplyAt).
+	text *TextStore
+	at   Loc
 }
 
 // Subagent statuses.
@@ -413,8 +418,8 @@ func (s *State) Running() int {
 }
 
 // Clone returns a deep copy that later Apply calls on either side cannot affect. Transcripts
-// share their append-only bytes, so a clone costs O(items), not O(text): replay keeps clones
-// as checkpoints for seeking backwards.
+// share their append-only stores, so cloning one costs O(1), not O(items) or O(text): replay
+// keeps clones as checkpoints. A clone shares the state's TextStore.
 func (s *State) Clone() *State {
 	c := *s
 	c.Info.AllowedTools = append([]string(nil), s.Info.AllowedTools...)
@@ -450,6 +455,7 @@ func (s *State) Clone() *State {
 		c.Convergences[i] = &n
 		c.convergences[n.ID] = &n
 	}
+	c.Applies = cloneApplies(s.Applies)
 	c.permissions = make(map[string]*Permission, len(s.permissions))
 	c.Permissions = make([]*Permission, len(s.Permissions))
 	for i, p := range s.Permissions {

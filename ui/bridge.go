@@ -9,10 +9,17 @@ import (
 	"github.com/summit-dev/summit/session"
 )
 
+// FrameRate is the workbench's frames a second: the program's renderer runs at it
+// (tea.WithFPS) and the Bridge delivers events at most that often. 30 keeps streaming text
+// smooth and typing prompt, while an idle workbench wakes half as often as at Bubble Tea's
+// default 60 (its renderer's timer runs even when nothing changes) and a busy one draws and
+// diffs half as many screens.
+const FrameRate = 30
+
 // Bridge carries the orchestrator's events to the program: Push (the OnEvent hook) only
 // appends to a buffer; one goroutine sends what has gathered as a single EventsMsg at most
 // once per frame. Nothing is ever dropped (the fold needs every event), and a burst of
-// 50 k tokens a second costs the UI ~60 updates a second, not 50 k.
+// 50 k tokens a second costs the UI FrameRate updates a second, not 50 k.
 type Bridge struct {
 	mu   sync.Mutex
 	buf  []session.Event
@@ -35,7 +42,7 @@ func (b *Bridge) Push(e session.Event) {
 
 // Run sends batches with send until done is closed, then sends what is left.
 func (b *Bridge) Run(send func(tea.Msg), done <-chan struct{}) {
-	const frame = time.Second / 60
+	const frame = time.Second / FrameRate
 	for {
 		select {
 		case <-b.wake:

@@ -106,19 +106,29 @@ type Model struct {
 	waitMemo    []session.Waiting // waiting(), kept for waitMemoKey
 	waitMemoKey waitKey
 
-	help      bool
-	helpTop   int
-	panel     []string // a command's multi-line output, shown over the body
-	panelName string
-	panelTop  int
-	waits     []string // ids a /wait in flight waits for
-	waitLine  string
-	quitArm   bool // ctrl+c pressed once while subagents run
-	frame     int
-	ticking   bool
-	busy      int // submits in flight
-	quitting  bool
-	foldErr   string
+	help       bool
+	helpTop    int
+	panel      []string // a command's multi-line output, shown over the body
+	panelName  string
+	panelTop   int
+	waits      []string // ids a /wait in flight waits for
+	waitLine   string
+	quitArm    bool // ctrl+c pressed once while subagents run
+	frame      int
+	ticking    bool
+	busy       int      // submits in flight or waiting their turn
+	pending    []string // lines waiting for the reply to the one before (dispatch)
+	submitting bool     // a line sent in turn has no reply yet
+	quitting   bool
+	foldErr    string
+
+	treeLines lineCache[rowKey] // the tree's rows drawn for the last frame
+	// still is set by an Update that changed nothing on screen: View returns the last frame.
+	still     bool
+	lastFrame tea.View
+	drawn     bool              // lastFrame holds a frame
+	eventsAt  time.Time         // when the last EventsMsg was folded (wall clock)
+	rowMemo   map[string]*saRow // each subagent's row pieces, with what they were made from
 }
 
 // New returns a model over an empty session (events arrive as EventsMsg), or over a replay.
@@ -188,8 +198,9 @@ func (m *Model) graceTick() tea.Cmd {
 }
 
 type replyMsg struct {
-	line  string
-	reply Reply
+	line    string
+	reply   Reply
+	ordered bool // sent in turn (send): the next waiting line goes when this reply is in
 }
 
 // tick keeps spinners and elapsed times moving while something runs; it stops when the
@@ -204,6 +215,7 @@ func (m *Model) tick() tea.Cmd {
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m.still = false
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
@@ -211,9 +223,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.BackgroundColorMsg:
 		dark := msg.IsDark()
 		m.sty, m.md = newStyles(dark), newMDCache(dark)
+		m.treeLines = lineCache[rowKey]{}
+		for _, v := range m.views {
+			v.cache = map[int]wrapped{} // drawn in the old theme's colours
+		}
 		m.in.SetStyles(textinput.DefaultStyles(dark))
 		return m, nil
 	case EventsMsg:
+		m.eventsAt = time.Now()
 		m.fold(msg)
 		m.followHandoff(msg)
 		m.waitProgress()
@@ -225,7 +242,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		m.ticking = false
 		m.frame++
+		ib, notice := m.ib, m.notice
 		m.autoPrompt()
+		// While events stream, the next batch comes within a frame (FrameRate) and shows the spinner's
+		// step: this tick draws nothing of its own.
+		m.still = m.ib == ib && m.notice == notice && time.Since(m.eventsAt) < 50*time.Millisecond
 		return m, tea.Batch(m.tick(), m.graceTick())
 	case graceMsg:
 		m.autoPrompt()
@@ -255,6 +276,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd := m.key(msg)
 		return m, tea.Batch(cmd, m.graceTick())
 	}
+	m.still = true // a message the workbench does not use (terminal reports, a nil result)
 	return m, nil
 }
 
@@ -270,6 +292,21 @@ func (m *Model) fold(evs []session.Event) {
 
 func (m *Model) onReply(r replyMsg) tea.Cmd {
 	m.busy--
+	var next tea.Cmd
+	if r.ordered {
+		m.submitting = false
+		if r.reply.Quit {
+			m.pending = nil // quitting: what was typed after /quit is not sent
+		}
+		if len(m.pending) > 0 {
+			next = m.dispatch(m.pending[0])
+			m.pending = m.pending[1:]
+		}
+	}
+	return tea.Batch(m.reply(r), next)
+}
+
+func (m *Model) reply(r replyMsg) tea.Cmd {
 	rep := r.reply
 	switch {
 	case rep.Quit:
@@ -314,10 +351,32 @@ func (m *Model) send(line string, keep bool) tea.Cmd {
 		return nil
 	}
 	m.busy++
-	b := m.o.Backend
-	cmds := []tea.Cmd{func() tea.Msg { return replyMsg{line: line, reply: b.Submit(line)} }, m.tick()}
+	cmds := []tea.Cmd{m.tick()}
+	if m.submitting && !isWait(line) {
+		m.pending = append(m.pending, line)
+	} else {
+		cmds = append(cmds, m.dispatch(line))
+	}
 	if save := m.o.SaveHistory; save != nil && keep {
 		cmds = append(cmds, func() tea.Msg { save(line); return nil })
 	}
 	return tea.Batch(cmds...)
+}
+
+// dispatch submits a line in a Cmd. Lines reach the backend in the order they were sent, each
+// after the reply to the one before (Cmds run concurrently: lines typed quickly, a /delegate
+// then a /converge of what it starts, would otherwise race); a /wait, which may block for
+// long, goes at once and holds nothing up.
+func (m *Model) dispatch(line string) tea.Cmd {
+	b := m.o.Backend
+	ordered := !isWait(line)
+	if ordered {
+		m.submitting = true
+	}
+	return func() tea.Msg { return replyMsg{line: line, reply: b.Submit(line), ordered: ordered} }
+}
+
+func isWait(line string) bool {
+	c, err := commands.Parse(line)
+	return err == nil && c.Name() == "wait"
 }

@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -18,18 +20,28 @@ import (
 // Replay drives the workbench from a recording: the same views over the same fold.
 //
 // The recording is indexed once (offsets, seq, ts, type: no decoding), so opening a large
-// file costs one read of it and the first frame decodes one event. Moving forward decodes
-// and folds only the events passed; a checkpoint (a clone of the state) is kept every
-// checkpointEvery events, so seeking backwards restores the nearest one and folds forward at
-// most that many events.
+// file costs one read of it and the first frame decodes one event. The state keeps transcript
+// text in the recording (a session.TextStore reading it back through a bounded cache), so a
+// state and a clone of it are small. A background goroutine folds the whole recording ahead
+// (two goroutines decode ahead, one folds), and keeps a checkpoint every checkpointBytes of
+// the recording (session.State.Checkpoint: it shares what has not changed since the previous
+// one, so checkpoints cost memory linear in the recording); a seek restores the nearest
+// checkpoint at or before its target (Clone) and folds forward at most that far, decoding in
+// two halves at once. A seek beyond what the background fold has reached, and farther than
+// syncBytes from its last checkpoint, does not block: it waits (Pending) while the keys stay
+// live, and completes on a later Poll.
 type Replay struct {
 	ra    io.ReaderAt
 	close func() error
 	ix    *record.Index
+	text  *session.TextStore
 	pos   int // events applied
 	st    *session.State
-	ckpt  map[int]*session.State
 	marks []int // event indexes of markers
+	// pending is the target of a seek waiting for the background fold (-1: none).
+	pending int
+	polling bool // a poll tick is armed (ui)
+	bg      *folder
 
 	Playing bool
 	Speed   float64       // 0.25× … 16×
@@ -37,15 +49,46 @@ type Replay struct {
 	err     string
 }
 
-const checkpointEvery = 4096
+// checkpointBytes is the recording between two checkpoints (and checkpointEvents the most
+// events): a seek folds at most that much. syncBytes is the most a seek folds before it
+// answers; a seek that would fold more waits for the background fold.
+// (Variables for tests.)
+var (
+	checkpointBytes  int64 = 2 << 20
+	checkpointEvents       = 1 << 15
+	syncBytes        int64 = 6 << 20
+	foldBatch              = 1024
+	// foldHook, when set, runs before the background fold folds each batch (tests slow it).
+	foldHook func()
+)
+
+// checkpoint is the state after pos events, and the first fold error before it.
+type checkpoint struct {
+	pos int
+	st  *session.State
+	err string
+}
+
+// folder is the background fold: it folds the recording from the start, once, keeping a
+// checkpoint every checkpointBytes.
+type folder struct {
+	mu     sync.Mutex
+	ckpts  []checkpoint // ascending pos; ckpts[0] is the empty state
+	folded int          // events folded so far
+	ioErr  error        // a read error that stopped it
+	stop   chan struct{}
+	done   chan struct{}
+	// caughtUp is closed when it has folded every event (or stopped).
+	caughtUp chan struct{}
+}
 
 // speeds are the replay speeds +/- step through.
 var speeds = []float64{0.25, 0.5, 1, 2, 4, 8, 16}
 
 // markerTypes are the events that make a timeline marker.
-var markerTypes = map[session.Type]bool{
-	session.TypeSubagentSpawned: true, session.TypeHandoffInitiated: true, session.TypePermissionRequested: true,
-	session.TypeConflictDetected: true, session.TypeSubagentStop: true, session.TypeConvergenceComplete: true,
+var markerTypes = []session.Type{
+	session.TypeSubagentSpawned, session.TypeHandoffInitiated, session.TypePermissionRequested,
+	session.TypeConflictDetected, session.TypeSubagentStop, session.TypeConvergenceComplete,
 }
 
 // OpenReplay indexes a recording and shows its first event.
@@ -61,7 +104,7 @@ func OpenReplay(path string, opts record.ReadOptions) (*Replay, error) {
 	r := newReplay(ix, f, f.Close)
 	if ix.Len() > 0 {
 		if err := r.Seek(1); err != nil {
-			f.Close()
+			r.Close()
 			return nil, err
 		}
 	}
@@ -69,19 +112,137 @@ func OpenReplay(path string, opts record.ReadOptions) (*Replay, error) {
 }
 
 func newReplay(ix *record.Index, ra io.ReaderAt, closer func() error) *Replay {
-	r := &Replay{ra: ra, close: closer, ix: ix, st: &session.State{}, ckpt: map[int]*session.State{0: {}}, Speed: 1, IdleCap: 2 * time.Second}
-	for i := 0; i < ix.Len(); i++ {
-		if markerTypes[ix.Type(i)] {
-			r.marks = append(r.marks, i)
-		}
-	}
+	text := session.NewTextStore(record.NewFileSource(ra), 0)
+	empty := &session.State{}
+	empty.SetTextStore(text)
+	r := &Replay{ra: ra, close: closer, ix: ix, text: text, st: empty.Clone(), pending: -1, Speed: 1, IdleCap: 2 * time.Second}
+	r.marks = ix.Positions(markerTypes...)
+	r.bg = &folder{ckpts: []checkpoint{{pos: 0, st: empty}}, stop: make(chan struct{}), done: make(chan struct{}), caughtUp: make(chan struct{})}
+	go r.bg.run(ix, ra, empty.Clone())
 	return r
 }
 
-// Close releases the recording.
+// run folds every event into st, keeping checkpoints, until done or stopped. Two goroutines
+// read and decode batches ahead (decoding is most of the cost), this one folds them in order.
+func (f *folder) run(ix *record.Index, ra io.ReaderAt, st *session.State) {
+	defer close(f.done)
+	defer close(f.caughtUp)
+	type batch struct {
+		from int
+		evs  []session.Event
+		err  error
+	}
+	n := ix.Len()
+	var lanes [2]chan batch
+	var wg sync.WaitGroup
+	for d := range lanes {
+		lanes[d] = make(chan batch, 2)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(lanes[d])
+			for k := d; k*foldBatch < n; k += len(lanes) {
+				from := k * foldBatch
+				evs, err := ix.ReadRange(ra, from, min(n, from+foldBatch))
+				select {
+				case lanes[d] <- batch{from: from, evs: evs, err: err}:
+				case <-f.stop:
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	defer wg.Wait()
+	pos, last, ferr := 0, 0, ""
+	lastOff := int64(0)
+	var prev *session.State
+	for k := 0; pos < n; k++ {
+		var b batch
+		var ok bool
+		select {
+		case <-f.stop:
+			return
+		case b, ok = <-lanes[k%len(lanes)]:
+		}
+		if !ok {
+			return
+		}
+		if foldHook != nil {
+			foldHook()
+		}
+		for j, e := range b.evs {
+			off, ln := ix.Loc(b.from + j)
+			if aerr := session.ApplyAt(st, e, session.Loc{Off: off, Len: ln}); aerr != nil && ferr == "" {
+				ferr = fmt.Sprintf("seq %d: %v", e.Seq, aerr)
+			}
+		}
+		if b.err != nil {
+			f.mu.Lock()
+			f.ioErr = b.err
+			f.mu.Unlock()
+			return
+		}
+		pos = b.from + len(b.evs)
+		off, _ := ix.Loc(pos - 1)
+		mark := pos-last >= checkpointEvents || off-lastOff >= checkpointBytes
+		var ck *session.State
+		if mark && pos < n {
+			ck = st.Checkpoint(prev)
+			prev, last, lastOff = ck, pos, off
+		}
+		f.mu.Lock()
+		f.folded = pos
+		if ck != nil {
+			f.ckpts = append(f.ckpts, checkpoint{pos: pos, st: ck, err: ferr})
+		}
+		f.mu.Unlock()
+	}
+	// The final state is a checkpoint too: the folder no longer changes it.
+	f.mu.Lock()
+	if n > 0 && f.ckpts[len(f.ckpts)-1].pos < n {
+		f.ckpts = append(f.ckpts, checkpoint{pos: n, st: st, err: ferr})
+	}
+	f.mu.Unlock()
+}
+
+// foldRange reads and folds events [from, to) into st. msg is the first fold error, err a
+// read error.
+func foldRange(ix *record.Index, ra io.ReaderAt, st *session.State, from, to int) (msg string, err error) {
+	evs, err := ix.ReadRange(ra, from, to)
+	for k, e := range evs {
+		off, n := ix.Loc(from + k)
+		if aerr := session.ApplyAt(st, e, session.Loc{Off: off, Len: n}); aerr != nil && msg == "" {
+			msg = fmt.Sprintf("seq %d: %v", e.Seq, aerr)
+		}
+	}
+	return msg, err
+}
+
+// base is the latest checkpoint at or before pos, and how far the background fold has got.
+func (f *folder) base(pos int) (checkpoint, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := sort.Search(len(f.ckpts), func(i int) bool { return f.ckpts[i].pos > pos }) - 1
+	return f.ckpts[i], f.folded
+}
+
+// Close stops the background fold and releases the recording.
 func (r *Replay) Close() error {
+	if r.bg != nil {
+		select {
+		case <-r.bg.stop:
+		default:
+			close(r.bg.stop)
+		}
+		<-r.bg.done
+	}
 	if r.close != nil {
-		return r.close()
+		err := r.close()
+		r.close = nil
+		return err
 	}
 	return nil
 }
@@ -93,31 +254,105 @@ func (r *Replay) State() *session.State { return r.st }
 func (r *Replay) Pos() int { return r.pos }
 func (r *Replay) Len() int { return r.ix.Len() }
 
-// Seek moves to the point where pos events have been applied.
+// Folded is how many events the background fold has applied; it equals Len once it has
+// caught up.
+func (r *Replay) Folded() int {
+	r.bg.mu.Lock()
+	defer r.bg.mu.Unlock()
+	return r.bg.folded
+}
+
+// WaitCaughtUp blocks until the background fold has folded every event or stopped.
+func (r *Replay) WaitCaughtUp() { <-r.bg.caughtUp }
+
+// Pending is the target of a seek waiting for the background fold, and false when none is.
+func (r *Replay) Pending() (int, bool) { return r.pending, r.pending >= 0 }
+
+// cost is the bytes of recording between events from and to.
+func (r *Replay) cost(from, to int) int64 {
+	if to <= from {
+		return 0
+	}
+	a, _ := r.ix.Loc(from)
+	b, n := r.ix.Loc(to - 1)
+	return b + int64(n) - a
+}
+
+// Seek moves to the point where pos events have been applied. When that needs more folding
+// than syncBytes from the nearest state (the current one or a checkpoint) it does not wait:
+// the seek is left Pending, and Poll completes it once the background fold comes near.
 func (r *Replay) Seek(pos int) error {
 	pos = max(0, min(pos, r.ix.Len()))
-	if pos < r.pos {
-		base := pos / checkpointEvery * checkpointEvery
-		for base > 0 && r.ckpt[base] == nil {
-			base -= checkpointEvery
+	ck, _ := r.bg.base(pos)
+	fromCur := pos >= r.pos && r.pos >= ck.pos
+	if fromCur && r.cost(r.pos, pos) <= syncBytes || !fromCur && r.cost(ck.pos, pos) <= syncBytes {
+		r.pending = -1
+		return r.seekNow(pos, ck, fromCur)
+	}
+	r.pending = pos
+	r.bg.mu.Lock()
+	err := r.bg.ioErr
+	r.bg.mu.Unlock()
+	return err
+}
+
+// Poll completes a pending seek when it can be done without waiting; it reports whether the
+// state changed.
+func (r *Replay) Poll() (bool, error) {
+	if r.pending < 0 {
+		return false, nil
+	}
+	pos := r.pending
+	if err := r.Seek(pos); err != nil {
+		r.pending = -1
+		return false, err
+	}
+	return r.pending < 0, nil
+}
+
+// seekNow moves to pos from the current state (fromCur) or from the checkpoint.
+func (r *Replay) seekNow(pos int, ck checkpoint, fromCur bool) error {
+	if !fromCur {
+		r.st, r.pos = ck.st.Clone(), ck.pos
+		if r.err == "" {
+			r.err = ck.err
 		}
-		r.st, r.pos = r.ckpt[base].Clone(), base
 	}
 	for r.pos < pos {
-		to := min(pos, (r.pos/checkpointEvery+1)*checkpointEvery)
-		evs, err := r.ix.ReadRange(r.ra, r.pos, to)
-		for _, e := range evs {
-			if aerr := session.Apply(r.st, e); aerr != nil && r.err == "" {
-				r.err = fmt.Sprintf("seq %d: %v", e.Seq, aerr)
+		// Big steps decode in two halves at once (the background fold is done or waiting).
+		to := min(pos, r.pos+8*foldBatch)
+		mid := to
+		if to-r.pos > 2*foldBatch {
+			mid = r.pos + (to-r.pos)/2
+		}
+		var late []session.Event
+		var lateErr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if mid < to {
+				late, lateErr = r.ix.ReadRange(r.ra, mid, to)
 			}
+		}()
+		msg, err := foldRange(r.ix, r.ra, r.st, r.pos, mid)
+		<-done
+		if r.err == "" {
+			r.err = msg
 		}
 		if err != nil {
 			return err
 		}
-		r.pos = to
-		if r.pos%checkpointEvery == 0 && r.ckpt[r.pos] == nil {
-			r.ckpt[r.pos] = r.st.Clone()
+		r.pos = mid
+		for k, e := range late {
+			off, n := r.ix.Loc(mid + k)
+			if aerr := session.ApplyAt(r.st, e, session.Loc{Off: off, Len: n}); aerr != nil && r.err == "" {
+				r.err = fmt.Sprintf("seq %d: %v", e.Seq, aerr)
+			}
 		}
+		if lateErr != nil {
+			return lateErr
+		}
+		r.pos = to
 	}
 	return nil
 }
@@ -162,24 +397,61 @@ func (r *Replay) Marker(next bool) int {
 	return min(1, r.ix.Len())
 }
 
-type replayTickMsg struct{ at int }
+// replayTickMsg arms the next step of a playing replay (at: the position it was armed at),
+// or with poll the next look at a pending seek.
+type replayTickMsg struct {
+	at   int
+	poll bool
+}
 
 // frame is the longest a playing replay batches events into one update.
 const frame = 16 * time.Millisecond
 
+// pollEvery is how often a pending seek looks at the background fold.
+const pollEvery = 50 * time.Millisecond
+
 func (m *Model) replayTick() tea.Cmd {
 	r := m.o.Replay
-	if r == nil || !r.Playing || r.pos >= r.ix.Len() {
+	if r == nil {
+		return nil
+	}
+	if _, ok := r.Pending(); ok {
+		return m.pollTick() // a seek made before the program started (--from) polls too
+	}
+	if !r.Playing || r.pos >= r.ix.Len() {
 		return nil
 	}
 	at := r.pos
 	return m.o.After(max(r.nextDelay(), time.Millisecond), replayTickMsg{at: at})
 }
 
-// onReplayTick applies the next event and every following one due within a frame.
+// onReplayTick applies the next event and every following one due within a frame, or
+// completes a pending seek.
 func (m *Model) onReplayTick(t replayTickMsg) tea.Cmd {
 	r := m.o.Replay
-	if r == nil || !r.Playing || t.at != r.pos {
+	if r == nil {
+		return nil
+	}
+	if t.poll {
+		r.polling = false
+		if _, ok := r.Pending(); !ok {
+			return nil
+		}
+		done, err := r.Poll()
+		switch {
+		case err != nil:
+			m.setNotice("replay: "+err.Error(), true)
+		case done:
+			m.st = r.State()
+			m.setNotice("", false)
+			return m.replayTick()
+		default:
+			m.pendingNotice()
+			return m.pollTick()
+		}
+		return nil
+	}
+	if !r.Playing || t.at != r.pos {
 		return nil // paused or moved since the tick was armed
 	}
 	to := r.pos + 1
@@ -192,19 +464,44 @@ func (m *Model) onReplayTick(t replayTickMsg) tea.Cmd {
 		acc += d
 		to++
 	}
-	m.seek(to)
+	cmd := m.seek(to)
 	if r.pos >= r.ix.Len() {
 		r.Playing = false
 	}
-	return m.replayTick()
+	return tea.Batch(cmd, m.replayTick())
 }
 
-func (m *Model) seek(pos int) {
+// seek moves the replay; a seek left pending shows its progress and polls until it lands.
+func (m *Model) seek(pos int) tea.Cmd {
 	r := m.o.Replay
 	if err := r.Seek(pos); err != nil {
 		m.setNotice("replay: "+err.Error(), true)
 	}
 	m.st = r.State()
+	if _, ok := r.Pending(); ok {
+		r.Playing = false
+		m.pendingNotice()
+		return m.pollTick()
+	}
+	return nil
+}
+
+// pollTick arms the next look at a pending seek, unless one is armed already.
+func (m *Model) pollTick() tea.Cmd {
+	r := m.o.Replay
+	if r.polling {
+		return nil
+	}
+	cmd := m.o.After(pollEvery, replayTickMsg{poll: true})
+	r.polling = cmd != nil
+	return cmd
+}
+
+// pendingNotice says how far the background fold is from a pending seek's target.
+func (m *Model) pendingNotice() {
+	r := m.o.Replay
+	to, _ := r.Pending()
+	m.setNotice(fmt.Sprintf("seeking to event %d of %d: folded %d%% so far (keys stay live)", to, r.ix.Len(), r.Folded()*100/max(1, r.ix.Len())), false)
 }
 
 // replayKey handles the replay controls; ok is false for keys it leaves to the panes.
@@ -228,6 +525,10 @@ func (m *Model) replayKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 			}
 			m.st = r.State()
 			m.setNotice("", false)
+			if _, ok := r.Pending(); ok {
+				m.pendingNotice()
+				return m.pollTick(), true
+			}
 		case "backspace":
 			if m.seekText != "" {
 				m.seekText = m.seekText[:len(m.seekText)-1]
@@ -243,22 +544,20 @@ func (m *Model) replayKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	}
 	switch s := k.String(); s {
 	case "space":
+		var cmd tea.Cmd
 		if r.pos >= r.ix.Len() {
-			m.seek(0)
+			cmd = m.seek(0)
 		}
 		r.Playing = !r.Playing
-		return m.replayTick(), true
+		return tea.Batch(cmd, m.replayTick()), true
 	case ".":
 		r.Playing = false
-		m.seek(r.pos + 1)
-		return nil, true
+		return m.seek(r.pos + 1), true
 	case ",":
 		r.Playing = false
-		m.seek(r.pos - 1)
-		return nil, true
+		return m.seek(r.pos - 1), true
 	case "]", "[":
-		m.seek(r.Marker(s == "]"))
-		return m.replayTick(), true
+		return tea.Batch(m.seek(r.Marker(s == "]")), m.replayTick()), true
 	case "+", "=", "-":
 		i := slices.Index(speeds, r.Speed)
 		if i < 0 {
@@ -278,16 +577,14 @@ func (m *Model) replayKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, true
 	case "$":
 		r.Playing = false
-		m.seek(r.ix.Len())
-		return nil, true
+		return m.seek(r.ix.Len()), true
 	case ":":
 		m.seeking, m.seekText = true, ""
 		m.setNotice("seek to seq: ", false)
 		return nil, true
 	}
 	if s := k.String(); len(s) == 1 && s[0] >= '0' && s[0] <= '9' {
-		m.seek(int(s[0]-'0') * r.ix.Len() / 10)
-		return m.replayTick(), true
+		return tea.Batch(m.seek(int(s[0]-'0')*r.ix.Len()/10), m.replayTick()), true
 	}
 	return nil, false
 }
@@ -298,7 +595,7 @@ func (m *Model) timeline(w int) string {
 	n := max(1, r.ix.Len())
 	bar := []rune(strings.Repeat("─", w))
 	for _, i := range r.marks {
-		x := min(w-1, i*w/n)
+		x := min(w-1, int(int64(i)*int64(w)/int64(n)))
 		bar[x] = '┆'
 	}
 	x := min(w-1, r.pos*w/n)

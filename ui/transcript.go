@@ -30,6 +30,7 @@ type tview struct {
 type wrapped struct {
 	key   string
 	lines []string
+	done  wrapDone // a message's finished lines (wrapGrow)
 }
 
 func (m *Model) view(id string) *tview {
@@ -88,6 +89,14 @@ func (s itemSource) lines(i, width int) []string {
 		return ls
 	}
 	it := t.Item(i)
+	if it.Kind != session.TranscriptToken || s.sa.Capsule == nil {
+		// Lines already wrapped for a text of this length: the text need not be read (a
+		// replay's lives in the recording).
+		key := fmt.Sprintf("%d/%d/%v/%v", width, t.TextLen(i), s.m.thinking, s.m.expanded)
+		if c, ok := s.v.cache[i]; ok && c.key == key {
+			return c.lines
+		}
+	}
 	text := t.Text(i)
 	if it.Kind == session.TranscriptToken && s.sa.Capsule != nil && s.lastText(i) {
 		// The final message's fenced capsule is drawn below as Markdown: not twice.
@@ -99,12 +108,47 @@ func (s itemSource) lines(i, width int) []string {
 	if c, ok := s.v.cache[i]; ok && c.key == key {
 		return c.lines
 	}
-	ls := s.m.itemLines(t, i, it, text, width)
+	var ls []string
+	var done wrapDone
+	if it.Kind == session.TranscriptToken {
+		// A streaming message grows at its end: its finished lines are not wrapped again.
+		ls, done = wrapGrow(s.v.cache[i].done, text, width)
+	} else {
+		ls = s.m.itemLines(t, i, it, text, width)
+	}
 	if len(ls) == 1 && ls[0] == "" && it.Kind == session.TranscriptToken {
 		ls = nil // the message was only its capsule
 	}
-	s.v.cache[i] = wrapped{key: key, lines: ls}
+	s.v.cache[i] = wrapped{key: key, lines: ls, done: done}
 	return ls
+}
+
+// wrapDone is the part of a message before its last line break, wrapped: the lines that
+// stay as they are while the message streams on.
+type wrapDone struct {
+	width int
+	text  string // the message up to (not including) that line break
+	lines []string
+}
+
+// wrapGrow is wrap(text, width) for a message that grew from the one done was made from:
+// only the lines after done's are wrapped.
+func wrapGrow(done wrapDone, text string, width int) ([]string, wrapDone) {
+	text = strings.TrimRight(text, "\n")
+	p := strings.LastIndexByte(text, '\n')
+	if p < 0 {
+		return wrap(text, width), wrapDone{}
+	}
+	n := len(done.text)
+	if done.lines == nil || done.width != width || n > p || text[:n] != done.text || (n < p && text[n] != '\n') {
+		done = wrapDone{width: width, lines: wrapSplit(text[:p], width)}
+	} else if n < p {
+		done.lines = append(done.lines[:len(done.lines):len(done.lines)], wrapSplit(text[n+1:p], width)...)
+	}
+	done.text = text[:p]
+	out := make([]string, 0, len(done.lines)+2)
+	out = append(out, done.lines...)
+	return append(out, wrapSplit(text[p+1:], width)...), done
 }
 
 // lastText reports whether item i is the last assistant text of the transcript. Only a
@@ -120,15 +164,23 @@ func (s itemSource) lastText(i int) bool {
 }
 
 // wrap sanitises text (terminal controls shown escaped) and wraps it to width; wide runes
-// and long words are broken safely.
+// and long words are broken safely. Trailing line breaks are dropped.
 func wrap(text string, width int) []string {
-	text = strings.TrimRight(session.Sanitize(text), "\n")
-	text = strings.ReplaceAll(text, "\t", "    ")
+	return wrapSplit(strings.TrimRight(text, "\n"), width)
+}
+
+// wrapSplit is wrap without dropping trailing line breaks: every line of text, wrapped.
+func wrapSplit(text string, width int) []string {
+	text = strings.ReplaceAll(session.Sanitize(text), "\t", "    ")
 	if width < 4 {
 		width = 4
 	}
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
+		if w, ok := plainWidth(l); ok && w <= width {
+			out = append(out, l) // what ansi.Wrap gives for a plain line that fits, without segmenting it
+			continue
+		}
 		out = append(out, strings.Split(ansi.Wrap(l, width, ""), "\n")...)
 	}
 	return out
@@ -234,8 +286,8 @@ func prettyArgs(a map[string]any) string {
 // jsonText is v as JSON the way it was written (no \u003e).
 func jsonText(v any, indent string) string { return render.JSONText(v, indent) }
 
-// capsuleLines renders the final capsule as Markdown with glamour, cached per subagent and
-// width (glamour never runs on the frame path of a streaming item).
+// capsuleLines renders the final capsule as Markdown (md.go), cached per subagent and width
+// (it never runs on the frame path of a streaming item).
 func (m *Model) capsuleLines(sa *session.Subagent, width int) []string {
 	head := fmt.Sprintf("■ %s · %s · %s tok · %s", sa.Outcome, render.FormatDuration(sa.Elapsed(m.st.LastTS)),
 		render.FormatTokens(sa), session.Plural(sa.ToolCalls, "tool call"))
@@ -474,7 +526,7 @@ func (m *Model) renderTranscript(w, h int) []string {
 		if m.search != "" {
 			l = m.highlight(l, m.search)
 		}
-		out[i] = l + strings.Repeat(" ", max(0, w-ansi.StringWidth(l)))
+		out[i] = l + strings.Repeat(" ", max(0, w-textWidth(l)))
 	}
 	return out
 }

@@ -3,9 +3,9 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/render"
@@ -40,65 +40,64 @@ func (m *Model) rows() []row {
 	st := m.st
 	now := m.now()
 	out := []row{{id: "", glyph: "▾", text: "session"}}
-	handoff := map[string]string{}
+	var handoff map[string]string
 	for _, h := range st.Handoffs {
 		if h.Status == session.HandoffActive {
+			if handoff == nil {
+				handoff = map[string]string{}
+			}
 			handoff[h.SubagentID] = h.Mode
 		}
 	}
+	if m.rowMemo == nil {
+		m.rowMemo = map[string]*saRow{}
+	}
 	for _, n := range st.Tree() {
 		sa := n.Subagent
+		memo := m.rowMemo[sa.ID]
+		if memo == nil {
+			memo = &saRow{}
+			m.rowMemo[sa.ID] = memo
+		}
 		r := row{id: sa.ID, indent: 1 + n.Depth, glyph: render.StatusGlyph(sa)}
-		name := sa.AgentType
-		if sa.AgentName != "" && sa.AgentName != sa.AgentType && !strings.HasSuffix(sa.AgentType, "/"+sa.AgentName) {
-			name += " " + sa.AgentName
-		}
-		r.text = sa.ID + " " + session.Sanitize(name)
-		if t := modeTag[sa.PermissionMode]; t != "" {
-			r.text += " ·" + t
-		}
-		if mode, ok := handoff[sa.ID]; ok {
-			r.text += " ⇄"
-			if mode == session.HandoffTransferControl {
-				r.text += " control"
-			}
-		}
-		var parts []string
+		mode, inHandoff := handoff[sa.ID]
+		r.text = memo.textOf(textKey{sa.AgentType, sa.AgentName, sa.PermissionMode, mode, inHandoff}, sa.ID)
+		var parts [6]string
 		if ch := sa.Changes; ch != nil && ch.Error == "" {
-			parts = append(parts, fmt.Sprintf("+%d −%d", ch.Added, ch.Removed)) // first: it is what matters once it stopped
+			parts[0] = memo.changesOf(ch.Added, ch.Removed) // first: it is what matters once it stopped
 		}
 		switch {
 		case sa.PendingRequest != "":
 			r.style, r.glyph = rowWarn, "⚠"
-			parts = append(parts, "waits for you")
+			parts[1] = "waits for you"
 		case sa.Status == session.StatusQueued:
-			parts = append(parts, "queued")
+			parts[1] = "queued"
 		case sa.Status == session.StatusActive && sa.AgentState == "idle":
 			r.glyph = "◦" // an agent's own subagent between pieces of work: nothing runs
-			parts = append(parts, "idle")
+			parts[1] = "idle"
 		case sa.Status == session.StatusActive:
 			r.style = rowRun
 			r.glyph = spinner[m.frame%len(spinner)]
 		case sa.Status == session.StatusDone:
 			r.style = rowOK
 		case sa.Status == session.StatusDisconnected:
-			parts = append(parts, "unknown") // its agent stopped reporting on it: an unknown outcome, not a failure
+			parts[1] = "unknown" // its agent stopped reporting on it: an unknown outcome, not a failure
 		default:
 			r.style = rowBad
 		}
 		if sa.Status != session.StatusQueued {
-			parts = append(parts, render.FormatDuration(sa.Elapsed(now)), render.FormatTokens(sa))
+			parts[2], parts[3] = memo.durationOf(sa.Elapsed(now)), memo.tokensOf(sa)
 		}
 		if sa.CostUSD != nil {
-			parts = append(parts, render.FormatCost(*sa.CostUSD))
+			parts[4] = memo.costOf(*sa.CostUSD)
 		}
 		switch {
 		case sa.CurrentTool != "" && sa.PendingRequest == "":
-			parts = append(parts, session.Sanitize(sa.CurrentTool))
+			parts[5] = session.Sanitize(sa.CurrentTool)
 		case sa.PlanStep != "" && sa.Status == session.StatusActive:
-			parts = append(parts, "▸ "+session.Sanitize(sa.PlanStep)) // an external agent's plan step
+			parts[5] = "▸ " + session.Sanitize(sa.PlanStep) // an external agent's plan step
 		}
-		r.extra = strings.Join(parts, " ")
+		r.extra = memo.extraOf(parts)
 		out = append(out, r)
 	}
 	for _, cv := range st.Convergences {
@@ -130,6 +129,102 @@ func (m *Model) rows() []row {
 		}
 	}
 	return kept
+}
+
+// saRow keeps the pieces of a subagent's tree row with what they were made from, so a frame
+// formats only what changed since the last (a streaming subagent's tokens; its elapsed time
+// once a second), not every figure of every row.
+type saRow struct {
+	textIn        textKey
+	text          string
+	added, rmd    int
+	changes       string
+	dur           time.Duration
+	durText       string
+	tokIn, tokIn2 int64
+	tokOK         bool
+	tokText       string
+	cost          float64
+	costText      string
+	parts         [6]string
+	extra         string
+	extraOK       bool
+}
+
+type textKey struct {
+	agentType, agentName, mode, handoff string
+	inHandoff                           bool
+}
+
+func (r *saRow) textOf(k textKey, id string) string {
+	if r.text != "" && r.textIn == k {
+		return r.text
+	}
+	name := k.agentType
+	if k.agentName != "" && k.agentName != k.agentType && !strings.HasSuffix(k.agentType, "/"+k.agentName) {
+		name += " " + k.agentName
+	}
+	text := id + " " + session.Sanitize(name)
+	if t := modeTag[k.mode]; t != "" {
+		text += " ·" + t
+	}
+	if k.inHandoff {
+		text += " ⇄"
+		if k.handoff == session.HandoffTransferControl {
+			text += " control"
+		}
+	}
+	r.textIn, r.text = k, text
+	return text
+}
+
+func (r *saRow) changesOf(added, removed int) string {
+	if r.changes == "" || r.added != added || r.rmd != removed {
+		r.added, r.rmd, r.changes = added, removed, fmt.Sprintf("+%d −%d", added, removed)
+	}
+	return r.changes
+}
+
+func (r *saRow) durationOf(d time.Duration) string {
+	d = d.Round(time.Second) // what FormatDuration shows
+	if r.durText == "" || r.dur != d {
+		r.dur, r.durText = d, render.FormatDuration(d)
+	}
+	return r.durText
+}
+
+func (r *saRow) tokensOf(sa *session.Subagent) string {
+	a, b := sa.Tokens.Input+sa.Tokens.Output, int64(sa.StreamedBytes)
+	if !r.tokOK || r.tokIn != a || r.tokIn2 != b {
+		r.tokIn, r.tokIn2, r.tokOK, r.tokText = a, b, true, render.FormatTokens(sa)
+	}
+	return r.tokText
+}
+
+func (r *saRow) costOf(usd float64) string {
+	if r.costText == "" || r.cost != usd {
+		r.cost, r.costText = usd, render.FormatCost(usd)
+	}
+	return r.costText
+}
+
+// extraOf joins the row's right part with single spaces, skipping empty pieces.
+func (r *saRow) extraOf(parts [6]string) string {
+	if r.extraOK && r.parts == parts {
+		return r.extra
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p)
+	}
+	r.parts, r.extra, r.extraOK = parts, b.String(), true
+	return r.extra
 }
 
 // convergenceGlyph is a convergence's status glyph and row style: running spins, a review
@@ -166,7 +261,7 @@ func (m *Model) renderTree(w, h int) []string {
 		if m.filtering {
 			l += "█"
 		}
-		out = append(out, m.sty.prompt.Render(ansi.Truncate(l, w, "…")))
+		out = append(out, m.sty.prompt.Render(truncate(l, w, "…")))
 		h--
 	}
 	rs := m.rows()
@@ -177,41 +272,80 @@ func (m *Model) renderTree(w, h int) []string {
 		}
 	}
 	top := max(0, sel-h+1)
+	lines := m.treeLines.next()
 	for i := top; i < len(rs) && i-top < h; i++ {
 		r := rs[i]
-		mark := " "
-		if i == sel {
-			mark = "▸"
+		k := rowKey{row: r, w: w, sel: i == sel, focus: i == sel && m.focus == focusTree}
+		line, ok := m.treeLines.get(k)
+		if !ok {
+			line = m.renderRow(k)
 		}
-		// Ids, names and choices are what the events say (a replayed recording can say
-		// anything): the row's text is drawn sanitised.
-		left := mark + strings.Repeat("  ", r.indent) + r.glyph + " " + session.Sanitize(r.text)
-		line := left
-		if r.extra != "" {
-			room := w - ansi.StringWidth(left) - 1
-			extra := ansi.Truncate(session.Sanitize(r.extra), max(0, room), "…")
-			if room > 3 {
-				line = left + strings.Repeat(" ", max(1, w-ansi.StringWidth(left)-ansi.StringWidth(extra))) + extra
-			}
-		}
-		line = ansi.Truncate(line, w, "…")
-		switch {
-		case i == sel && m.focus == focusTree:
-			line = m.sty.selected.Render(line)
-		case i == sel:
-			line = m.sty.bold.Render(line)
-		case r.style == rowWarn:
-			line = m.sty.warn.Render(line)
-		case r.style == rowBad:
-			line = m.sty.bad.Render(line)
-		case r.style == rowOK:
-			line = m.sty.ok.Render(line)
-		case r.style == rowRun:
-			line = m.sty.run.Render(line)
-		}
+		lines[k] = line
 		out = append(out, line)
 	}
 	return out
+}
+
+// rowKey is everything a tree row's line is drawn from: a row that did not change (a
+// subagent that is done, or whose figures did not move this frame) is not drawn again.
+type rowKey struct {
+	row
+	w          int
+	sel, focus bool
+}
+
+// lineCache keeps the lines drawn for the last frame; what a frame does not show again is
+// dropped with it.
+type lineCache[K comparable] struct{ prev, cur map[K]string }
+
+func (c *lineCache[K]) get(k K) (string, bool) {
+	if l, ok := c.cur[k]; ok {
+		return l, true
+	}
+	l, ok := c.prev[k]
+	return l, ok
+}
+
+// next starts a frame: the lines put in the map it returns are the ones kept for the next.
+func (c *lineCache[K]) next() map[K]string {
+	c.prev, c.cur = c.cur, make(map[K]string, len(c.cur))
+	return c.cur
+}
+
+func (m *Model) renderRow(k rowKey) string {
+	r, w := k.row, k.w
+	mark := " "
+	if k.sel {
+		mark = "▸"
+	}
+	// Ids, names and choices are what the events say (a replayed recording can say
+	// anything): the row's text is drawn sanitised.
+	left := mark + strings.Repeat("  ", r.indent) + r.glyph + " " + session.Sanitize(r.text)
+	line := left
+	if r.extra != "" {
+		lw := textWidth(left)
+		room := w - lw - 1
+		extra := truncate(session.Sanitize(r.extra), max(0, room), "…")
+		if room > 3 {
+			line = left + strings.Repeat(" ", max(1, w-lw-textWidth(extra))) + extra
+		}
+	}
+	line = truncate(line, w, "…")
+	switch {
+	case k.focus:
+		line = m.sty.selected.Render(line)
+	case k.sel:
+		line = m.sty.bold.Render(line)
+	case r.style == rowWarn:
+		line = m.sty.warn.Render(line)
+	case r.style == rowBad:
+		line = m.sty.bad.Render(line)
+	case r.style == rowOK:
+		line = m.sty.ok.Render(line)
+	case r.style == rowRun:
+		line = m.sty.run.Render(line)
+	}
+	return line
 }
 
 // leaveTree ends filtering when the focus leaves the tree: a filter is never left on

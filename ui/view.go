@@ -7,7 +7,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/summit-dev/summit/commands"
@@ -18,8 +17,17 @@ import (
 // Minimum terminal size.
 const minW, minH = 60, 15
 
-// View draws the whole screen.
+// View draws the whole screen. After an Update that changed nothing on screen it returns
+// the last frame as it is, without drawing it again.
 func (m *Model) View() tea.View {
+	if m.still && m.drawn {
+		return m.lastFrame
+	}
+	m.lastFrame, m.drawn = m.frameView(), true
+	return m.lastFrame
+}
+
+func (m *Model) frameView() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
 	v.WindowTitle = "summit"
@@ -83,9 +91,7 @@ func (m *Model) Render() string {
 	}
 	lines = append(lines, m.noticeLine(), m.inputLine(), m.footer())
 	for i, l := range lines {
-		if ansi.StringWidth(l) > m.w {
-			lines[i] = ansi.Truncate(l, m.w, "…")
-		}
+		lines[i] = truncate(l, m.w, "…")
 	}
 	return strings.Join(lines, "\n")
 }
@@ -126,22 +132,27 @@ func (m *Model) pane(title string, content []string, w, h int, focused bool) []s
 	inner := max(1, w-4)
 	var top string
 	if title != "" {
-		t := ansi.Truncate(" "+title+" ", max(0, w-4), "…")
-		top = st.Render(tl+hz) + tst.Render(t) + st.Render(strings.Repeat(hz, max(0, w-3-ansi.StringWidth(t)))+tr)
+		t := truncate(" "+title+" ", max(0, w-4), "…")
+		top = st.Render(tl+hz) + tst.Render(t) + st.Render(strings.Repeat(hz, max(0, w-3-textWidth(t)))+tr)
 	} else {
 		top = st.Render(tl + strings.Repeat(hz, max(0, w-2)) + tr)
 	}
-	out := []string{top}
+	out := make([]string, 0, max(2, h))
+	out = append(out, top)
 	side := st.Render(vt)
+	blank := side + strings.Repeat(" ", inner+2) + side
 	for i := 0; i < h-2; i++ {
-		l := ""
-		if i < len(content) {
-			l = content[i]
+		if i >= len(content) || content[i] == "" {
+			out = append(out, blank)
+			continue
 		}
-		if ansi.StringWidth(l) > inner {
+		l := content[i]
+		lw := textWidth(l)
+		if lw > inner {
 			l = ansi.Truncate(l, inner, "…")
+			lw = textWidth(l)
 		}
-		out = append(out, side+" "+l+strings.Repeat(" ", max(0, inner-ansi.StringWidth(l)))+" "+side)
+		out = append(out, side+" "+l+strings.Repeat(" ", max(0, inner-lw))+" "+side)
 	}
 	out = append(out, st.Render(bl+strings.Repeat(hz, max(0, w-2))+br))
 	return out
@@ -184,7 +195,7 @@ func (m *Model) header() string {
 	if m.o.Replay == nil && st.Ended {
 		parts = append(parts, "ended ("+session.Sanitize(st.EndReason)+")")
 	}
-	return ansi.Truncate(strings.Join(parts, m.sty.headerDim.Render(" · ")), m.w, "…")
+	return truncate(strings.Join(parts, m.sty.headerDim.Render(" · ")), m.w, "…")
 }
 
 // body lays the tree and the transcript side by side, each in its pane.
@@ -234,7 +245,7 @@ func (m *Model) transcriptTitle(w int) string {
 	if !v.follow {
 		t += " · scrolled (G follows)"
 	}
-	return ansi.Truncate(session.Sanitize(t), max(1, w-2), "…")
+	return truncate(session.Sanitize(t), max(1, w-2), "…")
 }
 
 func (m *Model) now() time.Time {
@@ -248,8 +259,8 @@ func (m *Model) now() time.Time {
 // /wait waits for, else the handoff banner with the subagent's question. Replies quote file
 // names, agent names and model text, so every notice is drawn sanitised.
 func (m *Model) noticeLine() string {
-	line := func(st lipgloss.Style, text string) string {
-		return st.Render(ansi.Truncate(session.Sanitize(text), m.w, "…"))
+	line := func(st painter, text string) string {
+		return st.Render(truncate(session.Sanitize(text), m.w, "…"))
 	}
 	switch {
 	case m.notice != "" && m.noticeErr:
@@ -295,7 +306,7 @@ func (m *Model) inputLine() string {
 	if c := m.st.Control; c != "" {
 		pr = c + " › "
 	}
-	m.in.SetWidth(max(10, m.w-ansi.StringWidth(pr)-1))
+	m.in.SetWidth(max(10, m.w-textWidth(pr)-1))
 	p := m.sty.prompt.Render(pr)
 	if m.focus != focusInput || m.ib != nil {
 		p = m.sty.dim.Render(pr)
@@ -351,7 +362,7 @@ func (m *Model) footer() string {
 		desc, _, _ := strings.Cut(h.Desc, " (")
 		parts = append(parts, m.sty.footerKey.Render(h.Key)+" "+m.sty.footer.Render(desc))
 	}
-	return ansi.Truncate(strings.Join(parts, m.sty.footer.Render(" · ")), m.w, "…")
+	return truncate(strings.Join(parts, m.sty.footer.Render(" · ")), m.w, "…")
 }
 
 // helpBox is the help screen: the keys grouped by pane and mode, then the commands (live

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
+	"github.com/summit-dev/summit/cmd/summit/internal/hidetmux"
 	"github.com/summit-dev/summit/session"
 )
 
@@ -42,7 +44,32 @@ func badFile(err error) error { return &exitError{exitBad, err} }
 var silent = errors.New("")
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	hidetmux.Restore()
+	stop := startProfile()
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// startProfile writes a CPU profile of the whole run to $SUMMIT_CPUPROFILE when it is set
+// (testdata/perf/live.sh reads it: which share of the process is the UI). It returns the
+// function that ends it.
+func startProfile() func() {
+	path := os.Getenv("SUMMIT_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "summit: SUMMIT_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		fmt.Fprintf(os.Stderr, "summit: SUMMIT_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // run executes the CLI with args and returns the exit code; tests call it directly.

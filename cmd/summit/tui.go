@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
@@ -114,7 +115,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		Agents: w.agents, Demo: joinNotice(warnNotice(w.changed), w.startHint(hint))})
 	// summit handles the signals itself: Bubble Tea's own handler, racing with ours, can block
 	// sending to an event loop that already ended and hang the shutdown (v2.0.10).
-	p := tea.NewProgram(m, tea.WithoutSignalHandler())
+	p := tea.NewProgram(m, tea.WithoutSignalHandler(), tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()))
 	done := make(chan struct{})
 	go bridge.Run(p.Send, done)
 	if guide != nil {
@@ -186,10 +187,26 @@ func replayUI(path string, lenient bool, speed float64, from uint64) error {
 			return usageErr("--from: %v", err)
 		}
 	}
-	if _, err := tea.NewProgram(ui.New(ui.Options{Replay: r})).Run(); err != nil {
+	if _, err := tea.NewProgram(ui.New(ui.Options{Replay: r}), tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile())).Run(); err != nil {
 		return badFile(err)
 	}
 	return nil
+}
+
+// colorProfile is the terminal's colour profile as Bubble Tea would detect it (the
+// environment, NO_COLOR, the terminfo entry), but without asking tmux: inside tmux,
+// colorprofile.Detect runs `tmux info` to learn whether tmux passes 24-bit colour, a child
+// process on every start. There the profile is what TERM's terminfo entry says (256 colours,
+// or 24-bit when it has Tc or RGB).
+func colorProfile() colorprofile.Profile {
+	env := os.Environ()
+	kept := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "TMUX=") {
+			kept = append(kept, kv)
+		}
+	}
+	return colorprofile.Detect(os.Stdout, kept)
 }
 
 func newWorkbenchFlags(root *cobra.Command) *sessionFlags {

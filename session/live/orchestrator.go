@@ -190,6 +190,11 @@ func Start(o Options) (*Orchestrator, error) {
 		requests: map[string]*request{}, grants: map[string]map[string]bool{}}
 	if o.Recorder != nil {
 		x.red = o.Recorder.Redactor()
+		// Transcript text stays in the recording, read back when shown (a bounded cache):
+		// a long session's state holds where each event lies, not what it said.
+		if _, ok := o.Recorder.NextOffset(); ok {
+			x.state.SetTextStore(session.NewTextStore(record.NewPathSource(o.Recorder.Path()), 0))
+		}
 	} else {
 		x.red = record.NewRedactor(os.Environ())
 	}
@@ -363,7 +368,9 @@ func (x *Orchestrator) emitLocked(subagentID string, d session.Data) (session.Ev
 	ev.Seq = x.state.LastSeq + 1
 	ev.TS = x.clock.Now().UTC().Truncate(time.Microsecond)
 	ev.SessionID = x.o.SessionID
+	var at session.Loc // where the event's line lies in the recording
 	if x.o.Recorder != nil {
+		before, known := x.o.Recorder.NextOffset()
 		rec, err := x.o.Recorder.Append(ev)
 		if err == nil {
 			// In the kernel before the fold, the screen or stderr sees it: a kill -9 loses
@@ -375,6 +382,9 @@ func (x *Orchestrator) emitLocked(subagentID string, d session.Data) (session.Ev
 			return ev, x.err
 		}
 		ev = rec
+		if after, ok := x.o.Recorder.NextOffset(); known && ok && after > before {
+			at = session.Loc{Off: before, Len: int(after - before)}
+		}
 	} else if x.red != nil {
 		// Nothing is recorded, but the screen and stdout still never see a secret.
 		rec, err := record.RedactEvent(x.red, ev)
@@ -384,7 +394,7 @@ func (x *Orchestrator) emitLocked(subagentID string, d session.Data) (session.Ev
 		}
 		ev = rec
 	}
-	if err := session.Apply(x.state, ev); err != nil {
+	if err := session.ApplyAt(x.state, ev, at); err != nil {
 		x.err = fmt.Errorf("internal error: the fold rejected an event the orchestrator made: %w", err)
 		return ev, x.err
 	}
