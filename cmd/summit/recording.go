@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,20 +30,48 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// load reads and folds a recording, printing the reader's warnings (torn last line, unknown
-// types, lenient skips) to stderr. Any error is a bad file (exit 1).
-func load(path string, lenient bool, stderr io.Writer) (*session.State, error) {
-	st, rep, err := record.LoadFile(path, record.ReadOptions{Lenient: lenient})
+// load reads a recording and folds it into st with apply (session.Apply, or a spool's Apply),
+// printing the reader's warnings (torn last line, unknown types, lenient skips) to stderr. Any
+// error is a bad file (exit 1). Decoding runs on every core, the fold on this goroutine, and
+// memory is bounded whatever the file's size.
+func load(path string, opts record.ReadOptions, st *session.State, apply func(*session.State, session.Event) error, stderr io.Writer) error {
+	rep, err := record.FoldFile(path, opts, st, apply)
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(path+": "+w))
 	}
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, badFile(fmt.Errorf("%s: no such file", path))
+			return badFile(fmt.Errorf("%s: no such file", path))
 		}
-		return nil, badFile(fmt.Errorf("%s: %w", path, err))
+		return badFile(fmt.Errorf("%s: %w", path, err))
 	}
-	return st, nil
+	return nil
+}
+
+// readerHeap bounds the heap of the recording readers (inspect, replay --print): they read a
+// file of any size through a few chunks at a time, and what they keep (the folded state
+// without transcript text, the spool's memory) is small, so the garbage collector is asked
+// to keep the heap under this (a soft limit) and otherwise to collect four times less often
+// than by default, which saves it most of its work. GOMEMLIMIT and GOGC, when set, win. The
+// settings are restored when the command returns (the tests run commands in one process).
+const readerHeap = 160 << 20
+
+func boundReaderHeap() (restore func()) {
+	limit, percent := int64(-1), -2
+	if os.Getenv("GOMEMLIMIT") == "" {
+		limit = debug.SetMemoryLimit(readerHeap)
+	}
+	if os.Getenv("GOGC") == "" {
+		percent = debug.SetGCPercent(400)
+	}
+	return func() {
+		if limit >= 0 {
+			debug.SetMemoryLimit(limit)
+		}
+		if percent != -2 {
+			debug.SetGCPercent(percent)
+		}
+	}
 }
 
 func newReplay(stdout, stderr io.Writer) *cobra.Command {
@@ -69,11 +98,16 @@ and its replay can be compared byte for byte.`,
 			if !print {
 				return replayUI(args[0], lenient, speed, from)
 			}
-			st, err := load(args[0], lenient, stderr)
-			if err != nil {
+			defer boundReaderHeap()()
+			// The transcripts' text stays out of the state, in a spool (memory up to a limit,
+			// then a temporary file), and is written out as it is read back.
+			sp := render.NewTextSpool(0)
+			defer sp.Close()
+			st := &session.State{}
+			if err := load(args[0], record.ReadOptions{Lenient: lenient}, st, sp.Apply, stderr); err != nil {
 				return err
 			}
-			return render.Print(stdout, st)
+			return sp.Print(stdout, st)
 		},
 	}
 	c.Flags().BoolVar(&print, "print", false, "render the final state as plain text and exit")
@@ -94,8 +128,11 @@ conflict rate, timeouts and retries, plus event counts by type, the session id a
 		Example: "  summit inspect .summit/sessions/s-01J.jsonl --json",
 		Args:    exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := load(args[0], lenient, stderr)
-			if err != nil {
+			defer boundReaderHeap()()
+			// The metrics are counters: the fold needs no transcript text, and the reader
+			// does not even keep it.
+			st := &session.State{}
+			if err := load(args[0], record.ReadOptions{Lenient: lenient, NoText: true}, st, session.Apply, stderr); err != nil {
 				return err
 			}
 			m := render.ComputeMetrics(st)
@@ -107,7 +144,7 @@ conflict rate, timeouts and retries, plus event counts by type, the session id a
 			if err := m.WriteText(&b); err != nil {
 				return err
 			}
-			_, err = io.WriteString(stdout, session.Sanitize(b.String()))
+			_, err := io.WriteString(stdout, session.Sanitize(b.String()))
 			return err
 		},
 	}

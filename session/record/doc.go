@@ -43,6 +43,21 @@
 //
 // The Reader streams. A torn last line (a crash mid-write) is reported and skipped; a
 // malformed line elsewhere is an error naming its line number, or with Lenient skipped and
-// counted. The Index is built from line prefixes so a viewer can seek and decode only what it
-// shows.
+// counted. ForEach (and ReadAll, LoadFile, FoldFile on it) reads the same way on every core:
+// one goroutine reads big chunks cut at newlines (ReadAll, LoadFile and FoldFile, which open
+// the file, slice them from a mapping of it on Linux: no copy), GOMAXPROCS goroutines decode
+// them, and the callback (the fold) runs on the caller's goroutine, in file order; a few
+// chunks are in flight at once, so memory does not grow with the file. The lines the
+// Recorder writes are decoded by hand (the envelope, and the payload of TranscriptEvent, nine
+// lines in ten), anything else by the general JSON decoder, with the same results and errors.
+// ReadOptions.NoText leaves out what the model and the tools said (inspect needs counts only).
+//
+// The Index is built from line prefixes so a viewer can seek and decode only what it
+// shows; BuildIndexFile indexes a large file in two halves at once. Entries are packed
+// (~12 bytes an event) and carry each line's offset and length (Index.Loc).
+//
+// A state whose transcript text stays in the recording (session.TextStore) reads it back
+// through a FileSource (an open recording, as replay holds) or a PathSource (opened per read,
+// as a live session's state uses while the recording grows). Recorder.NextOffset tells a
+// live session where the line of the event it appends lies.
 package record

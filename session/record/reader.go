@@ -15,6 +15,12 @@ type ReadOptions struct {
 	// on the first one. A line of a newer schema version is refused even then: the rest of
 	// such a file cannot be read safely.
 	Lenient bool
+	// NoText leaves out what the model and the tools said in transcript events: their text,
+	// result and reason decode as "" and their args as nil (all are still checked, so a line
+	// that fails to decode still fails). For readers that need the events but not their
+	// text: inspect folds a recording this way (the transcripts keep their items' kinds, tools
+	// and counts, not their text). Other events are decoded whole.
+	NoText bool
 }
 
 // LineError is a line of a recording that cannot be read. Line is 1-based.
@@ -87,6 +93,7 @@ func (rep *ReadReport) warnf(format string, args ...any) {
 type Reader struct {
 	br     *bufio.Reader
 	opts   ReadOptions
+	dec    *lineDecoder
 	long   []byte // a line longer than br's buffer, assembled
 	line   int
 	report ReadReport
@@ -95,7 +102,7 @@ type Reader struct {
 
 // NewReader returns a Reader of the recording r.
 func NewReader(r io.Reader, opts ReadOptions) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 256<<10), opts: opts}
+	return &Reader{br: bufio.NewReaderSize(r, 256<<10), opts: opts, dec: newLineDecoder(opts.NoText, true)}
 }
 
 // Report is what the reader found so far besides the events.
@@ -137,7 +144,7 @@ func (r *Reader) Next() (session.Event, error) {
 			r.report.warnf("line %d: blank line, skipped", r.line)
 			continue
 		}
-		ev, derr := DecodeLine(raw)
+		ev, derr := r.dec.decode(raw)
 		if derr == nil {
 			if u, ok := ev.Data.(session.Unknown); ok {
 				r.report.warnf("line %d: unknown event type %q (kept, skipped)", r.line, string(u.Name))
@@ -243,7 +250,18 @@ func isBlank(line []byte) bool {
 
 // ForEach calls fn with each event of the recording r, in order, and returns what the reading
 // found. It stops at the first error, from reading or from fn.
+//
+// It reads like the Reader (the same events, report and errors) but decodes on every core:
+// one goroutine reads r in chunks cut at newlines, GOMAXPROCS goroutines decode them, and fn
+// is called on the caller's goroutine, in order, while the next chunks are decoded. Memory
+// stays bounded (a few chunks of 512 KiB and their events) whatever the size of r. r is not
+// read after ForEach returns.
 func ForEach(r io.Reader, opts ReadOptions, fn func(session.Event) error) (ReadReport, error) {
+	return forEachParallel(r, opts, defaultPipeline(), fn)
+}
+
+// forEachSequential is ForEach on one goroutine, with the Reader: what the pipeline must match.
+func forEachSequential(r io.Reader, opts ReadOptions, fn func(session.Event) error) (ReadReport, error) {
 	rd := NewReader(r, opts)
 	for {
 		ev, err := rd.Next()
@@ -267,7 +285,7 @@ func ReadAll(path string, opts ReadOptions) ([]session.Event, ReadReport, error)
 	}
 	defer f.Close()
 	var evs []session.Event
-	rep, err := ForEach(f, opts, func(ev session.Event) error {
+	rep, err := forEachFile(f, opts, func(ev session.Event) error {
 		evs = append(evs, ev)
 		return nil
 	})

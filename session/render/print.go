@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,9 +22,18 @@ import (
 // are whatever the recording says, and a recording is a file anyone can hand over. Sanitize
 // is idempotent and leaves clean text as it is, so the second pass changes no byte of an
 // ordinary session.
+//
+// The text is written as it is produced, through a 64 KiB buffer, so printing costs no memory
+// in proportion to the session (see output for how the second pass runs on pieces and gives
+// the bytes one pass over the whole would give). After a write error nothing more is written;
+// the error is returned.
 func Print(w io.Writer, s *session.State) error {
-	var b strings.Builder
-	p := printer{b: &b, s: s}
+	return printState(w, s, nil)
+}
+
+func printState(w io.Writer, s *session.State, sp *TextSpool) error {
+	out := &output{w: w, limit: outputBuffer}
+	p := &printer{w: out, s: s, sp: sp}
 	p.header()
 	p.tree()
 	p.transcripts()
@@ -32,8 +42,11 @@ func Print(w io.Writer, s *session.State) error {
 	p.permissions()
 	p.applies()
 	p.playbook()
-	_, err := io.WriteString(w, session.Sanitize(b.String()))
-	return err
+	out.flush()
+	if out.err == nil && sp != nil {
+		out.err = sp.err
+	}
+	return out.err
 }
 
 // Render is Print to a string.
@@ -44,13 +57,178 @@ func Render(s *session.State) string {
 }
 
 type printer struct {
-	b *strings.Builder
-	s *session.State
+	w  *output
+	s  *session.State
+	sp *TextSpool // where the transcripts' text is, when the fold left it out of s (or nil)
 }
 
-func (p printer) f(format string, args ...any) { fmt.Fprintf(p.b, format, args...) }
+func (p *printer) f(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
 
-func (p printer) section(title string) { p.f("\n== %s ==\n", title) }
+func (p *printer) section(title string) { p.f("\n== %s ==\n", title) }
+
+// outputBuffer is how much output is held before it is written (a variable for the tests).
+var outputBuffer = 64 << 10
+
+// output buffers what the printer writes. What it writes raw (ids, names, the layout) gets
+// the second Sanitize pass on its way out, in pieces cut where the concatenation of the
+// pieces' sanitized forms is the sanitized whole: after a newline, else before a byte that can
+// start a UTF-8 sequence (Sanitize reads the text rune by rune, and a rune never takes such a
+// byte as its continuation). Text already sanitized (writeClean: the transcripts, the bulk of
+// the output) skips it, which changes nothing: Sanitize is idempotent, and sanitized text is
+// valid UTF-8, so it starts and ends on such a cut.
+type output struct {
+	w     io.Writer
+	limit int
+	raw   []byte // written, not yet sanitized
+	out   []byte // sanitized, not yet written
+	err   error
+}
+
+func (o *output) Write(b []byte) (int, error) {
+	if o.err != nil {
+		return len(b), nil
+	}
+	o.raw = append(o.raw, b...)
+	if len(o.raw) >= o.limit {
+		o.sanitize(false)
+	}
+	return len(b), nil
+}
+
+func (o *output) WriteString(s string) (int, error) {
+	if o.err != nil {
+		return len(s), nil
+	}
+	o.raw = append(o.raw, s...)
+	if len(o.raw) >= o.limit {
+		o.sanitize(false)
+	}
+	return len(s), nil
+}
+
+// writeClean writes text that Sanitize leaves as it is (its own output).
+func (o *output) writeClean(s string) {
+	if o.err != nil {
+		return
+	}
+	o.sanitize(true)
+	o.out = append(o.out, s...)
+	if len(o.out) >= o.limit {
+		o.writeOut()
+	}
+}
+
+// sanitize moves the raw bytes (all of them, else up to a safe cut) to out, sanitized.
+func (o *output) sanitize(all bool) {
+	n := len(o.raw)
+	if !all {
+		n = safeCut(o.raw)
+	}
+	if n == 0 {
+		return
+	}
+	if piece := o.raw[:n]; plainText(piece) {
+		o.out = append(o.out, piece...)
+	} else {
+		o.out = append(o.out, session.Sanitize(string(piece))...)
+	}
+	o.raw = o.raw[:copy(o.raw, o.raw[n:])]
+	if len(o.out) >= o.limit {
+		o.writeOut()
+	}
+}
+
+func (o *output) writeOut() {
+	if o.err == nil && len(o.out) > 0 {
+		_, o.err = o.w.Write(o.out)
+	}
+	o.out = o.out[:0]
+}
+
+func (o *output) flush() {
+	o.sanitize(true)
+	o.writeOut()
+}
+
+// plainText reports whether b is printable ASCII, newlines and tabs: text Sanitize leaves as
+// it is.
+func plainText(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// safeCut is where b can be cut so that sanitizing the two parts apart gives what sanitizing b
+// gives: after its last newline, else before its last byte that is not a UTF-8 continuation
+// byte (0 when there is none).
+func safeCut(b []byte) int {
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		return i + 1
+	}
+	for i := len(b) - 1; i > 0; i-- {
+		if b[i] < 0x80 || b[i] >= 0xc0 {
+			return i
+		}
+	}
+	return 0
+}
+
+// indenter writes sanitized text with its continuation lines indented by pad and its trailing
+// newlines left out, as indentRestBy does, whatever pieces the text comes in.
+type indenter struct {
+	w   *output
+	pad string
+	nl  int // newlines held back: written (with pad) only if more text follows
+}
+
+func (in *indenter) write(s string) {
+	for len(s) > 0 {
+		j := strings.IndexByte(s, '\n')
+		if j != 0 {
+			for ; in.nl > 0; in.nl-- {
+				in.w.WriteString("\n")
+				in.w.WriteString(in.pad)
+			}
+			if j < 0 {
+				in.w.writeClean(s)
+				return
+			}
+			in.w.writeClean(s[:j])
+		}
+		in.nl++
+		s = s[j+1:]
+	}
+}
+
+// itemText writes the text of item i of sa's transcript, sanitized and with its continuation
+// lines indented by pad: indentRestBy(Sanitize(text), pad).
+func (p *printer) itemText(sa *session.Subagent, i int, pad string) {
+	in := indenter{w: p.w, pad: pad}
+	in.write(session.Sanitize(sa.Transcript.Text(i)))
+	if p.sp != nil {
+		p.sp.each(sa, i, func(s string) { in.write(session.Sanitize(s)) })
+	}
+}
+
+// toolCall writes a tool call's tool and arguments, sanitized: as they are (pad ""), or
+// through indentRestBy with pad.
+func (p *printer) toolCall(sa *session.Subagent, i int, it session.Item, pad string) {
+	write := p.w.writeClean
+	if pad != "" {
+		in := indenter{w: p.w, pad: pad}
+		write = in.write
+	}
+	write(session.Sanitize(it.Tool) + " ")
+	if p.sp == nil {
+		write(session.Sanitize(compactJSON(it.Args)))
+		return
+	}
+	// The spool keeps a tool call's arguments as the compact JSON its item prints.
+	p.sp.each(sa, i, func(s string) { write(session.Sanitize(s)) })
+}
 
 // StatusGlyph is the tree's one-character status mark.
 func StatusGlyph(sa *session.Subagent) string {
@@ -73,7 +251,7 @@ func StatusGlyph(sa *session.Subagent) string {
 	return "?"
 }
 
-func (p printer) header() {
+func (p *printer) header() {
 	s := p.s
 	if !s.Started {
 		p.f("(empty session)\n")
@@ -91,7 +269,7 @@ func (p printer) header() {
 	}
 }
 
-func (p printer) tree() {
+func (p *printer) tree() {
 	p.section("tree")
 	if len(p.s.Subagents) == 0 && len(p.s.Convergences) == 0 {
 		p.f("(no subagents)\n")
@@ -102,7 +280,11 @@ func (p printer) tree() {
 		if sa.AgentName != "" && sa.AgentName != sa.AgentType {
 			p.f(" (%s)", sa.AgentName)
 		}
-		p.f(" · %s · %s · %s tok · %s", sa.Status, FormatDuration(sa.Elapsed(p.s.LastTS)), FormatTokens(sa), session.Plural(sa.ToolCalls, "tool call"))
+		streamed := sa.StreamedBytes
+		if p.sp != nil {
+			streamed = p.sp.streamed(sa)
+		}
+		p.f(" · %s · %s · %s tok · %s", sa.Status, FormatDuration(sa.Elapsed(p.s.LastTS)), formatTokens(sa.Tokens, streamed), session.Plural(sa.ToolCalls, "tool call"))
 		if sa.Retries > 0 {
 			p.f(" · %d retries", sa.Retries)
 		}
@@ -133,7 +315,7 @@ func conflictWhere(cf *session.Conflict) string {
 	return session.ConflictWhere(cf.Kind, cf.File, cf.Lines)
 }
 
-func (p printer) transcripts() {
+func (p *printer) transcripts() {
 	for _, sa := range p.s.Subagents {
 		p.section(fmt.Sprintf("%s %s · %s", sa.ID, sa.AgentType, sa.Status))
 		p.f("task: %s\n", session.Sanitize(sa.Task))
@@ -142,9 +324,8 @@ func (p printer) transcripts() {
 		if rt := sa.Route; rt != nil {
 			p.f("model: %s (%s)\n", session.Sanitize(sa.ModelInUse()), session.Sanitize(RouteText(sa)))
 		}
-		t := sa.Transcript
-		for i := 0; i < t.Len(); i++ {
-			p.item(t, i)
+		for i := 0; i < sa.Transcript.Len(); i++ {
+			p.item(sa, i)
 		}
 		if sa.LastError != "" {
 			p.f("last error: %s\n", session.Sanitize(sa.LastError))
@@ -214,7 +395,7 @@ func FileChangeLine(f session.FileChange) string {
 }
 
 // changes prints an isolated subagent's worktree and what it really changed, with the diffs.
-func (p printer) changes(sa *session.Subagent) {
+func (p *printer) changes(sa *session.Subagent) {
 	if iso := sa.Isolation; iso != nil {
 		p.f("worktree: isolated at %s (%s)", iso.Base, shortCommit(iso.BaseCommit))
 		if sa.Discarded {
@@ -243,7 +424,7 @@ func (p printer) changes(sa *session.Subagent) {
 }
 
 // applies lists what /apply landed in the main workspace and what /undo took back.
-func (p printer) applies() {
+func (p *printer) applies() {
 	if len(p.s.Applies) == 0 {
 		return
 	}
@@ -261,36 +442,42 @@ func shortCommit(c string) string { return c[:min(len(c), 12)] }
 
 // item prints one transcript item; its text is sanitized and continuation lines are indented
 // so an item never looks like the start of another.
-func (p printer) item(t *session.Transcript, i int) {
-	it := t.Item(i)
-	text := indentRest(session.Sanitize(t.Text(i)))
+func (p *printer) item(sa *session.Subagent, i int) {
+	it := sa.Transcript.Item(i)
+	text := func(prefix string) {
+		p.w.WriteString(prefix)
+		p.itemText(sa, i, "  ")
+		p.w.WriteString("\n")
+	}
 	switch it.Kind {
 	case session.TranscriptStart:
-		p.f("· start: %s\n", text)
+		text("· start: ")
 	case session.TranscriptToken, session.TranscriptMessage:
-		p.f("assistant: %s\n", text)
+		text("assistant: ")
 	case session.TranscriptThinking:
-		p.f("thinking: %s\n", text)
+		text("thinking: ")
 	case session.TranscriptToolCall:
-		p.f("> %s %s\n", session.Sanitize(it.Tool), session.Sanitize(compactJSON(it.Args)))
+		p.w.WriteString("> ")
+		p.toolCall(sa, i, it, "")
+		p.w.WriteString("\n")
 	case session.TranscriptToolResult:
 		mark := "<"
 		if it.IsError {
 			mark = "< error"
 		}
-		p.f("%s %s: %s\n", mark, session.Sanitize(it.Tool), text)
+		text(mark + " " + session.Sanitize(it.Tool) + ": ")
 	case session.TranscriptPolicyDenied:
-		p.f("! denied %s: %s\n", session.Sanitize(it.Tool), text)
+		text("! denied " + session.Sanitize(it.Tool) + ": ")
 	case session.TranscriptError:
-		p.f("! error: %s\n", text)
+		text("! error: ")
 	case session.ItemUser:
-		p.f("user: %s\n", text)
+		text("user: ")
 	default:
-		p.f("%s: %s\n", it.Kind, text)
+		text(it.Kind + ": ")
 	}
 }
 
-func (p printer) log() {
+func (p *printer) log() {
 	p.section("session log")
 	if len(p.s.Log) == 0 {
 		p.f("(empty)\n")
@@ -302,13 +489,15 @@ func (p printer) log() {
 		case "rejected":
 			p.f("#%d ✗ %s\n   %s\n", l.Seq, session.Sanitize(l.Text), indentRest(session.Sanitize(l.Detail)))
 		case "mirror":
-			t := p.s.Subagent(l.SubagentID).Transcript
-			it := t.Item(l.Ref)
-			text := session.Sanitize(t.Text(l.Ref))
+			sa := p.s.Subagent(l.SubagentID)
+			it := sa.Transcript.Item(l.Ref)
+			p.f("#%d [%s] %s: ", l.Seq, l.SubagentID, it.Kind)
 			if it.Kind == session.TranscriptToolCall {
-				text = session.Sanitize(it.Tool) + " " + session.Sanitize(compactJSON(it.Args))
+				p.toolCall(sa, l.Ref, it, "  ")
+			} else {
+				p.itemText(sa, l.Ref, "  ")
 			}
-			p.f("#%d [%s] %s: %s\n", l.Seq, l.SubagentID, it.Kind, indentRest(text))
+			p.w.WriteString("\n")
 		default:
 			line := fmt.Sprintf("#%d %s: %s", l.Seq, l.Kind, session.Sanitize(l.Text))
 			if l.Detail != "" {
@@ -319,7 +508,7 @@ func (p printer) log() {
 	}
 }
 
-func (p printer) convergences() {
+func (p *printer) convergences() {
 	if len(p.s.Convergences) == 0 {
 		return
 	}
@@ -393,7 +582,7 @@ func (p printer) convergences() {
 	}
 }
 
-func (p printer) permissions() {
+func (p *printer) permissions() {
 	if len(p.s.Permissions) == 0 {
 		return
 	}
@@ -415,7 +604,7 @@ func (p printer) permissions() {
 	}
 }
 
-func (p printer) playbook() {
+func (p *printer) playbook() {
 	if len(p.s.Playbook) == 0 {
 		return
 	}
@@ -490,10 +679,14 @@ func FormatDuration(d time.Duration) string {
 // (4 bytes a token), marked with ~.
 // FormatTokens writes a subagent's token count compactly ("1.2k"; "~" while only streamed bytes are known).
 func FormatTokens(sa *session.Subagent) string {
-	n := sa.Tokens.Input + sa.Tokens.Output
+	return formatTokens(sa.Tokens, sa.StreamedBytes)
+}
+
+func formatTokens(tok session.Tokens, streamed int) string {
+	n := tok.Input + tok.Output
 	prefix := ""
-	if n == 0 && sa.StreamedBytes > 0 {
-		n, prefix = int64(sa.StreamedBytes/4), "~"
+	if n == 0 && streamed > 0 {
+		n, prefix = int64(streamed/4), "~"
 	}
 	if n >= 1000 {
 		return fmt.Sprintf("%s%.1fk", prefix, float64(n)/1000)
