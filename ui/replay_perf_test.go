@@ -16,6 +16,7 @@ import (
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/session/record/recordgen"
 	"github.com/summit-dev/summit/session/render"
 )
 
@@ -41,7 +42,7 @@ func TestReplaySeekEquivalence(t *testing.T) {
 	}(checkpointBytes, syncBytes, checkpointEvents, foldBatch)
 	checkpointBytes, syncBytes, checkpointEvents, foldBatch = 64<<10, 160<<10, 700, 100
 	var data bytes.Buffer
-	if err := genPerfRecording(&data, 3<<20, 5); err != nil {
+	if err := recordgen.Generate(&data, 3<<20, 5); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "r.jsonl")
@@ -146,7 +147,7 @@ var perfRecording = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := genPerfRecording(f, 128<<20, 1); err != nil {
+	if err := recordgen.Generate(f, 128<<20, 1); err != nil {
 		return "", err
 	}
 	return path, f.Close()
@@ -241,7 +242,7 @@ func TestReplayPendingSeek(t *testing.T) {
 	}(checkpointBytes, syncBytes, checkpointEvents, foldBatch)
 	checkpointBytes, syncBytes, checkpointEvents, foldBatch = 64<<10, 160<<10, 700, 100
 	var data bytes.Buffer
-	if err := genPerfRecording(&data, 2<<20, 9); err != nil {
+	if err := recordgen.Generate(&data, 2<<20, 9); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "r.jsonl")

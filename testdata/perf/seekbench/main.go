@@ -27,6 +27,7 @@ import (
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/session/record/recordgen"
 	"github.com/summit-dev/summit/ui"
 )
 
@@ -44,7 +45,7 @@ func main() {
 		fs.Parse(os.Args[2:])
 		var f *os.File
 		if f, err = os.Create(*out); err == nil {
-			err = genRecording(f, *size<<20, 1)
+			err = recordgen.Generate(f, *size<<20, 1)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -193,15 +194,16 @@ func live(size int64, dir string) error {
 	defer rf.Close()
 	st := &session.State{}
 	st.SetTextStore(session.NewTextStore(record.NewFileSource(rf), 0))
-	g := &perfGen{rng: rand.New(rand.NewPCG(3, 3)), ts: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	var seq uint64
+	ts := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	var written int64
 	t0 := time.Now()
 	n := 0
 	emit := func(sub string, d session.Data) error {
-		g.seq++
-		g.ts = g.ts.Add(time.Millisecond)
+		seq++
+		ts = ts.Add(time.Millisecond)
 		before, _ := rec.NextOffset()
-		ev, err := rec.Append(session.Event{V: 1, Seq: g.seq, TS: g.ts, SessionID: "s-live", Type: d.Type(), SubagentID: sub, Data: d})
+		ev, err := rec.Append(session.Event{V: 1, Seq: seq, TS: ts, SessionID: "s-live", Type: d.Type(), SubagentID: sub, Data: d})
 		if err == nil {
 			err = rec.Flush()
 		}
@@ -222,7 +224,7 @@ func live(size int64, dir string) error {
 		}
 		return nil
 	}
-	if err := g.run(emit, func() bool { return written >= size }, func() error { return nil }); err != nil {
+	if err := recordgen.Run(3, emit, func() bool { return written >= size }, func() error { return nil }); err != nil {
 		return err
 	}
 	if err := rec.Close(); err != nil {

@@ -1,4 +1,4 @@
-package main
+package recordgen
 
 import (
 	"bufio"
@@ -13,11 +13,11 @@ import (
 	"github.com/summit-dev/summit/session/record"
 )
 
-// genRecording writes a well-formed recording of about size bytes: up to 8 subagents at a
+// Generate writes a well-formed recording of about size bytes: up to 8 subagents at a
 // time, each streaming thinking and token deltas (a few words each), tool calls with results
 // of 0.2–6 KB, an occasional permission request, a message, then a stop; new subagents
-// spawn as old ones stop. It is the generator of ui/perfgen_test.go (genPerfRecording), copied.
-func genRecording(w io.Writer, size int64, seed uint64) error {
+// spawn as old ones stop. The replay benchmarks (ui) and testdata/perf/seekbench use it.
+func Generate(w io.Writer, size int64, seed uint64) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	g := &perfGen{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), ts: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
 	var line []byte
@@ -155,4 +155,12 @@ func (g *perfGen) run(emit func(string, session.Data) error, full func() bool, f
 		return err
 	}
 	return flush()
+}
+
+// Run drives emit with generated events (each a subagent id and a payload; the caller numbers
+// and times them) until full says so, then calls flush: a live session's recorder can be fed
+// the same mix Generate writes.
+func Run(seed uint64, emit func(sub string, d session.Data) error, full func() bool, flush func() error) error {
+	g := &perfGen{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), ts: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	return g.run(emit, full, flush)
 }
