@@ -37,31 +37,19 @@ tapes:
 // stops (success) before its parent; the write is the parent's change.
 func TestACPRealClaudeCodeChild(t *testing.T) {
 	bin := realClaude(t)
-	c := &acpCase{harness: newHarness(t)}
-	c.approve = ApproveAll
-	oldDir := acpUserConfigDir
-	acpUserConfigDir = func() string { return "" }
-	t.Cleanup(func() { acpUserConfigDir = oldDir })
+	c := newRealCase(t)
 	srv, served, home, key := startRealClaude(t, c, bin, realClaudeChildTape)
 
 	o := c.live(nil, "/delegate have a helper write child.txt --agent-type claude-real", "/wait sa-1")
 	checkSeq(t, o.events)
-	dump := func() {
-		t.Helper()
-		for _, e := range o.events {
-			if e.SubagentID != "" {
-				t.Logf("%s %s %+v", e.SubagentID, e.Type, e.Data)
-			}
-		}
-	}
 	tree := o.state.Tree()
 	if len(tree) != 2 || tree[1].Parent != "sa-1" || tree[1].Depth != 1 {
-		dump()
+		o.dumpSubagents(t)
 		t.Fatalf("tree: %d nodes", len(tree))
 	}
 	child := tree[1].Subagent
 	if child.AgentSessionID == "" || !strings.HasPrefix(child.AgentType, "claude-real/") || child.Outcome != session.OutcomeSuccess {
-		dump()
+		o.dumpSubagents(t)
 		t.Fatalf("child %s: type %q, agent session %q, outcome %q", child.ID, child.AgentType, child.AgentSessionID, child.Outcome)
 	}
 	tok := func(id string) string {
@@ -91,7 +79,7 @@ func TestACPRealClaudeCodeChild(t *testing.T) {
 		t.Errorf("the child's task is not in its transcript: %q", msgs)
 	}
 	if st := o.stop(t, "sa-1"); st.Outcome != session.OutcomeSuccess || st.Capsule == nil || st.Capsule.Summary != "a helper wrote child.txt" {
-		dump()
+		o.dumpSubagents(t)
 		t.Fatalf("the parent's stop: %+v", st)
 	}
 	stopSeq := map[string]uint64{}

@@ -67,33 +67,21 @@ func TestACPRealCodex(t *testing.T) {
 		t.Skip(realCodexBroken)
 	}
 	start := time.Now()
-	c := &acpCase{harness: newHarness(t)}
-	c.approve = ApproveAll
-	oldDir := acpUserConfigDir
-	acpUserConfigDir = func() string { return "" }
-	t.Cleanup(func() { acpUserConfigDir = oldDir })
+	c := newRealCase(t)
 
 	srv, codexHome, home, key := startRealCodex(t, c, bin, realCodexTape)
 
 	o := c.live(nil, "/delegate write greeting.txt saying hello --agent-type codex-real", "/wait sa-1")
 	t.Logf("the delegation took %v", time.Since(start).Round(time.Millisecond))
-	dump := func() {
-		t.Helper()
-		for _, e := range o.events {
-			if e.SubagentID != "" {
-				t.Logf("%s %+v", e.Type, e.Data)
-			}
-		}
-	}
 	checkSeq(t, o.events)
 
 	if sp := o.find(session.TypeSubagentSpawned, "sa-1"); len(sp) != 1 || sp[0].Data.(session.SubagentSpawned).AgentType != "codex-real" {
-		dump()
+		o.dumpSubagents(t)
 		t.Fatalf("spawned: %+v", sp)
 	}
 	st := o.stop(t, "sa-1")
 	if st.Outcome != session.OutcomeSuccess || st.Capsule == nil || st.Capsule.Summary != "wrote greeting.txt" || st.ToolInvocationCount != 2 {
-		dump()
+		o.dumpSubagents(t)
 		t.Fatalf("stop: %+v capsule %+v", st, st.Capsule)
 	}
 	// It wrote the file with its own shell (not over terminal/* nor fs/write_text_file): its
@@ -137,7 +125,7 @@ func TestACPRealCodex(t *testing.T) {
 		{fail, "$ " + fail + "\nchecking\n[exit code 3]", true},
 	} {
 		if len(calls) != 2 || len(results) != 2 {
-			dump()
+			o.dumpSubagents(t)
 			t.Fatalf("%d tool calls, %d results", len(calls), len(results))
 		}
 		c, r := calls[i], results[i]

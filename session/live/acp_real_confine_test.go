@@ -22,11 +22,7 @@ func TestACPRealClaudeCodeUserHome(t *testing.T) {
 	if !tools.ConfinementAvailable() {
 		t.Skip("this kernel has no Landlock: the agent process cannot be confined here")
 	}
-	c := &acpCase{harness: newHarness(t)}
-	c.approve = ApproveAll
-	oldDir := acpUserConfigDir
-	acpUserConfigDir = func() string { return "" }
-	t.Cleanup(func() { acpUserConfigDir = oldDir })
+	c := newRealCase(t)
 	wt := filepath.Join(c.cache, "worktrees", "s-test", "sa-1")
 	srv := newTapeServer(t, strings.ReplaceAll(realClaudeTape, "WORKTREE", wt), "claude.yaml")
 	home := t.TempDir()
@@ -59,11 +55,7 @@ func TestACPRealGeminiCLIUserHome(t *testing.T) {
 	if !tools.ConfinementAvailable() {
 		t.Skip("this kernel has no Landlock: the agent process cannot be confined here")
 	}
-	c := &acpCase{harness: newHarness(t)}
-	c.approve = ApproveAll
-	oldDir := acpUserConfigDir
-	acpUserConfigDir = func() string { return "" }
-	t.Cleanup(func() { acpUserConfigDir = oldDir })
+	c := newRealCase(t)
 	srv := newTapeServer(t, realGeminiTape, "gemini.yaml")
 	home := t.TempDir()
 	c.config(map[string]any{"gemini-real": map[string]any{"command": bin, "args": []string{"--acp"}, "env": map[string]string{

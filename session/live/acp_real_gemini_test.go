@@ -155,33 +155,21 @@ func TestACPRealGeminiCLI(t *testing.T) {
 		t.Skip(realGeminiBroken)
 	}
 	start := time.Now()
-	c := &acpCase{harness: newHarness(t)}
-	c.approve = ApproveAll
-	oldDir := acpUserConfigDir
-	acpUserConfigDir = func() string { return "" }
-	t.Cleanup(func() { acpUserConfigDir = oldDir })
+	c := newRealCase(t)
 
 	srv, home, key := startRealGemini(t, c, bin, realGeminiTape)
 
 	o := c.live(nil, "/delegate write greeting.txt saying hello --agent-type gemini-real", "/wait sa-1")
 	t.Logf("the delegation took %v", time.Since(start).Round(time.Millisecond))
-	dump := func() {
-		t.Helper()
-		for _, e := range o.events {
-			if e.SubagentID != "" {
-				t.Logf("%s %+v", e.Type, e.Data)
-			}
-		}
-	}
 	checkSeq(t, o.events)
 
 	if sp := o.find(session.TypeSubagentSpawned, "sa-1"); len(sp) != 1 || sp[0].Data.(session.SubagentSpawned).AgentType != "gemini-real" {
-		dump()
+		o.dumpSubagents(t)
 		t.Fatalf("spawned: %+v", sp)
 	}
 	st := o.stop(t, "sa-1")
 	if st.Outcome != session.OutcomeSuccess || st.Capsule == nil || st.Capsule.Summary != "wrote greeting.txt" || st.ToolInvocationCount != 2 {
-		dump()
+		o.dumpSubagents(t)
 		t.Fatalf("stop: %+v capsule %+v", st, st.Capsule)
 	}
 	// greeting.txt went over fs/write_text_file, built.txt by its own shell: both are what it made.

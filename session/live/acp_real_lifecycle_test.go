@@ -142,9 +142,7 @@ func startLifecycle(t *testing.T, agent, approve string) *lcRun {
 	t.Helper()
 	r := &lcRun{c: &acpCase{harness: newHarness(t)}, marker: "summit-lifecycle-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
 	r.c.approve = approve
-	oldDir := acpUserConfigDir
-	acpUserConfigDir = func() string { return "" }
-	t.Cleanup(func() { acpUserConfigDir = oldDir })
+	noUserConfig(t)
 	r.bodies = t.TempDir()
 	if d := os.Getenv("SUMMIT_E2E_DEBUG"); d != "" {
 		r.bodies = filepath.Join(d, strings.ReplaceAll(t.Name(), "/", "_"))

@@ -99,32 +99,20 @@ tapes:
 func TestACPRealClaudeCode(t *testing.T) {
 	bin := realClaude(t)
 	start := time.Now()
-	c := &acpCase{harness: newHarness(t)}
-	c.approve = ApproveAll
-	oldDir := acpUserConfigDir
-	acpUserConfigDir = func() string { return "" }
-	t.Cleanup(func() { acpUserConfigDir = oldDir })
+	c := newRealCase(t)
 
 	srv, served, home, key := startRealClaude(t, c, bin, realClaudeTape)
 	o := c.live(nil, "/delegate write greeting.txt saying hello --agent-type claude-real", "/wait sa-1")
 	t.Logf("the delegation took %v", time.Since(start).Round(time.Millisecond))
-	dump := func() {
-		t.Helper()
-		for _, e := range o.events {
-			if e.SubagentID != "" {
-				t.Logf("%s %+v", e.Type, e.Data)
-			}
-		}
-	}
 	checkSeq(t, o.events)
 
 	if sp := o.find(session.TypeSubagentSpawned, "sa-1"); len(sp) != 1 || sp[0].Data.(session.SubagentSpawned).AgentType != "claude-real" {
-		dump()
+		o.dumpSubagents(t)
 		t.Fatalf("spawned: %+v", sp)
 	}
 	st := o.stop(t, "sa-1")
 	if st.Outcome != session.OutcomeSuccess || st.Capsule == nil || st.Capsule.Summary != "wrote greeting.txt" || st.ToolInvocationCount != 2 {
-		dump()
+		o.dumpSubagents(t)
 		t.Fatalf("stop: %+v capsule %+v", st, st.Capsule)
 	}
 	// It wrote the files itself, never over fs/write_text_file: its artifacts are what its
@@ -178,6 +166,16 @@ func TestACPRealClaudeCode(t *testing.T) {
 	checkRealEnd(t, c, o, []string{"built.txt added", "greeting.txt added"}, "CLAUDE_CONFIG_DIR="+home, srv.Close, key, home)
 	// Every model call was a tape's: the title, and the main model's three turns.
 	checkServed(t, served(), "tape claude-title, turn 1", "tape claude-main, turn 1", "tape claude-main, turn 2", "tape claude-main, turn 3")
+}
+
+// dumpSubagents logs every event about a subagent (when a check fails).
+func (o outcome) dumpSubagents(t *testing.T) {
+	t.Helper()
+	for _, e := range o.events {
+		if e.SubagentID != "" {
+			t.Logf("%s %s %+v", e.SubagentID, e.Type, e.Data)
+		}
+	}
 }
 
 // checkServed checks that the model server served each of want and refused nothing.

@@ -60,6 +60,23 @@ func newACPCase(t *testing.T, script string, env map[string]string) *acpCase {
 	return c
 }
 
+// noUserConfig keeps the user's summit config dir (its acp_agents, remotes) out of the test.
+func noUserConfig(t *testing.T) {
+	t.Helper()
+	oldDir := acpUserConfigDir
+	acpUserConfigDir = func() string { return "" }
+	t.Cleanup(func() { acpUserConfigDir = oldDir })
+}
+
+// newRealCase is a case for a real agent: --approve all, no user config.
+func newRealCase(t *testing.T) *acpCase {
+	t.Helper()
+	c := &acpCase{harness: newHarness(t)}
+	c.approve = ApproveAll
+	noUserConfig(t)
+	return c
+}
+
 // config writes the workspace's .summit/config.yaml with these acp_agents (JSON is YAML).
 func (c *acpCase) config(agents map[string]any) {
 	b, _ := json.Marshal(map[string]any{"acp_agents": agents})

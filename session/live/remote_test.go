@@ -23,9 +23,7 @@ metadata: {name: far, description: "served elsewhere"}
 endpoint: "http://203.0.113.9:8787"
 spec: {role: researcher}
 `)
-	oldDir := acpUserConfigDir
-	acpUserConfigDir = func() string { return "" }
-	t.Cleanup(func() { acpUserConfigDir = oldDir })
+	noUserConfig(t)
 	o := (&acpCase{harness: h}).live(nil, "/delegate look far away --agent-type far", "/wait sa-1")
 	errs := o.find(session.TypeSubagentError, "sa-1")
 	if len(errs) != 1 || !strings.Contains(errs[0].Data.(session.SubagentError).Error, "add `remotes: {far: {url: \"http://203.0.113.9:8787\"}}`") {
