@@ -41,6 +41,8 @@ type run struct {
 	failedWhy string // a failure before or around the delegation
 	unpriced  bool   // a usd budget met a model without a price
 	cancelled bool   // its subagent was cancelled (cancelIn)
+	// overBudget is set when the budget stopped the run (a failure, not a cancellation).
+	overBudget bool
 }
 
 func newRun(p protocols.InvokeParams, m protocols.Manifest, b budget) *run {
@@ -192,6 +194,9 @@ func (rn *run) watchBudget(id string, t session.Tokens, usd float64, known bool)
 	rn.mu.Unlock()
 	over := func(why string) {
 		// At once, on the subagent's own goroutine: its next model turn must not start.
+		rn.mu.Lock()
+		rn.overBudget = !rn.stopped
+		rn.mu.Unlock()
 		rn.stop(why)
 		if sess != nil {
 			rn.cancelIn(context.Background(), sess, id)
@@ -290,7 +295,7 @@ func (rn *run) compute() protocols.InvokeResult {
 		}
 	case session.OutcomeCancelled:
 		res.Status, res.Error = protocols.StatusCancelled, why
-		if why != "" && rn.stoppedByBudget() {
+		if rn.stoppedByBudget() {
 			res.Status = protocols.StatusFailed
 		}
 		if res.Error == "" {
@@ -311,7 +316,7 @@ func (rn *run) compute() protocols.InvokeResult {
 func (rn *run) stoppedByBudget() bool {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	return len(rn.why) > 10 && rn.why[:10] == "the budget"
+	return rn.overBudget
 }
 
 // follow calls fn with each line of the run's recording, from the first, as it is written,
