@@ -593,6 +593,22 @@ var table = []Spec{
 		build: func(v values) Command { return Discard{SubagentID: v.str("subagent_id")} },
 	},
 	{
+		Name:    "retry",
+		Summary: "delegate a stopped subagent's task again",
+		Help: "Delegates the task of a subagent that stopped (failed, timed out, cancelled, or interrupted\n" +
+			"by a fork) again, as its /delegate asked: the same agent, task, mode, tools and timeout.\n" +
+			"--agent-type runs it with another agent instead. The new subagent gets a new id.",
+		Args: []Arg{{
+			Name: "subagent_id", Key: "subagent_id", Kind: KindID, Placeholder: "<subagent_id>",
+			IDKinds: subagentOnly, Required: true, Help: "the stopped subagent whose task runs again (sa-N)",
+		}},
+		Flags: []Flag{{
+			Name: "agent-type", Key: "agent_type", Kind: KindName, Placeholder: "<type|agent-name>",
+			Help: "run the task with this agent instead (/agents lists them)",
+		}},
+		build: func(v values) Command { return Retry{SubagentID: v.str("subagent_id"), AgentType: v.str("agent_type")} },
+	},
+	{
 		Name:    "cancel",
 		Summary: "stop a running subagent",
 		Help:    "Cancels a subagent; what it had done so far is kept in its stop event.",

@@ -20,6 +20,7 @@ func TestUsageLines(t *testing.T) {
 		"diff":     "/diff <subagent_id|convergence_id> [PATH]",
 		"undo":     "/undo",
 		"discard":  "/discard <subagent_id>",
+		"retry":    "/retry <subagent_id> [--agent-type <type|agent-name>]",
 		"cancel":   "/cancel <subagent_id>",
 		"status":   "/status [id]",
 		"wait":     "/wait <id...>",

@@ -111,6 +111,21 @@ func (c Diff) String() string {
 func (Undo) String() string      { return "/undo" }
 func (c Discard) String() string { return newLine("discard").word(c.SubagentID).String() }
 
+// Retry is /retry: delegate a stopped subagent's task again, with its agent or AgentType.
+type Retry struct{ SubagentID, AgentType string }
+
+func (Retry) Name() string { return "retry" }
+func (c Retry) Args() map[string]any {
+	m := map[string]any{"subagent_id": c.SubagentID}
+	if c.AgentType != "" {
+		m["agent_type"] = c.AgentType
+	}
+	return m
+}
+func (c Retry) String() string {
+	return newLine("retry").word(c.SubagentID).flagIf("agent-type", c.AgentType, "").String()
+}
+
 // Cancel is /cancel: stop a subagent.
 type Cancel struct{ SubagentID string }
 

@@ -42,8 +42,8 @@ func Apply(s *State, e Event) error {
 		return fail("event has no data")
 	case e.Data.Type() != e.Type:
 		return fail("data is %s, envelope says %s", e.Data.Type(), e.Type)
-	case !s.Started && e.Type != TypeSessionStarted:
-		return fail("the first event must be SessionStarted")
+	case !s.Started && e.Type != TypeSessionStarted && e.Type != TypeSessionForked:
+		return fail("the first event must be SessionStarted (or SessionForked)")
 	case !s.Started && e.Seq != 1:
 		return fail("seq must start at 1, got %d", e.Seq)
 	case s.Started && e.Seq != s.LastSeq+1:
@@ -97,14 +97,24 @@ func Apply(s *State, e Event) error {
 		if e.SessionID == "" {
 			return fail("session_id is required")
 		}
-		s.Started, s.SessionID, s.Info, s.StartedAt = true, e.SessionID, d, e.TS
-		s.subagents = map[string]*Subagent{}
-		s.convergences = map[string]*Convergence{}
-		s.conflicts = map[string]*Conflict{}
-		s.permissions = map[string]*Permission{}
-		s.Counters.Events = map[Type]int{}
-		s.Counters.Outcomes = map[string]int{}
-		s.Counters.ByAgentType = map[string]*TypeCounters{}
+		s.start(e, d)
+
+	case SessionForked:
+		if s.Started {
+			return fail("SessionForked after the session started")
+		}
+		if e.SessionID == "" {
+			return fail("session_id is required")
+		}
+		if d.Parent.SessionID == "" || d.Parent.Seq == 0 {
+			return fail("SessionForked needs the parent's session_id and seq")
+		}
+		if d.Parent.SessionID == e.SessionID {
+			return fail("a fork has its own session id, not its parent's (%s)", e.SessionID)
+		}
+		s.start(e, d.Started)
+		fork := d
+		s.Fork = &fork
 
 	case SessionEnded:
 		s.Ended, s.EndedAt, s.EndReason = true, e.TS, d.Reason
@@ -215,9 +225,13 @@ func Apply(s *State, e Event) error {
 			return fail("%s stopped twice", sa.ID)
 		}
 		status, ok := map[string]string{OutcomeSuccess: StatusDone, OutcomeFailure: StatusFailed,
-			OutcomeTimeout: StatusTimeout, OutcomeCancelled: StatusCancelled, OutcomeDisconnected: StatusDisconnected}[d.Outcome]
+			OutcomeTimeout: StatusTimeout, OutcomeCancelled: StatusCancelled, OutcomeDisconnected: StatusDisconnected,
+			OutcomeInterrupted: StatusInterrupted}[d.Outcome]
 		if !ok || d.Outcome == OutcomeDisconnected && sa.Parent == "" {
 			return fail("outcome %q is not success, failure, timeout or cancelled (or disconnected, for a child)", d.Outcome)
+		}
+		if d.Outcome == OutcomeInterrupted && s.Fork == nil {
+			return fail("outcome interrupted is only for a forked session's subagents that ran at a fork point")
 		}
 		sa.Stopped, sa.Status, sa.Outcome = true, status, d.Outcome
 		sa.EndedAt, sa.StopSeq = e.TS, e.Seq
@@ -738,4 +752,16 @@ func plainID(id string) bool {
 		}
 	}
 	return true
+}
+
+// start folds a session's start (SessionStarted, or SessionForked's own start).
+func (s *State) start(e Event, d SessionStarted) {
+	s.Started, s.SessionID, s.Info, s.StartedAt = true, e.SessionID, d, e.TS
+	s.subagents = map[string]*Subagent{}
+	s.convergences = map[string]*Convergence{}
+	s.conflicts = map[string]*Conflict{}
+	s.permissions = map[string]*Permission{}
+	s.Counters.Events = map[Type]int{}
+	s.Counters.Outcomes = map[string]int{}
+	s.Counters.ByAgentType = map[string]*TypeCounters{}
 }

@@ -44,6 +44,20 @@ func TestEveryTypeChangesState(t *testing.T) {
 			t.Errorf("%v changed nothing but bookkeeping; give it a rule in Apply or document it in noStateChange", e)
 		}
 	}
+	// SessionForked starts a session of its own (a fork): fold one, and check it started the
+	// state with the fork's own start and its lineage.
+	fork := session.SessionForked{Parent: session.ForkParent{Path: "/r/p.jsonl", SessionID: "s-parent", Seq: 7, SHA256: "ab"},
+		Started: session.SessionStarted{Schema: 1, Workspace: "/forks/x", PermissionMode: "plan"}}
+	fs := &session.State{}
+	fe := session.New("", fork)
+	fe.Seq, fe.SessionID = 1, "s-fork"
+	if err := session.Apply(fs, fe); err != nil {
+		t.Fatal(err)
+	}
+	seen[fe.Type] = true
+	if fs.Fork == nil || fs.Fork.Parent.Seq != 7 || fs.Info.Workspace != "/forks/x" || fs.SessionID != "s-fork" {
+		t.Errorf("SessionForked folded to %+v %+v", fs.Fork, fs.Info)
+	}
 	for _, typ := range session.Types {
 		if !seen[typ] {
 			t.Errorf("fullSession does not exercise %s: every type must be covered", typ)
@@ -354,5 +368,53 @@ func TestWorkspaceEvents(t *testing.T) {
 	bad[0].Seq = s2.LastSeq + 1
 	if err := session.Apply(s2, bad[0]); err == nil {
 		t.Error("an apply was undone twice")
+	}
+}
+
+// TestForkRules: a fork has its own id and names its parent; interrupted is an outcome of a
+// fork's subagents only.
+func TestForkRules(t *testing.T) {
+	start := func(d session.Data, id string) (*session.State, error) {
+		s := &session.State{}
+		e := session.New("", d)
+		e.Seq, e.SessionID = 1, id
+		return s, session.Apply(s, e)
+	}
+	parent := session.ForkParent{SessionID: "s-parent", Seq: 3}
+	if _, err := start(session.SessionForked{Parent: parent}, "s-parent"); err == nil {
+		t.Error("a fork with its parent's id was accepted")
+	}
+	if _, err := start(session.SessionForked{Parent: session.ForkParent{SessionID: "s-parent"}}, "s-fork"); err == nil {
+		t.Error("a fork without a seq was accepted")
+	}
+	stopInterrupted := func(s *session.State) error {
+		for i, d := range []session.Data{
+			session.SubagentSpawned{AgentType: "explore", AgentName: "explore", Tools: []string{}},
+			session.SubagentStop{Outcome: session.OutcomeInterrupted, ArtifactPaths: []string{}},
+		} {
+			e := session.New("sa-1", d)
+			e.Seq, e.SessionID = uint64(2+i), s.SessionID
+			if err := session.Apply(s, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s, err := start(session.SessionStarted{Schema: 1}, "s-plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stopInterrupted(s); err == nil {
+		t.Error("interrupted accepted in a session that is not a fork")
+	}
+	s, err = start(session.SessionForked{Parent: parent}, "s-fork")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stopInterrupted(s); err != nil {
+		t.Fatalf("interrupted in a fork: %v", err)
+	}
+	if sa := s.Subagent("sa-1"); sa.Status != session.StatusInterrupted || !sa.Terminal() {
+		t.Errorf("status %s terminal %v", sa.Status, sa.Terminal())
 	}
 }

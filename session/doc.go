@@ -33,11 +33,13 @@
 // convergence_id in data. Ids are deterministic and short: sa-1, sa-2, … in spawn order; cv-N
 // for convergences, cf-N for conflicts, pr-N for permission requests.
 //
-// Line 1 is SessionStarted; the last line of a cleanly closed session is SessionEnded.
+// Line 1 is SessionStarted (or SessionForked); the last line of a cleanly closed session is
+// SessionEnded.
 //
 // The closed set of types in v1 (see Types; payload fields are the struct tags in event.go):
 //
-//	session      SessionStarted SessionEnded CommandIssued CommandRejected UserNote
+//	session      SessionStarted SessionForked SessionEnded CommandIssued CommandRejected
+//	             UserNote
 //	lifecycle    SubagentSpawned SubagentActive SubagentStop SubagentError SubagentTimeout
 //	             SubagentCancelled
 //	transcript   TranscriptEvent (event_type subagent_start token thinking message tool_call
@@ -60,10 +62,25 @@
 // id when the file changed while it ran); summit reads those files once per session, so a
 // file written during a session takes effect, named, in the next (see session/inventory).
 //
+// # Forks
+//
+// A fork (summit fork, the replay's F) continues a recording live from one of its events. Its
+// line 1 is SessionForked instead of SessionStarted: the parent (path, session id, seq, sha256
+// of the parent's bytes through that event's line, and the parent's own lineage), the fork's
+// own start (its workspace is a restored copy), the parent's start, and where the workspace
+// came from. The parent's events 2..seq follow with their seqs and times but the fork's
+// session_id, so the fork replays alone and its state at seq is the parent's. Then come the
+// events that close what was open there, at the fork point's time: pending permission
+// requests denied (by "fork"), running subagents stopped with outcome interrupted (status
+// interrupted; only a fork records it), open handoffs resolved and unfinished convergences
+// completed as interrupted. The fork's own events follow (times run back once, after line 1:
+// readers clamp such gaps to zero). See session/fork.
+//
 // # Lifecycle of a subagent
 //
 // SubagentSpawned (status queued) → SubagentActive (active) → transcript events → exactly one
-// SubagentStop, whose outcome is success, failure, timeout or cancelled and which carries what
+// SubagentStop, whose outcome is success, failure, timeout or cancelled (disconnected for an
+// external agent's child, interrupted in a fork) and which carries what
 // the subagent had (capsule, tool count, artifacts, duration, tokens), so partial results
 // survive a failure. SubagentError, SubagentTimeout and SubagentCancelled record the cause
 // before the stop; a SubagentError whose will_retry (default: retryable) is true counts a

@@ -20,6 +20,7 @@ type Type string
 // where needed, never rename one.
 const (
 	TypeSessionStarted  Type = "SessionStarted"
+	TypeSessionForked   Type = "SessionForked"
 	TypeSessionEnded    Type = "SessionEnded"
 	TypeCommandIssued   Type = "CommandIssued"
 	TypeCommandRejected Type = "CommandRejected"
@@ -65,7 +66,7 @@ const (
 
 // Types is the closed set of event types of schema v1, in documentation order.
 var Types = []Type{
-	TypeSessionStarted, TypeSessionEnded, TypeCommandIssued, TypeCommandRejected, TypeUserNote,
+	TypeSessionStarted, TypeSessionForked, TypeSessionEnded, TypeCommandIssued, TypeCommandRejected, TypeUserNote,
 	TypeSubagentSpawned, TypeSubagentActive, TypeSubagentStop, TypeSubagentError,
 	TypeSubagentTimeout, TypeSubagentCancelled,
 	TypeTranscriptEvent,
@@ -137,6 +138,39 @@ type SessionStarted struct {
 	// removed since the last session in this workspace started (see session/inventory): a
 	// file written during a session takes effect only in the next one, which names it here.
 	ChangedFiles []AgentFileChange `json:"changed_files,omitempty"`
+}
+
+// SessionForked starts a session that continues another from one of its events (summit fork).
+// It takes SessionStarted's place as seq 1: Started is this session's own start (its workspace
+// is the fork's rebuilt copy, never the parent's). The parent's events 2..Parent.Seq follow,
+// verbatim but for the envelope's session_id and with the parent's seqs and times, so folding
+// this file alone gives the parent's state at that event: the recording replays without its
+// parent. After them come the fork's own events, first those that close what was still open at
+// the fork point (running subagents stop as interrupted; pending permission requests are
+// denied).
+type SessionForked struct {
+	Parent  ForkParent     `json:"parent"`
+	Started SessionStarted `json:"started"`
+	// ParentStarted is the parent's own SessionStarted, as it recorded it.
+	ParentStarted SessionStarted `json:"parent_started"`
+	// Restored says where the fork's workspace came from: "snapshot <commit> (<event>)" when a
+	// recorded workspace snapshot was written out, or why the parent's workspace was copied as
+	// it is now instead.
+	Restored string `json:"restored"`
+	// Notes record what the fork could not carry over (e.g. a worktree whose snapshot is gone).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ForkParent names the recording a fork continues, and where.
+type ForkParent struct {
+	Path      string `json:"path"`
+	SessionID string `json:"session_id"`
+	Seq       uint64 `json:"seq"`
+	// SHA256 is the hex sha256 of the parent recording's bytes up to and including the line of
+	// Seq: a check that the parent file still holds what the fork was made from.
+	SHA256 string `json:"sha256"`
+	// Lineage is the parent's own lineage (its parent first), when the parent is a fork too.
+	Lineage []ForkParent `json:"lineage,omitempty"`
 }
 
 // AgentFileChange is one agent or config file that differs from what the last session found.
@@ -220,6 +254,10 @@ const (
 	// before it said how it ended: its outcome is unknown, which is neither a failure nor a
 	// cancellation (ACP's "disconnected" subagent state).
 	OutcomeDisconnected = "disconnected"
+	// OutcomeInterrupted is a subagent that was still running at the event a session was
+	// forked from: the fork has its state up to there but not its run (/retry runs it again).
+	// Only a forked session records it.
+	OutcomeInterrupted = "interrupted"
 )
 
 // SubagentStop is the one terminal event of every subagent, whatever the outcome; a
@@ -595,6 +633,7 @@ func (ChangesRebased) Type() Type    { return TypeChangesRebased }
 
 func (SessionStarted) Type() Type        { return TypeSessionStarted }
 func (SessionEnded) Type() Type          { return TypeSessionEnded }
+func (SessionForked) Type() Type         { return TypeSessionForked }
 func (CommandIssued) Type() Type         { return TypeCommandIssued }
 func (CommandRejected) Type() Type       { return TypeCommandRejected }
 func (UserNote) Type() Type              { return TypeUserNote }

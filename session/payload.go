@@ -26,6 +26,7 @@ func decodeAs[T Data](raw []byte) (Data, error) {
 var Decoders = map[Type]func([]byte) (Data, error){
 	TypeSessionStarted:        decodeAs[SessionStarted],
 	TypeSessionEnded:          decodeAs[SessionEnded],
+	TypeSessionForked:         decodeAs[SessionForked],
 	TypeCommandIssued:         decodeAs[CommandIssued],
 	TypeCommandRejected:       decodeAs[CommandRejected],
 	TypeUserNote:              decodeAs[UserNote],

@@ -14,7 +14,10 @@ import (
 // The zero value is the state before SessionStarted.
 type State struct {
 	SessionID string
-	Info      SessionStarted // the SessionStarted payload
+	Info      SessionStarted // the SessionStarted payload (a fork's own start: SessionForked.Started)
+	// Fork is the SessionForked of a session that continues another (nil otherwise): the
+	// lineage inspect and the tree show.
+	Fork      *SessionForked
 	Started   bool
 	StartedAt time.Time
 	Ended     bool
@@ -63,6 +66,8 @@ const (
 	StatusCancelled = "cancelled"
 	// StatusDisconnected is a child whose outcome its agent never reported.
 	StatusDisconnected = "disconnected"
+	// StatusInterrupted is a subagent that was running at a fork's fork point.
+	StatusInterrupted = "interrupted"
 )
 
 // PlanTool is the tool of a TranscriptEvent message that carries an external agent's plan
@@ -190,7 +195,7 @@ func (s *Subagent) Elapsed(now time.Time) time.Duration {
 // Terminal reports whether the subagent has finished, whatever the outcome.
 func (s *Subagent) Terminal() bool {
 	switch s.Status {
-	case StatusDone, StatusFailed, StatusTimeout, StatusCancelled, StatusDisconnected:
+	case StatusDone, StatusFailed, StatusTimeout, StatusCancelled, StatusDisconnected, StatusInterrupted:
 		return true
 	}
 	return s.Stopped

@@ -19,7 +19,7 @@ type KeyMap struct {
 	// Output panels (/status, /help, /agents).
 	PanelScroll, PanelClose key.Binding
 	// Replay.
-	Play, Step, Markers, Speed, IdleCap, Seek, ReplayQuit key.Binding
+	Play, Step, Markers, Speed, IdleCap, Seek, Fork, ReplayQuit key.Binding
 }
 
 // DefaultKeyMap is the key map of the workbench.
@@ -71,6 +71,7 @@ func DefaultKeyMap() KeyMap {
 		Speed:      h("+ -", "faster / slower", "+", "=", "-"),
 		IdleCap:    h("c", "idle cap on/off", "c"),
 		Seek:       h("0-9 $ :", "seek to 0–90 %, the end, a seq", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "$", ":"),
+		Fork:       h("F", "fork: a live session from here (F again confirms)", "F"),
 		ReplayQuit: h("ctrl+c", "quit", "ctrl+c"),
 	}
 }
@@ -86,7 +87,7 @@ type keyGroup struct {
 func (k KeyMap) helpGroups(replay bool) []keyGroup {
 	if replay {
 		return []keyGroup{
-			{"replay", []key.Binding{k.Play, k.Step, k.Markers, k.Speed, k.IdleCap, k.Seek, k.Focus, k.Help, k.ReplayQuit}},
+			{"replay", []key.Binding{k.Play, k.Step, k.Markers, k.Speed, k.IdleCap, k.Seek, k.Fork, k.Focus, k.Help, k.ReplayQuit}},
 			{"tree", []key.Binding{k.Select, k.Open, k.Filter, k.Resize}},
 			{"transcript", []key.Binding{k.Scroll, k.Page, k.Follow, k.Top, k.Expand, k.Thinking, k.Search, k.Back}},
 		}

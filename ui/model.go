@@ -77,12 +77,14 @@ type Model struct {
 	treeW     int    // tree pane width; 0 = automatic
 	filter    string
 	filtering bool // typing the tree filter (f)
-	views     map[string]*tview
-	thinking  bool
-	expanded  bool // tool calls expanded in the transcript
-	md        *mdCache
-	searching bool
-	search    string
+	// forkArmed is the seq the first F of a replay named; forkSeq the one a second F chose.
+	forkArmed, forkSeq uint64
+	views              map[string]*tview
+	thinking           bool
+	expanded           bool // tool calls expanded in the transcript
+	md                 *mdCache
+	searching          bool
+	search             string
 
 	notice    string
 	noticeErr bool

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/summit-dev/summit/session"
@@ -90,6 +91,10 @@ var markerTypes = []session.Type{
 	session.TypeSubagentSpawned, session.TypeHandoffInitiated, session.TypePermissionRequested,
 	session.TypeConflictDetected, session.TypeSubagentStop, session.TypeConvergenceComplete,
 }
+
+// MarkerTypes are the event types that make a replay's timeline markers (] and [ step through
+// them), for tools that act at each marker.
+func MarkerTypes() []session.Type { return slices.Clone(markerTypes) }
 
 // OpenReplay indexes a recording and shows its first event.
 func OpenReplay(path string, opts record.ReadOptions) (*Replay, error) {
@@ -507,6 +512,9 @@ func (m *Model) pendingNotice() {
 // replayKey handles the replay controls; ok is false for keys it leaves to the panes.
 func (m *Model) replayKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	r := m.o.Replay
+	if cmd, ok := m.forkKey(k); ok {
+		return cmd, true
+	}
 	if m.seeking {
 		switch s := k.String(); s {
 		case "esc":
@@ -627,3 +635,35 @@ func (m *Model) replayStatus() string {
 	}
 	return s
 }
+
+// forkKey is F: the first press names the event a fork would continue from, a second one
+// ends the replay asking for that fork (ForkSeq); any other key calls it off. Two presses,
+// because a stray key must not leave the replay for a live session.
+func (m *Model) forkKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
+	if !key.Matches(k, m.keys.Fork) {
+		if m.forkArmed != 0 {
+			m.forkArmed = 0
+			m.setNotice("", false)
+		}
+		return nil, false
+	}
+	st := m.o.Replay.State()
+	seq := st.LastSeq
+	if st.Ended && seq > 1 {
+		seq-- // the end itself cannot be continued: the event before it can
+	}
+	switch {
+	case seq == 0:
+		m.setNotice("fork: step to an event first (. steps, 0-9 seek)", true)
+	case m.forkArmed == seq:
+		m.forkSeq = seq
+		return tea.Quit, true
+	default:
+		m.forkArmed = seq
+		m.setNotice(fmt.Sprintf("fork at #%d: F again starts a live session from here (in a new workspace copy); any other key goes on", seq), false)
+	}
+	return nil, true
+}
+
+// ForkSeq is the event the replay was left to fork from (F twice), 0 when it was not.
+func (m *Model) ForkSeq() uint64 { return m.forkSeq }

@@ -82,6 +82,8 @@ func (m *Model) rows() []row {
 			r.style = rowOK
 		case sa.Status == session.StatusDisconnected:
 			parts[1] = "unknown" // its agent stopped reporting on it: an unknown outcome, not a failure
+		case sa.Status == session.StatusInterrupted:
+			r.glyph = "↯" // running at the fork point: neither failed nor cancelled; /retry runs it again
 		default:
 			r.style = rowBad
 		}

@@ -185,6 +185,9 @@ func (m *Model) header() string {
 	default:
 		parts = append(parts, session.Sanitize(p))
 	}
+	if f := st.Fork; f != nil {
+		parts = append(parts, fmt.Sprintf("⑂ fork of %s at #%d", shortID(f.Parent.SessionID), f.Parent.Seq))
+	}
 	parts = append(parts, fmt.Sprintf("%d running", st.Running()))
 	if n := len(m.waiting()); n > 0 {
 		parts = append(parts, m.sty.warn.Render(fmt.Sprintf("⚠ %d waiting", n)))
@@ -439,4 +442,14 @@ func (m *Model) scrollBox(title string, lines []string, top *int, w, h int) []st
 // wrapStyled wraps a line that may carry styling (no model text: that goes through wrap).
 func wrapStyled(s string, w int) []string {
 	return strings.Split(ansi.Wrap(s, max(4, w), ""), "\n")
+}
+
+// shortID is a session id cut to what tells two apart on one screen ("s-" and 8 characters;
+// the full id is in inspect and --print), sanitised.
+func shortID(id string) string {
+	id = session.Sanitize(id)
+	if r := []rune(id); len(r) > 10 {
+		return string(r[:10]) + "…"
+	}
+	return id
 }

@@ -51,6 +51,10 @@ type sessionFlags struct {
 	served  bool
 	meta    map[string]any
 	onUsage func(subagentID string, tokens session.Tokens, costUSD float64, known bool)
+	// fork makes the session a fork of a recording (summit fork, the replay's fork key): it
+	// runs in a restored copy of the workspace; --workspace is where its config, agents and
+	// recording come from.
+	fork *forkFlags
 }
 
 func (f *sessionFlags) register(c *cobra.Command) {
@@ -77,6 +81,8 @@ type wired struct {
 	ownTapes  bool     // the tapes came from --tapes
 	inventory string   // the workspace's inventory of agent and config files
 	changed   string   // which of them changed since the last session ("" = none)
+	// forkedInto is a fork's own workspace, restored from its parent's recording.
+	forkedInto string
 }
 
 // wire builds the catalogue, the providers, the clock and the recorder, and starts the session.
@@ -208,8 +214,21 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		}
 		w.recording = rec.Path()
 	}
+	runIn := ws
+	var forkStart *live.ForkStart
+	if f.fork != nil {
+		if forkStart, runIn, err = f.fork.restore(id, stderr); err != nil {
+			if rec != nil {
+				rec.Close()
+				os.Remove(rec.Path())
+			}
+			return nil, badFile(err)
+		}
+		w.forkedInto = runIn
+	}
 	x, err := live.Start(live.Options{
-		Workspace: ws, SessionID: id, ProgramVersion: version, Ceiling: mode, Catalogue: cat,
+		Fork:      forkStart,
+		Workspace: runIn, SessionID: id, ProgramVersion: version, Ceiling: mode, Catalogue: cat,
 		Route: func(def *agents.Definition) (provider.Provider, string, error) {
 			return router.ResolveModel(def.Model.Name, def.Model.Fallbacks)
 		},
@@ -224,6 +243,9 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if err != nil {
 		if rec != nil {
 			rec.Close()
+			if forkStart != nil {
+				os.Remove(rec.Path()) // a fork that could not start records nothing worth keeping
+			}
 		}
 		return nil, badFile(err)
 	}
@@ -288,52 +310,64 @@ Exit codes: 0 every command accepted, every subagent succeeded and no conflict l
 			if scriptPath == "" {
 				return usageErr("run needs --script FILE (or - for stdin)\nusage: %s", cmd.UseLine())
 			}
-			var src io.Reader = os.Stdin
-			if scriptPath != "-" {
-				file, err := record.OpenRegular(scriptPath)
-				if err != nil {
-					return usageErr("--script: %v", err)
-				}
-				defer file.Close()
-				src = file
-			}
-			data, err := io.ReadAll(io.LimitReader(src, 64<<20))
-			if err != nil {
-				return usageErr("--script: %v", err)
-			}
-			seed := strings.Join([]string{string(data), f.workspace, f.tapes, f.mode, f.approve}, "\x00")
-			// Progress lines come from the subagents' goroutines, echoed script lines from this
-			// one: each line is written whole, never interleaved with another.
-			stderr := &syncWriter{w: stderr}
-			w, err := f.wire(seed, stderr, func(ev session.Event) {
-				if line := live.Progress(ev); line != "" {
-					fmt.Fprintln(stderr, line)
-				}
-			})
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-			defer stop()
-			code, runErr := live.RunScript(ctx, w.x, strings.NewReader(string(data)), stderr)
-			w.closed()
-			if w.recording != "" && !errors.Is(runErr, record.ErrRecordingReplaced) {
-				fmt.Fprintf(stderr, "summit: recorded %s\n", session.Sanitize(w.recording))
-			}
-			if err := render.Print(stdout, w.x.Snapshot()); err != nil {
-				return err
-			}
-			if runErr != nil {
-				return &exitError{code, runErr}
-			}
-			if code != 0 {
-				return &exitError{code, silent}
-			}
-			return nil
+			return headless(f, scriptPath, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&scriptPath, "script", "", "the script FILE, or - for stdin")
 	c.Flags().StringVar(&f.approve, "approve", "none", "decide permission requests: none, shell or all")
 	f.register(c)
 	return c
+}
+
+// headless runs the script at scriptPath ("-": stdin) in the session f describes, printing
+// progress to stderr and the final state to stdout (summit run, summit fork --script).
+func headless(f *sessionFlags, scriptPath string, stdout, stderr io.Writer) error {
+	var src io.Reader = os.Stdin
+	if scriptPath != "-" {
+		file, err := record.OpenRegular(scriptPath)
+		if err != nil {
+			return usageErr("--script: %v", err)
+		}
+		defer file.Close()
+		src = file
+	}
+	data, err := io.ReadAll(io.LimitReader(src, 64<<20))
+	if err != nil {
+		return usageErr("--script: %v", err)
+	}
+	seed := strings.Join([]string{string(data), f.workspace, f.tapes, f.mode, f.approve}, "\x00")
+	if f.fork != nil { // a fork of a run is another session than the run, whatever its script
+		seed += fmt.Sprintf("\x00fork %s %d", f.fork.plan.Parent.SessionID, f.fork.plan.Parent.Seq)
+	}
+	// Progress lines come from the subagents' goroutines, echoed script lines from this
+	// one: each line is written whole, never interleaved with another.
+	errw := &syncWriter{w: stderr}
+	w, err := f.wire(seed, errw, func(ev session.Event) {
+		if f.fork.replayed(ev) {
+			return // the parent's events, recorded again: the fork's own progress starts after
+		}
+		if line := live.Progress(ev); line != "" {
+			fmt.Fprintln(errw, line)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	code, runErr := live.RunScript(ctx, w.x, strings.NewReader(string(data)), errw)
+	w.closed()
+	if w.recording != "" && !errors.Is(runErr, record.ErrRecordingReplaced) {
+		fmt.Fprintf(errw, "summit: recorded %s\n", session.Sanitize(w.recording))
+	}
+	if err := render.Print(stdout, w.x.Snapshot()); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return &exitError{code, runErr}
+	}
+	if code != 0 {
+		return &exitError{code, silent}
+	}
+	return nil
 }

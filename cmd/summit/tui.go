@@ -187,8 +187,14 @@ func replayUI(path string, lenient bool, speed float64, from uint64) error {
 			return usageErr("--from: %v", err)
 		}
 	}
-	if _, err := tea.NewProgram(ui.New(ui.Options{Replay: r}), tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile())).Run(); err != nil {
+	m := ui.New(ui.Options{Replay: r})
+	if _, err := tea.NewProgram(m, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile())).Run(); err != nil {
 		return badFile(err)
+	}
+	if seq := m.ForkSeq(); seq > 0 {
+		// F twice: the replay ends and a live session continues from that event.
+		r.Close()
+		return forkWorkbench(path, seq, os.Stderr)
 	}
 	return nil
 }

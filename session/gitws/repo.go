@@ -3,8 +3,6 @@ package gitws
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +34,9 @@ type Options struct {
 	// MaxFileDiff and MaxTotalDiff cap the diff text of one file and of a whole ChangeSet, in
 	// bytes. Zero means DefaultMaxFileDiff and DefaultMaxTotalDiff.
 	MaxFileDiff, MaxTotalDiff int
+	// BasesUsed and AppliesUsed are the highest base-N and apply-N the session already holds
+	// (a fork holds its parent's): the next snapshot and apply are numbered after them.
+	BasesUsed, AppliesUsed int
 }
 
 // DefaultCacheDir is os.UserCacheDir()/summit.
@@ -137,7 +138,7 @@ func Open(ctx context.Context, workspace string, opts Options) (*Repo, error) {
 	r := &Repo{
 		git: bin, session: opts.SessionID, cacheDir: cache, workspace: ws,
 		maxFile: opts.MaxFileDiff, maxTotal: opts.MaxTotalDiff,
-		worktrees: map[string]*Worktree{},
+		worktrees: map[string]*Worktree{}, baseN: opts.BasesUsed, applyN: opts.AppliesUsed,
 	}
 	if r.maxFile <= 0 {
 		r.maxFile = DefaultMaxFileDiff
@@ -224,8 +225,7 @@ func (r *Repo) locate(ctx context.Context) error {
 		return err
 	}
 	// Not a repository: a private bare git dir under the cache, used with GIT_DIR/GIT_WORK_TREE.
-	sum := sha256.Sum256([]byte(r.workspace))
-	dir := filepath.Join(r.cacheDir, "repos", hex.EncodeToString(sum[:])[:16])
+	dir := privateDir(r.cacheDir, r.workspace)
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
 		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 			return fmt.Errorf("gitws: %w", err)

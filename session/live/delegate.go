@@ -107,36 +107,42 @@ func (s *sub) next(ctx context.Context) (string, error) {
 // delegate checks a /delegate against the session, then spawns the subagent. It returns at
 // once: the run goes on as a clock participant.
 func (x *Orchestrator) delegate(line string, c commands.Delegate) (Reply, error) {
+	return x.delegateAs(line, c, c)
+}
+
+// delegateAs delegates c for the command the user typed (a /delegate, or a /retry that stands
+// for one): cmd is what is recorded as issued or rejected.
+func (x *Orchestrator) delegateAs(line string, cmd commands.Command, c commands.Delegate) (Reply, error) {
 	def, ok := x.agentDef(c.AgentType) // ACP hook: external agents resolve too (acp.go)
 	if !ok {
 		var names []string
 		for _, d := range x.o.Catalogue.List() {
 			names = append(names, d.Name)
 		}
-		return x.rejectf(line, c, "unknown agent type %q%s", c.AgentType, didYouMean(c.AgentType, names))
+		return x.rejectf(line, cmd, "unknown agent type %q%s", c.AgentType, didYouMean(c.AgentType, names))
 	}
 	pol, err := mcp.Resolve(x.o.MCP, def, agents.Request{SessionTools: x.o.AllowedTools, Ceiling: x.o.Ceiling,
 		Tools: c.Tools, Mode: agents.PermissionMode(c.PermissionMode), BypassApproved: true})
 	if err != nil {
-		return x.rejectf(line, c, "%v", err)
+		return x.rejectf(line, cmd, "%v", err)
 	}
 	if len(pol.Tools) == 0 {
-		return x.rejectf(line, c, "agent %s would have no tools left (%s)", def.Name, strings.Join(pol.Notes, "; "))
+		return x.rejectf(line, cmd, "agent %s would have no tools left (%s)", def.Name, strings.Join(pol.Notes, "; "))
 	}
 	if c.Inputs != "" {
 		if !x.isRemote(def) {
-			return x.rejectf(line, c, "--inputs is for a remote agent (remotes: in the config); %s runs here and takes its task as text", def.Name)
+			return x.rejectf(line, cmd, "--inputs is for a remote agent (remotes: in the config); %s runs here and takes its task as text", def.Name)
 		}
 		if _, err := parseInputs(c.Inputs); err != nil {
-			return x.rejectf(line, c, "--inputs: %v", err)
+			return x.rejectf(line, cmd, "--inputs: %v", err)
 		}
 	}
 	if x.isolated(pol.Tools) && !x.isRemote(def) {
 		if _, err := x.repo(); err != nil {
-			return x.rejectf(line, c, "%v", err)
+			return x.rejectf(line, cmd, "%v", err)
 		}
 	}
-	if err := x.issue(line, c); err != nil {
+	if err := x.issue(line, cmd); err != nil {
 		return Reply{}, err
 	}
 	s, err := x.spawn(c)

@@ -55,7 +55,11 @@ func (x *Orchestrator) repo() (*gitws.Repo, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	x.git, x.gitErr = gitws.Open(ctx, x.sandbox.Root(), gitws.Options{SessionID: x.gitSession(), CacheDir: x.o.CacheDir})
+	x.mu.Lock()
+	bases, applies := usedIDs(x.state)
+	x.mu.Unlock()
+	x.git, x.gitErr = gitws.Open(ctx, x.sandbox.Root(), gitws.Options{SessionID: x.gitSession(), CacheDir: x.o.CacheDir,
+		BasesUsed: bases, AppliesUsed: applies})
 	if x.gitErr != nil {
 		x.gitErr = fmt.Errorf("subagents that change files work in their own git worktree, and that failed: %w", x.gitErr)
 	}

@@ -99,6 +99,8 @@ type Options struct {
 	// MCP runs the MCP servers whose tools subagents may call (nil = none); the session
 	// closes it when it ends.
 	MCP *mcp.Manager
+	// Fork starts the session as a fork of a recording (fork.go); nil = a new session.
+	Fork *ForkStart
 }
 
 // Orchestrator runs one session.
@@ -143,6 +145,10 @@ type Orchestrator struct {
 	rejected  int
 	startedAt time.Time
 	ended     bool
+	// forking is set while a fork's start records its parent's events (mu).
+	forking bool
+	// inherited are a fork's parent's subagent and convergence ids (mu; nil otherwise).
+	inherited map[string]bool
 }
 
 // Start opens a session: it emits SessionStarted.
@@ -199,12 +205,18 @@ func Start(o Options) (*Orchestrator, error) {
 		x.red = record.NewRedactor(os.Environ())
 	}
 	x.startedAt = x.clock.Now()
-	_, err = x.emit("", session.SessionStarted{
+	started := session.SessionStarted{
 		Schema: session.SchemaVersion, ProgramVersion: o.ProgramVersion, Workspace: sb.Root(),
 		PermissionMode: string(o.Ceiling), AllowedTools: o.AllowedTools, Provider: o.ProviderName,
 		AgentsDigest: catalogueDigest(o.Catalogue), Config: o.Config, ChangedFiles: o.ChangedFiles,
-	})
+	}
+	if o.Fork != nil {
+		err = x.startFork(started)
+	} else {
+		_, err = x.emit("", started)
+	}
 	if err != nil {
+		x.closeIsolation()
 		stop()
 		return nil, err
 	}
@@ -358,6 +370,11 @@ func (x *Orchestrator) emitOne(subagentID string, d session.Data) (session.Event
 }
 
 func (x *Orchestrator) emitLocked(subagentID string, d session.Data) (session.Event, error) {
+	return x.appendLocked(subagentID, d, x.clock.Now())
+}
+
+// appendLocked records and folds one event at ts. x.mu is held.
+func (x *Orchestrator) appendLocked(subagentID string, d session.Data, ts time.Time) (session.Event, error) {
 	if x.err != nil {
 		return session.Event{}, x.err
 	}
@@ -366,7 +383,7 @@ func (x *Orchestrator) emitLocked(subagentID string, d session.Data) (session.Ev
 	}
 	ev := session.New(subagentID, d)
 	ev.Seq = x.state.LastSeq + 1
-	ev.TS = x.clock.Now().UTC().Truncate(time.Microsecond)
+	ev.TS = ts.UTC().Truncate(time.Microsecond)
 	ev.SessionID = x.o.SessionID
 	var at session.Loc // where the event's line lies in the recording
 	if x.o.Recorder != nil {
@@ -509,6 +526,8 @@ func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Comman
 		return x.undo(line, c)
 	case commands.Discard:
 		return x.discard(line, c)
+	case commands.Retry:
+		return x.retry(line, c)
 	}
 	return x.rejectf(line, cmd, "not supported")
 }
@@ -726,12 +745,19 @@ func (x *Orchestrator) Summary() Summary {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	s := Summary{Rejected: x.rejected}
+	// A fork's parent's subagents and convergences are its history, not its own outcome.
 	for _, sa := range x.state.Subagents {
+		if x.inherited[sa.ID] {
+			continue
+		}
 		if sa.Terminal() && sa.Outcome != session.OutcomeSuccess || !sa.Terminal() {
 			s.Failed = append(s.Failed, sa.ID)
 		}
 	}
 	for _, cv := range x.state.Convergences {
+		if x.inherited[cv.ID] {
+			continue
+		}
 		for _, cf := range cv.Conflicts {
 			if cf.Resolution == nil {
 				s.Unresolved = append(s.Unresolved, cf.ID)

@@ -15,12 +15,15 @@ import (
 // timeouts and retries; plus event counts by type, the session id and the duration. They are
 // derived from a folded State, never stored, so a replay computes the same figures.
 type Metrics struct {
-	SessionID  string `json:"session_id"`
-	StartedAt  string `json:"started_at"`
-	EndedAt    string `json:"ended_at,omitempty"`
-	EndReason  string `json:"end_reason,omitempty"`
-	Ended      bool   `json:"ended"`
-	DurationMS int64  `json:"duration_ms"`
+	SessionID string `json:"session_id"`
+	// ForkedFrom is a fork's lineage: its parent at the fork point first, then the parent's
+	// own parents (absent for a session that is not a fork).
+	ForkedFrom []session.ForkParent `json:"forked_from,omitempty"`
+	StartedAt  string               `json:"started_at"`
+	EndedAt    string               `json:"ended_at,omitempty"`
+	EndReason  string               `json:"end_reason,omitempty"`
+	Ended      bool                 `json:"ended"`
+	DurationMS int64                `json:"duration_ms"`
 
 	Events        int            `json:"events"`
 	EventsByType  map[string]int `json:"events_by_type"`
@@ -79,7 +82,7 @@ type AgentTypeMetrics struct {
 func ComputeMetrics(s *session.State) Metrics {
 	c := s.Counters
 	m := Metrics{
-		SessionID: s.SessionID, Ended: s.Ended, EndReason: s.EndReason,
+		SessionID: s.SessionID, ForkedFrom: forkLineage(s.Fork), Ended: s.Ended, EndReason: s.EndReason,
 		EventsByType: map[string]int{}, Outcomes: map[string]int{}, UnknownEvents: c.Unknown,
 		Commands: c.Commands, CommandsRejected: c.Rejected, Spawns: c.Spawns,
 		PermissionRequests: c.PermissionRequests, PermissionsGranted: c.Granted,
@@ -145,6 +148,13 @@ func (m Metrics) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%-28s %s\n", k, fmt.Sprintf(format, args...))
 	}
 	row("session", "%s", m.SessionID)
+	for i, p := range m.ForkedFrom {
+		label := "forked from"
+		if i > 0 {
+			label = "  which forked from"
+		}
+		row(label, "%s at #%d (%s)", p.SessionID, p.Seq, orDash(p.Path))
+	}
 	end := "not ended (no SessionEnded)"
 	if m.Ended {
 		end = fmt.Sprintf("%s (%s)", m.EndedAt, m.EndReason)
@@ -218,4 +228,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// forkLineage is a fork's parents, nearest first (nil for a session that is not a fork).
+func forkLineage(f *session.SessionForked) []session.ForkParent {
+	if f == nil {
+		return nil
+	}
+	first := f.Parent
+	first.Lineage = nil
+	return append([]session.ForkParent{first}, f.Parent.Lineage...)
 }

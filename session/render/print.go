@@ -247,6 +247,8 @@ func StatusGlyph(sa *session.Subagent) string {
 		return "⊘"
 	case session.StatusDisconnected:
 		return "◌"
+	case session.StatusInterrupted:
+		return "↯"
 	}
 	return "?"
 }
@@ -259,6 +261,9 @@ func (p *printer) header() {
 	}
 	p.f("session %s · %s · provider %s\n", s.SessionID, s.Info.PermissionMode, orDash(s.Info.Provider))
 	p.f("workspace %s\n", orDash(s.Info.Workspace))
+	if s.Fork != nil {
+		p.f("forked from %s\n", ForkLineage(s.Fork))
+	}
 	end := "still open (no SessionEnded)"
 	if s.Ended {
 		end = fmt.Sprintf("ended (%s) after %s", s.EndReason, FormatDuration(s.EndedAt.Sub(s.StartedAt)))
@@ -749,4 +754,19 @@ func ConvergenceStatus(s *session.State, cv *session.Convergence) string {
 		return "complete · " + cv.Outcome
 	}
 	return cv.Status
+}
+
+// ForkLineage is one line naming where a forked session came from: its parent at the fork point,
+// then the parent's own parents. Paths are quoted as recorded (sanitised by the caller's output).
+func ForkLineage(f *session.SessionForked) string {
+	one := func(p session.ForkParent) string {
+		return fmt.Sprintf("%s at #%d (%s)", p.SessionID, p.Seq, orDash(p.Path))
+	}
+	var b strings.Builder
+	b.WriteString(one(f.Parent))
+	for _, p := range f.Parent.Lineage {
+		b.WriteString(", itself forked from ")
+		b.WriteString(one(p))
+	}
+	return b.String()
 }

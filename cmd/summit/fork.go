@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/fork"
+	"github.com/summit-dev/summit/session/gitws"
+	"github.com/summit-dev/summit/session/live"
+)
+
+// forkFlags are what makes a session a fork: the plan read from the parent recording, and where
+// the fork's workspace goes.
+type forkFlags struct {
+	plan *fork.Plan
+	into string // the fork's workspace ("" = $XDG_DATA_HOME/summit/forks/<session id>)
+}
+
+// replayed reports whether ev is one of the parent's events a fork records again at its start
+// (seq 2 to the fork point): progress and observers start after them. Nil-safe.
+func (ff *forkFlags) replayed(ev session.Event) bool {
+	return ff != nil && ev.Seq > 1 && ev.Seq <= ff.plan.Parent.Seq
+}
+
+// restore writes the fork's workspace and returns the session's fork start and that workspace.
+// It never writes into the parent's workspace: a snapshot is written out of git into a new
+// folder (gitws.Restore); failing that, the parent workspace as it is now is snapshotted and
+// written out the same way.
+func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, string, error) {
+	dir := ff.into
+	if dir == "" {
+		base, err := dataDir()
+		if err != nil {
+			return nil, "", fmt.Errorf("where to put the fork's workspace: %w (use --into DIR)", err)
+		}
+		dir = filepath.Join(base, "forks", id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	p := ff.plan
+	parentWS := p.ParentStarted.Workspace
+	var notes []string
+	restored := ""
+	var res gitws.Restored
+	var err error
+	if s := p.Snapshot; s != nil {
+		res, err = gitws.Restore(ctx, parentWS, s.Private, s.Commit, dir, gitws.Options{})
+		if err == nil {
+			restored = fmt.Sprintf("snapshot %s: %s (#%d)", short(s.Commit), s.What, s.Seq)
+			if s.After {
+				restored += ", the first recorded after the fork point; no /apply came between, but hand edits between the two are in it"
+			}
+		} else if !errors.Is(err, gitws.ErrSnapshotGone) {
+			return nil, "", err
+		} else {
+			notes = append(notes, fmt.Sprintf("the recorded snapshot %s (%s) is gone from its repository", short(s.Commit), s.What))
+		}
+	}
+	if restored == "" {
+		// No snapshot to start from: the parent workspace as it is now, which may hold later
+		// changes than the fork point had.
+		if st, serr := os.Stat(parentWS); parentWS == "" || serr != nil || !st.IsDir() {
+			// Nothing to rebuild from (an imported session from another machine, a demo's
+			// removed workspace without snapshots): the fork starts in an empty folder.
+			if res.Dir, err = emptyFolder(dir); err != nil {
+				return nil, "", err
+			}
+			restored = fmt.Sprintf("an empty folder: the parent workspace %q no longer exists and the recording holds no snapshot of it", parentWS)
+		} else {
+			commit, private, serr := gitws.SnapshotNow(ctx, parentWS, gitws.Options{SessionID: id})
+			if serr != nil {
+				return nil, "", serr
+			}
+			if res, err = gitws.Restore(ctx, parentWS, private, commit, dir, gitws.Options{}); err != nil {
+				return nil, "", err
+			}
+			restored = "the parent workspace as it is now (the recording holds no snapshot at or before the fork point): files may differ from the fork point"
+		}
+		fmt.Fprintf(stderr, "summit: fork: %s\n", session.Sanitize(restored))
+	}
+	if res.Prefix != "" {
+		notes = append(notes, fmt.Sprintf("the parent workspace is the folder %s of its repository: the parent's subagent changes cannot be /apply-ed here", res.Prefix))
+	}
+	fmt.Fprintf(stderr, "summit: fork of %s at #%d, in %s\n", session.Sanitize(p.Parent.SessionID), p.Parent.Seq, session.Sanitize(res.Dir))
+	return &live.ForkStart{Plan: p, Restored: restored, Notes: notes}, res.Dir, nil
+}
+
+// emptyFolder makes dir, which must be missing or empty, and returns it resolved.
+func emptyFolder(dir string) (string, error) {
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return "", fmt.Errorf("%s is not empty; a fork's workspace must be a new folder", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(dir)
+}
+
+func short(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}
+
+// dataDir is $XDG_DATA_HOME/summit, else ~/.local/share/summit.
+func dataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "summit"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "share", "summit"), nil
+}
+
+// forkWorkbench opens the workbench on a fork of the recording at path, at seq, with the
+// defaults of summit fork (the replay's F key).
+func forkWorkbench(path string, seq uint64, stderr io.Writer) error {
+	p, err := fork.Load(path, seq)
+	if err != nil {
+		return badFile(err)
+	}
+	f := &sessionFlags{workspace: ".", mode: "acceptEdits", parallel: 8, fork: &forkFlags{plan: p}}
+	if ws := p.ParentStarted.Workspace; ws != "" {
+		if st, err := os.Stat(ws); err == nil && st.IsDir() {
+			f.workspace = ws
+		}
+	}
+	return workbench(f, stderr, fmt.Sprintf("Forked at #%d. /retry a subagent the fork interrupted, or /delegate anew.", seq), nil)
+}
+
+func newFork(stdout, stderr io.Writer) *cobra.Command {
+	f := &sessionFlags{}
+	ff := &forkFlags{}
+	var at uint64
+	var scriptPath string
+	c := &cobra.Command{
+		Use:   "fork FILE --at SEQ [--script FILE|-]",
+		Short: "Continue a recorded session live from any of its events",
+		Long: `Fork starts a new session from the state of a recording at one of its events: every
+subagent that had stopped keeps its result, every one still running is shown as interrupted
+(/retry sa-N runs its task again, or with --agent-type another agent), and the workspace is
+rebuilt from the recorded snapshots in a new folder (--into; default
+~/.local/share/summit/forks/<session id>), never over your files.
+
+The new recording starts with SessionForked, which names the parent (path, session id, seq and
+a content hash), followed by the parent's events up to that point: it replays on its own.
+
+Without --script the workbench opens on the fork; with it the script runs headless, as with
+summit run. Config, agents and the recording come from --workspace (default: the parent's
+workspace when it still exists).`,
+		Example: "  summit fork .summit/sessions/s-01J.jsonl --at 42\n" +
+			"  summit fork run.jsonl --at 17 --script next.summit --approve shell",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("at") {
+				return usageErr("fork needs --at SEQ: the event to continue from (replay shows seqs; inspect counts them)\nusage: %s", cmd.UseLine())
+			}
+			p, err := fork.Load(args[0], at)
+			if err != nil {
+				return badFile(err)
+			}
+			ff.plan = p
+			f.fork = ff
+			if !cmd.Flags().Changed("workspace") {
+				if ws := p.ParentStarted.Workspace; ws != "" {
+					if st, err := os.Stat(ws); err == nil && st.IsDir() {
+						f.workspace = ws
+					}
+				}
+			}
+			if scriptPath != "" {
+				return headless(f, scriptPath, stdout, stderr)
+			}
+			if !cmd.Flags().Changed("approve") {
+				f.approve = "" // the workbench asks
+			}
+			return workbench(f, stderr, fmt.Sprintf("Forked at #%d. /retry a subagent the fork interrupted, or /delegate anew.", at), nil)
+		},
+	}
+	c.Flags().Uint64Var(&at, "at", 0, "the seq of the event to continue from")
+	c.Flags().StringVar(&scriptPath, "script", "", "run this script headless instead of opening the workbench (- for stdin)")
+	c.Flags().StringVar(&ff.into, "into", "", "the new folder for the fork's workspace (missing or empty)")
+	c.Flags().StringVar(&f.approve, "approve", "none", "headless: decide permission requests: none, shell or all")
+	f.register(c)
+	return c
+}
