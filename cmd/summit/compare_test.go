@@ -228,3 +228,19 @@ func lineWith(s, sub string) string {
 	}
 	return ""
 }
+
+// TestReplayBesideUsage: --beside's usage errors come before any terminal is needed.
+func TestReplayBesideUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", rec + "valid.jsonl", "--beside", rec + "valid.jsonl", "--sync", "tim"}, `--sync is seq, time or off, got "tim"`},
+		{[]string{"replay", rec + "valid.jsonl", "--beside", rec + "valid.jsonl", "--print"}, "--beside is for the interactive replay"},
+		{[]string{"replay", rec + "valid.jsonl", "--beside", rec + "valid.jsonl"}, "needs a terminal"},
+	} {
+		if code, _, errOut := summit(t, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d %q, want 2 with %q", c.args, code, errOut, c.want)
+		}
+	}
+}

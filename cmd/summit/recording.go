@@ -13,6 +13,7 @@ import (
 	"github.com/summit-dev/summit/session/compare"
 	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/session/render"
+	"github.com/summit-dev/summit/ui"
 )
 
 // recordedNote is what a closed workbench session prints on stderr: where its recording is,
@@ -77,24 +78,40 @@ func boundReaderHeap() (restore func()) {
 
 func newReplay(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		print, lenient bool
-		speed          float64
-		from           uint64
+		print, lenient   bool
+		speed            float64
+		from             uint64
+		beside, syncMode string
 	)
 	c := &cobra.Command{
-		Use:   "replay FILE",
+		Use:   "replay FILE [--beside FILE2 [--sync seq|time|off]]",
 		Short: "Replay a session recording (--print: the final state as plain text, no TTY)",
 		Long: `Replay folds a session recording with the same fold a live session uses.
 
 With --print it renders the final state as plain text and needs no terminal: the tree, each
 subagent's transcript in order, the session log, convergences with their conflicts and
 resolutions, permission decisions and the playbook. The output is deterministic, so a live run
-and its replay can be compared byte for byte.`,
-		Example: "  summit replay .summit/sessions/s-01J.jsonl --print",
+and its replay can be compared byte for byte.
+
+With --beside FILE2 the interactive replay shows FILE2 in a second pane beside FILE. The
+focused recording leads (w gives the lead to the other) and the other follows it: to the same
+seq (--sync seq, the default), to the same time since its start (--sync time), or not at all
+(off); s cycles through the three.`,
+		Example: "  summit replay .summit/sessions/s-01J.jsonl --print\n  summit replay a.jsonl --beside b.jsonl --sync time",
 		Args:    exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !(speed >= 0.25 && speed <= 16) { // NaN is neither
 				return usageErr("--speed must be from 0.25 to 16, got %g", speed)
+			}
+			if beside != "" {
+				sync, err := ui.ParseSync(syncMode)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				if print {
+					return usageErr("--beside is for the interactive replay, not --print")
+				}
+				return replaySplitUI(args[0], beside, sync, lenient, speed, from)
 			}
 			if !print {
 				return replayUI(args[0], lenient, speed, from)
@@ -115,6 +132,8 @@ and its replay can be compared byte for byte.`,
 	c.Flags().BoolVar(&lenient, "lenient", false, "skip and count malformed lines instead of failing")
 	c.Flags().Float64Var(&speed, "speed", 1, "playback speed multiplier (interactive replay)")
 	c.Flags().Uint64Var(&from, "from", 0, "start playback at this seq (interactive replay)")
+	c.Flags().StringVar(&beside, "beside", "", "a second recording, shown beside the first (interactive replay)")
+	c.Flags().StringVar(&syncMode, "sync", "seq", "with --beside: the second follows the first by seq, time or off")
 	return c
 }
 
