@@ -2,7 +2,6 @@ package compare
 
 import (
 	"encoding/json"
-	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -90,22 +89,53 @@ func (t *Trace) State() *session.State { return t.st }
 func (t *Trace) Fold(st *session.State, e session.Event) error {
 	t.observe(e)
 	if te, ok := e.Data.(session.TranscriptEvent); ok {
-		te.Text, te.Result, te.Reason, te.Args = "", "", "", nil
-		e.Data = te
+		e.Data = withoutText(te)
 	}
 	return session.Apply(st, e)
 }
 
-// fp fingerprints parts, each length-prefixed so no two lists of parts collide by concatenation.
-func fp(parts ...string) uint64 {
-	h := fnv.New64a()
-	var n [20]byte
-	for _, p := range parts {
-		h.Write(strconv.AppendInt(n[:0], int64(len(p)), 10))
-		h.Write([]byte{':'})
-		h.Write([]byte(p))
+// bare are the text-less transcript events of each event_type, boxed once: most transcript
+// events (token and thinking deltas) are one of them without their text, and sharing the
+// boxed value saves an allocation an event (an interface holding a struct is never written
+// through).
+var bare = func() map[string]session.Data {
+	m := map[string]session.Data{}
+	for _, k := range session.TranscriptEvents {
+		m[k] = session.TranscriptEvent{EventType: k}
 	}
-	return h.Sum64()
+	return m
+}()
+
+// withoutText is te as a reader with ReadOptions.NoText gives it.
+func withoutText(te session.TranscriptEvent) session.Data {
+	if te.CallID == "" && te.Tool == "" && !te.IsError {
+		if d, ok := bare[te.EventType]; ok {
+			return d
+		}
+	}
+	te.Text, te.Result, te.Reason, te.Args = "", "", "", nil
+	return te
+}
+
+// fp fingerprints parts with 64-bit FNV-1a, each part preceded by its length so no two lists
+// of parts collide by concatenation. It hashes the strings in place: a tool result of
+// megabytes is neither copied nor kept.
+func fp(parts ...string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for _, p := range parts {
+		for n := len(p); ; n >>= 8 {
+			h = (h ^ uint64(n&0xff)) * prime
+			if n < 0x100 {
+				break
+			}
+		}
+		h = (h ^ ':') * prime
+		for i := 0; i < len(p); i++ {
+			h = (h ^ uint64(p[i])) * prime
+		}
+	}
+	return h
 }
 
 // canonical is v as JSON with sorted keys (encoding/json sorts map keys), so equal arguments
