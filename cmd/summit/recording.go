@@ -10,8 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/compare"
 	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/session/render"
+	"github.com/summit-dev/summit/ui"
 )
 
 // recordedNote is what a closed workbench session prints on stderr: where its recording is,
@@ -76,24 +78,40 @@ func boundReaderHeap() (restore func()) {
 
 func newReplay(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		print, lenient bool
-		speed          float64
-		from           uint64
+		print, lenient   bool
+		speed            float64
+		from             uint64
+		beside, syncMode string
 	)
 	c := &cobra.Command{
-		Use:   "replay FILE",
+		Use:   "replay FILE [--beside FILE2 [--sync seq|time|off]]",
 		Short: "Replay a session recording (--print: the final state as plain text, no TTY)",
 		Long: `Replay folds a session recording with the same fold a live session uses.
 
 With --print it renders the final state as plain text and needs no terminal: the tree, each
 subagent's transcript in order, the session log, convergences with their conflicts and
 resolutions, permission decisions and the playbook. The output is deterministic, so a live run
-and its replay can be compared byte for byte.`,
-		Example: "  summit replay .summit/sessions/s-01J.jsonl --print",
+and its replay can be compared byte for byte.
+
+With --beside FILE2 the interactive replay shows FILE2 in a second pane beside FILE. The
+focused recording leads (w gives the lead to the other) and the other follows it: to the same
+seq (--sync seq, the default), to the same time since its start (--sync time), or not at all
+(off); s cycles through the three.`,
+		Example: "  summit replay .summit/sessions/s-01J.jsonl --print\n  summit replay a.jsonl --beside b.jsonl --sync time",
 		Args:    exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !(speed >= 0.25 && speed <= 16) { // NaN is neither
 				return usageErr("--speed must be from 0.25 to 16, got %g", speed)
+			}
+			if beside != "" {
+				sync, err := ui.ParseSync(syncMode)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				if print {
+					return usageErr("--beside is for the interactive replay, not --print")
+				}
+				return replaySplitUI(args[0], beside, sync, lenient, speed, from)
 			}
 			if !print {
 				return replayUI(args[0], lenient, speed, from)
@@ -114,21 +132,33 @@ and its replay can be compared byte for byte.`,
 	c.Flags().BoolVar(&lenient, "lenient", false, "skip and count malformed lines instead of failing")
 	c.Flags().Float64Var(&speed, "speed", 1, "playback speed multiplier (interactive replay)")
 	c.Flags().Uint64Var(&from, "from", 0, "start playback at this seq (interactive replay)")
+	c.Flags().StringVar(&beside, "beside", "", "a second recording, shown beside the first (interactive replay)")
+	c.Flags().StringVar(&syncMode, "sync", "seq", "with --beside: the second follows the first by seq, time or off")
 	return c
 }
 
 func newInspect(stdout, stderr io.Writer) *cobra.Command {
 	var asJSON, lenient bool
 	c := &cobra.Command{
-		Use:   "inspect FILE",
-		Short: "Print session metrics: spawn and success rates, time by agent type, conflicts, timeouts, retries",
+		Use:   "inspect FILE [FILE2]",
+		Short: "Print session metrics, or compare two recordings (FILE FILE2)",
 		Long: `Inspect folds a session recording and prints its metrics: subagent spawns and spawn
 rate, success rate, average completion time by agent type, permission escalations, convergence
-conflict rate, timeouts and retries, plus event counts by type, the session id and the duration.`,
-		Example: "  summit inspect .summit/sessions/s-01J.jsonl --json",
-		Args:    exactlyOneFile,
+conflict rate, timeouts and retries, plus event counts by type, the session id and the duration.
+
+With two recordings it compares them: overall and per agent type, the duration, tokens, cost,
+tool calls, retries, permission escalations, conflicts and outcomes of each, side by side with
+the difference (B minus A); the first event where they diverge (the command lines in order,
+then each subagent's tool calls, results and decisions), with its seq on each side; and the
+change each ended with for every file either changed (A only, B only, same or different,
+with +/- line counts). --json prints the comparison as one object (see session/compare).`,
+		Example: "  summit inspect .summit/sessions/s-01J.jsonl --json\n  summit inspect a.jsonl b.jsonl",
+		Args:    oneOrTwoFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defer boundReaderHeap()()
+			if len(args) == 2 {
+				return inspectCompare(args[0], args[1], lenient, asJSON, stdout, stderr)
+			}
 			// The metrics are counters: the fold needs no transcript text, and the reader
 			// does not even keep it.
 			st := &session.State{}
@@ -148,9 +178,47 @@ conflict rate, timeouts and retries, plus event counts by type, the session id a
 			return err
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the metrics as JSON")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the metrics (or the comparison) as JSON")
 	c.Flags().BoolVar(&lenient, "lenient", false, "skip and count malformed lines instead of failing")
 	return c
+}
+
+// inspectCompare is inspect A B: each recording folded once, streaming and without keeping
+// transcript text (see compare.Trace), then compared.
+func inspectCompare(pathA, pathB string, lenient, asJSON bool, stdout, stderr io.Writer) error {
+	var traces [2]*compare.Trace
+	for i, p := range []string{pathA, pathB} {
+		t := compare.NewTrace(p)
+		// The fingerprints are taken from the transcripts' text, so the reader decodes it;
+		// Trace.Fold drops it before the state sees it.
+		if err := load(p, record.ReadOptions{Lenient: lenient}, t.State(), t.Fold, stderr); err != nil {
+			return err
+		}
+		traces[i] = t
+	}
+	rep, err := compare.Compare(traces[0], traces[1])
+	if err != nil {
+		return badFile(err)
+	}
+	if asJSON {
+		return writeJSON(stdout, rep)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, session.Sanitize(b.String()))
+	return err
+}
+
+func oneOrTwoFiles(cmd *cobra.Command, args []string) error {
+	switch len(args) {
+	case 1, 2:
+		return nil
+	case 0:
+		return usageErr("%s needs a recording FILE\nusage: %s", cmd.Name(), cmd.UseLine())
+	}
+	return usageErr("%s takes one FILE, or two to compare, got %d arguments\nusage: %s", cmd.Name(), len(args), cmd.UseLine())
 }
 
 func exactlyOneFile(cmd *cobra.Command, args []string) error {

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"path/filepath"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/ui"
+)
+
+// replaySplitUI opens two recordings side by side (replay A --beside B): A leads first, and B
+// follows it by seq or by time (ui.Split). --speed and --from apply to A; B starts at the
+// point synchronised with it.
+func replaySplitUI(pathA, pathB string, sync ui.SyncMode, lenient bool, speed float64, from uint64) error {
+	if err := needTerminal(); err != nil {
+		return err
+	}
+	opts := record.ReadOptions{Lenient: lenient}
+	a, err := ui.OpenReplay(pathA, opts)
+	if err != nil {
+		return badFile(err)
+	}
+	defer a.Close()
+	b, err := ui.OpenReplay(pathB, opts)
+	if err != nil {
+		return badFile(err)
+	}
+	defer b.Close()
+	a.Speed = speed
+	if from > 0 {
+		if err := a.SeekSeq(from); err != nil {
+			return usageErr("--from: %v", err)
+		}
+	}
+	s := ui.NewSplit(a, b, [2]string{filepath.Base(pathA), filepath.Base(pathB)}, sync, ui.Options{})
+	if _, err := tea.NewProgram(s, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile())).Run(); err != nil {
+		return badFile(err)
+	}
+	return nil
+}
