@@ -610,8 +610,9 @@ func (r *ccReader) link() {
 			continue
 		}
 		a.parentKey, a.spawnAt = t.by.key, t.ts
-		if t.input.SubagentType != "" && a.typ == "subagent" {
-			a.typ = t.input.SubagentType
+		if a.typ == "subagent" {
+			// Claude Code's Task tool runs general-purpose when no type is named.
+			a.typ = orDefault(t.input.SubagentType, "general-purpose")
 		}
 		if a.name == "" {
 			a.name = t.input.Description
