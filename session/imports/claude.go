@@ -17,27 +17,29 @@ import (
 // doc.go for the mapping.
 
 type ccLine struct {
-	Type            string       `json:"type"`
-	Subtype         string       `json:"subtype"`
-	UUID            string       `json:"uuid"`
-	ParentUUID      string       `json:"parentUuid"`
-	SessionID       string       `json:"sessionId"`
-	Timestamp       string       `json:"timestamp"`
-	Version         string       `json:"version"`
-	Cwd             string       `json:"cwd"`
-	IsSidechain     bool         `json:"isSidechain"`
-	IsMeta          bool         `json:"isMeta"`
-	IsCompact       bool         `json:"isCompactSummary"`
-	AgentID         string       `json:"agentId"`
-	IsAPIError      bool         `json:"isApiErrorMessage"`
-	PermissionMode  string       `json:"permissionMode"`
-	Message         *ccMessage   `json:"message"`
-	ToolUseResult   ccToolResult `json:"toolUseResult"`
-	Content         ccText       `json:"content"`
-	Level           string       `json:"level"`
-	Summary         string       `json:"summary"`
-	ParentToolUseID string       `json:"parentToolUseID"`
-	Data            *ccProgress  `json:"data"`
+	Type           string     `json:"type"`
+	Subtype        string     `json:"subtype"`
+	UUID           string     `json:"uuid"`
+	ParentUUID     string     `json:"parentUuid"`
+	SessionID      string     `json:"sessionId"`
+	Timestamp      string     `json:"timestamp"`
+	Version        string     `json:"version"`
+	Cwd            string     `json:"cwd"`
+	IsSidechain    bool       `json:"isSidechain"`
+	IsMeta         bool       `json:"isMeta"`
+	IsCompact      bool       `json:"isCompactSummary"`
+	AgentID        string     `json:"agentId"`
+	IsAPIError     bool       `json:"isApiErrorMessage"`
+	PermissionMode string     `json:"permissionMode"`
+	Message        *ccMessage `json:"message"`
+	// ToolUseResult is decoded only where the mapping needs it (an Edit/Write patch, a
+	// Task's agent): most hold a whole file read, which is not worth decoding.
+	ToolUseResult   json.RawMessage `json:"toolUseResult"`
+	Content         ccText          `json:"content"`
+	Level           string          `json:"level"`
+	Summary         string          `json:"summary"`
+	ParentToolUseID string          `json:"parentToolUseID"`
+	Data            *ccProgress     `json:"data"`
 	Attachment      *struct {
 		Type string `json:"type"`
 	} `json:"attachment"`
@@ -129,8 +131,7 @@ type ccProgress struct {
 }
 
 // ccToolResult is the toolUseResult of a user line, as far as the import reads it: the
-// subagent a Task/Agent call ran, and the patch of an Edit/Write. Strings and arrays (other
-// tools) are ignored.
+// subagent a Task/Agent call ran, and the patch of an Edit/Write.
 type ccToolResult struct {
 	AgentID         string   `json:"agentId"`
 	Status          string   `json:"status"`
@@ -138,22 +139,20 @@ type ccToolResult struct {
 	Kind            string   `json:"type"`
 	StructuredPatch []ccHunk `json:"structuredPatch"`
 	Content         ccText   `json:"content"`
-	Usage           *ccUsage `json:"usage"`
-	set             bool
 }
 
-func (r *ccToolResult) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] != '{' {
-		return nil
+var (
+	keyAgentID = []byte(`"agentId"`)
+	keyPatch   = []byte(`"structuredPatch"`)
+)
+
+// toolUseResult decodes raw when it is an object that names an agent or holds a patch.
+func toolUseResult(raw []byte) (ccToolResult, bool) {
+	var r ccToolResult
+	if len(raw) == 0 || raw[0] != '{' || !bytes.Contains(raw, keyAgentID) && !bytes.Contains(raw, keyPatch) {
+		return r, false
 	}
-	type plain ccToolResult
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = ccToolResult(p)
-	r.set = true
-	return nil
+	return r, json.Unmarshal(raw, &r) == nil
 }
 
 type ccHunk struct {
@@ -479,8 +478,7 @@ func (r *ccReader) toolResult(a *agent, ts time.Time, l *ccLine, b *ccBlock) {
 		r.s.ask(a, ts, b.ToolUseID, tool, r.args[b.ToolUseID], "imported: Claude Code asked the user")
 		r.s.decide(a, ts, b.ToolUseID, false, clip(text, 512))
 	}
-	tr := &l.ToolUseResult
-	if tr.set {
+	if tr, ok := toolUseResult(l.ToolUseResult); ok {
 		if tr.AgentID != "" {
 			if _, ok := r.links[tr.AgentID]; !ok {
 				r.links[tr.AgentID] = b.ToolUseID
@@ -488,7 +486,7 @@ func (r *ccReader) toolResult(a *agent, ts time.Time, l *ccLine, b *ccBlock) {
 			r.status[tr.AgentID] = tr.Status
 		}
 		if tr.FilePath != "" && (len(tr.StructuredPatch) > 0 || tr.Kind == "create") && !b.IsError {
-			e := r.edit(tr)
+			e := r.edit(&tr)
 			a.edits = append(a.edits, e)
 			if e.diff != "" {
 				text += "\n" + e.diff
