@@ -1,0 +1,100 @@
+package imports
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// genClaude writes a Claude Code session of about size bytes: turns of a prompt, an
+// assistant message in three content-block lines (thinking, text, a tool call, with the usage
+// repeated as Claude Code writes it), a tool result with a file's text, and every tenth turn
+// an Edit with its structured patch.
+func genClaude(size int) []byte {
+	var b bytes.Buffer
+	body := strings.Repeat("func f() { return strings.Repeat(\"x\", 80) } // some source text\n", 40)
+	for i := 0; b.Len() < size; i++ {
+		ts := fmt.Sprintf("2026-03-02T09:%02d:%02d.%03dZ", i/3600%60, i/60%60, i%1000)
+		common := fmt.Sprintf(`"parentUuid":"u-%d","isSidechain":false,"userType":"external","cwd":"/home/dev/shop","sessionId":"bench-claude","version":"2.1.59","gitBranch":"main","timestamp":%q`, i, ts)
+		fmt.Fprintf(&b, `{%s,"type":"user","uuid":"u-%d-a","message":{"role":"user","content":"Please look at file %d and tell me what it does."}}`+"\n", common, i, i)
+		usage := `"usage":{"input_tokens":12,"cache_creation_input_tokens":1200,"cache_read_input_tokens":30000,"output_tokens":210,"service_tier":"standard"}`
+		fmt.Fprintf(&b, `{%s,"type":"assistant","uuid":"u-%d-b","requestId":"req_%d","message":{"id":"msg_%d","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[{"type":"thinking","thinking":"I should read the file first, then summarise what it does in a few words.","signature":"EqQBCkYIBxgCKkD"}],"stop_reason":null,%s}}`+"\n", common, i, i, i, usage)
+		fmt.Fprintf(&b, `{%s,"type":"assistant","uuid":"u-%d-c","requestId":"req_%d","message":{"id":"msg_%d","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[{"type":"text","text":"Reading the file now."}],"stop_reason":null,%s}}`+"\n", common, i, i, i, usage)
+		fmt.Fprintf(&b, `{%s,"type":"assistant","uuid":"u-%d-d","requestId":"req_%d","message":{"id":"msg_%d","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[{"type":"tool_use","id":"toolu_%d","name":"Read","input":{"file_path":"/home/dev/shop/f%d.go"}}],"stop_reason":"tool_use",%s}}`+"\n", common, i, i, i, i, i, usage)
+		res, _ := stdjson.Marshal(body)
+		fmt.Fprintf(&b, `{%s,"type":"user","uuid":"u-%d-e","message":{"role":"user","content":[{"tool_use_id":"toolu_%d","type":"tool_result","content":%s}]},"toolUseResult":{"type":"text","file":{"filePath":"/home/dev/shop/f%d.go","content":%s,"numLines":40,"startLine":1,"totalLines":40}}}`+"\n", common, i, i, res, i, res)
+		if i%10 == 0 {
+			fmt.Fprintf(&b, `{%s,"type":"assistant","uuid":"u-%d-f","message":{"id":"msg_e%d","role":"assistant","model":"claude-sonnet-4-6","content":[{"type":"tool_use","id":"toolu_e%d","name":"Edit","input":{"file_path":"/home/dev/shop/f%d.go","old_string":"a","new_string":"b"}}],%s}}`+"\n", common, i, i, i, i, usage)
+			fmt.Fprintf(&b, `{%s,"type":"user","uuid":"u-%d-g","message":{"role":"user","content":[{"tool_use_id":"toolu_e%d","type":"tool_result","content":"The file has been updated."}]},"toolUseResult":{"filePath":"/home/dev/shop/f%d.go","oldString":"a","newString":"b","originalFile":%s,"structuredPatch":[{"oldStart":3,"oldLines":3,"newStart":3,"newLines":3,"lines":[" x","-a","+b"," y"]}]}}`+"\n", common, i, i, i, res)
+		}
+	}
+	return b.Bytes()
+}
+
+// genCodex writes a Codex rollout of about size bytes: per turn a turn context, a user
+// message (and its event copy), reasoning, a shell call with its output and end event, a
+// token count and the answer.
+func genCodex(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"timestamp":"2026-01-15T10:00:00.000Z","type":"session_meta","payload":{"id":"bench-codex","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/work/calc","originator":"codex_cli_rs","cli_version":"0.98.0","source":"cli","model_provider":"openai"}}` + "\n")
+	out, _ := stdjson.Marshal(strings.Repeat("src/lib.rs:12: pub fn add(a: i32, b: i32) -> i32 { a + b } // matched line\n", 40))
+	for i := 0; b.Len() < size; i++ {
+		ts := fmt.Sprintf("2026-01-15T10:%02d:%02d.%03dZ", i/60%60, i%60, i%1000)
+		fmt.Fprintf(&b, `{"timestamp":%q,"type":"turn_context","payload":{"cwd":"/work/calc","approval_policy":"on-request","sandbox_policy":{"type":"workspace-write"},"model":"gpt-5.3-codex","summary":"auto"}}`+"\n", ts)
+		fmt.Fprintf(&b, `{"timestamp":%q,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Find every caller of add number %d."}]}}`+"\n", ts, i)
+		fmt.Fprintf(&b, `{"timestamp":%q,"type":"event_msg","payload":{"type":"user_message","message":"Find every caller of add number %d.","images":[]}}`+"\n", ts, i)
+		fmt.Fprintf(&b, `{"timestamp":%q,"type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"**Searching** I will grep for add."}],"content":null,"encrypted_content":"gAAAAABo0123456789abcdefghijklmnopqrstuvwxyz"}}`+"\n", ts)
+		fmt.Fprintf(&b, `{"timestamp":%q,"type":"response_item","payload":{"type":"function_call","name":"shell_command","arguments":"{\"command\":\"rg -n add src\",\"workdir\":\"/work/calc\"}","call_id":"call_%d"}}`+"\n", ts, i)
+		fmt.Fprintf(&b, `{"timestamp":%q,"type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_%d","stdout":%s,"stderr":"","aggregated_output":%s,"exit_code":0,"duration":{"secs":0,"nanos":1000}}}`+"\n", ts, i, out, out)
+		fmt.Fprintf(&b, `{"timestamp":%q,"type":"response_item","payload":{"type":"function_call_output","call_id":"call_%d","output":%s}}`+"\n", ts, i, out)
+		fmt.Fprintf(&b, `{"timestamp":%q,"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":%d,"reasoning_output_tokens":0,"total_tokens":0}}}}`+"\n", ts, i*1000, i*50)
+		fmt.Fprintf(&b, `{"timestamp":%q,"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"add has 3 callers in src/lib.rs."}]}}`+"\n", ts)
+	}
+	return b.Bytes()
+}
+
+func benchImport(b *testing.B, name string, data []byte, f Format) {
+	dir := b.TempDir()
+	src := filepath.Join(dir, name)
+	if err := os.WriteFile(src, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Import(Unit{Format: f, Path: src}, out, Options{Environ: []string{}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkImportClaude imports a generated ~40 MB Claude Code session (MB/s of source).
+func BenchmarkImportClaude(b *testing.B) {
+	benchImport(b, "bench.jsonl", genClaude(40<<20), Claude)
+}
+
+// BenchmarkImportCodex imports a generated ~40 MB Codex rollout.
+func BenchmarkImportCodex(b *testing.B) {
+	benchImport(b, "rollout-bench.jsonl", genCodex(40<<20), Codex)
+}
+
+// BenchmarkReferenceStdJSON is the reference: encoding/json decoding each line of the same
+// Claude Code file into a map, which does none of the import's work but the reading.
+func BenchmarkReferenceStdJSON(b *testing.B) {
+	data := genClaude(40 << 20)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		for l := range bytes.Lines(data) {
+			var m map[string]any
+			if err := stdjson.Unmarshal(l, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

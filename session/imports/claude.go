@@ -1,0 +1,637 @@
+package imports
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/summit-dev/summit/session"
+)
+
+// Claude Code: ~/.claude/projects/<project>/<session>.jsonl, one JSON object a line. See
+// doc.go for the mapping.
+
+type ccLine struct {
+	Type           string     `json:"type"`
+	Subtype        string     `json:"subtype"`
+	UUID           string     `json:"uuid"`
+	ParentUUID     string     `json:"parentUuid"`
+	SessionID      string     `json:"sessionId"`
+	Timestamp      string     `json:"timestamp"`
+	Version        string     `json:"version"`
+	Cwd            string     `json:"cwd"`
+	IsSidechain    bool       `json:"isSidechain"`
+	IsMeta         bool       `json:"isMeta"`
+	IsCompact      bool       `json:"isCompactSummary"`
+	AgentID        string     `json:"agentId"`
+	IsAPIError     bool       `json:"isApiErrorMessage"`
+	PermissionMode string     `json:"permissionMode"`
+	Message        *ccMessage `json:"message"`
+	// ToolUseResult is decoded only where the mapping needs it (an Edit/Write patch, a
+	// Task's agent): most hold a whole file read, which is not worth decoding.
+	ToolUseResult   json.RawMessage `json:"toolUseResult"`
+	Content         ccText          `json:"content"`
+	Level           string          `json:"level"`
+	Summary         string          `json:"summary"`
+	ParentToolUseID string          `json:"parentToolUseID"`
+	Data            *ccProgress     `json:"data"`
+	Attachment      *struct {
+		Type string `json:"type"`
+	} `json:"attachment"`
+	CustomTitle string `json:"customTitle"`
+	AITitle     string `json:"aiTitle"`
+	AgentName   string `json:"agentName"`
+}
+
+type ccMessage struct {
+	ID      string    `json:"id"`
+	Model   string    `json:"model"`
+	Content ccContent `json:"content"`
+	Usage   *ccUsage  `json:"usage"`
+}
+
+type ccUsage struct {
+	Input       int64 `json:"input_tokens"`
+	Output      int64 `json:"output_tokens"`
+	CacheCreate int64 `json:"cache_creation_input_tokens"`
+	CacheRead   int64 `json:"cache_read_input_tokens"`
+}
+
+// ccContent is a message's content: a string, or a list of blocks.
+type ccContent struct {
+	Text   string
+	Blocks []ccBlock
+}
+
+func (c *ccContent) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &c.Text)
+	}
+	if len(b) > 0 && b[0] == '[' {
+		return json.Unmarshal(b, &c.Blocks)
+	}
+	return nil
+}
+
+type ccBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   ccText          `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// ccText is a tool result's content (a string, or blocks whose text is joined) or a system
+// line's content.
+type ccText string
+
+func (t *ccText) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		err := json.Unmarshal(b, &s)
+		*t = ccText(s)
+		return err
+	case len(b) > 0 && b[0] == '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return err
+		}
+		var sb strings.Builder
+		for _, p := range parts {
+			if sb.Len() > 0 {
+				sb.WriteByte('\n')
+			}
+			if p.Type == "text" || p.Text != "" {
+				sb.WriteString(p.Text)
+			} else {
+				sb.WriteString("[imported: " + p.Type + " content]")
+			}
+		}
+		*t = ccText(sb.String())
+	}
+	return nil
+}
+
+type ccProgress struct {
+	Type    string `json:"type"`
+	AgentID string `json:"agentId"`
+}
+
+// ccToolResult is the toolUseResult of a user line, as far as the import reads it: the
+// subagent a Task/Agent call ran, and the patch of an Edit/Write.
+type ccToolResult struct {
+	AgentID         string   `json:"agentId"`
+	Status          string   `json:"status"`
+	FilePath        string   `json:"filePath"`
+	Kind            string   `json:"type"`
+	StructuredPatch []ccHunk `json:"structuredPatch"`
+	Content         ccText   `json:"content"`
+}
+
+var (
+	keyAgentID = []byte(`"agentId"`)
+	keyPatch   = []byte(`"structuredPatch"`)
+)
+
+// toolUseResult decodes raw when it is an object that names an agent or holds a patch.
+func toolUseResult(raw []byte) (ccToolResult, bool) {
+	var r ccToolResult
+	if len(raw) == 0 || raw[0] != '{' || !bytes.Contains(raw, keyAgentID) && !bytes.Contains(raw, keyPatch) {
+		return r, false
+	}
+	return r, json.Unmarshal(raw, &r) == nil
+}
+
+type ccHunk struct {
+	OldStart int      `json:"oldStart"`
+	OldLines int      `json:"oldLines"`
+	NewStart int      `json:"newStart"`
+	NewLines int      `json:"newLines"`
+	Lines    []string `json:"lines"`
+}
+
+// claudeChildren finds a session's subagent transcripts: <session>/subagents/agent-*.jsonl
+// (Claude Code 2.1.2 and later) and, from earlier versions, agent-*.jsonl beside the session
+// whose lines name its session id.
+func claudeChildren(path string) []string {
+	dir, base := filepath.Split(path)
+	stem := strings.TrimSuffix(base, ".jsonl")
+	if strings.HasPrefix(stem, "agent-") {
+		return nil
+	}
+	out, _ := filepath.Glob(filepath.Join(dir, stem, "subagents", "agent-*.jsonl"))
+	old, _ := filepath.Glob(filepath.Join(dir, "agent-*.jsonl"))
+	for _, p := range old {
+		if firstSessionID(p) == stem {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// firstSessionID reads the sessionId of a Claude Code file's first lines.
+func firstSessionID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := f.Read(buf)
+	for _, l := range bytes.Split(buf[:n], []byte{'\n'}) {
+		var v struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(l, &v) == nil && v.SessionID != "" {
+			return v.SessionID
+		}
+	}
+	return ""
+}
+
+// taskCall is a Task/Agent tool call: the subagent it starts is linked by its id.
+type taskCall struct {
+	by    *agent
+	ts    time.Time
+	input struct {
+		Description  string `json:"description"`
+		Prompt       string `json:"prompt"`
+		SubagentType string `json:"subagent_type"`
+		Name         string `json:"name"`
+		Model        string `json:"model"`
+		Mode         string `json:"mode"`
+	}
+}
+
+// ccReader carries what links a Claude Code session's files together.
+type ccReader struct {
+	s      *sess
+	opts   Options
+	calls  map[string]string         // tool_use id -> tool name
+	args   map[string]map[string]any // tool_use id -> its input
+	tasks  map[string]*taskCall      // Task/Agent tool_use id -> the call
+	links  map[string]string         // subagent key -> the tool_use id that started it
+	status map[string]string         // subagent key -> the status its call reported
+	prompt map[string]string         // subagent key -> its first prompt (to link old sidechains)
+	chain  map[string]string         // uuid of a sidechain line -> its subagent key
+}
+
+func readClaude(u Unit, opts Options) (*sess, error) {
+	r := &ccReader{s: newSess(Claude, u.Path), opts: opts, calls: map[string]string{}, args: map[string]map[string]any{}, tasks: map[string]*taskCall{},
+		links: map[string]string{}, status: map[string]string{}, prompt: map[string]string{}, chain: map[string]string{}}
+	r.s.provider = "anthropic"
+	if err := r.file(u.Path, ""); err != nil {
+		return nil, err
+	}
+	for _, c := range u.Children {
+		key := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(c), "agent-"), ".jsonl")
+		a := r.s.agent(key)
+		if err := r.meta(a, strings.TrimSuffix(c, ".jsonl")+".meta.json"); err != nil {
+			return nil, err
+		}
+		if err := r.file(c, key); err != nil {
+			return nil, err
+		}
+	}
+	r.link()
+	return r.s, nil
+}
+
+// meta reads agent-<id>.meta.json (its agent type and description), when there is one.
+func (r *ccReader) meta(a *agent, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var m struct {
+		AgentType   string `json:"agentType"`
+		Description string `json:"description"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return lineErr(path, lineAt(b, offsetOf(err)), "%s", jsonMsg(err))
+	}
+	if m.AgentType != "" {
+		a.typ = m.AgentType
+	}
+	if m.Description != "" {
+		a.name = m.Description
+	}
+	return nil
+}
+
+func offsetOf(err error) int64 {
+	if se, ok := err.(*json.SyntaxError); ok {
+		return se.Offset
+	}
+	return 0
+}
+
+// file reads one transcript: the main session (key "") or a subagent's.
+func (r *ccReader) file(path, key string) error {
+	data, err := readFile(path)
+	if err != nil {
+		return err
+	}
+	lines, err := splitLines(path, data)
+	if err != nil {
+		return err
+	}
+	out := make([]ccLine, len(lines))
+	errs := decodeAll(lines, out, func(b []byte, l *ccLine) error { return json.Unmarshal(b, l) })
+	r.s.lines += len(lines)
+	for i := range lines {
+		l, ln := &out[i], lines[i]
+		if errs[i] != nil {
+			if err := r.s.badLine(path, ln, errs[i], r.opts); err != nil {
+				return err
+			}
+			continue
+		}
+		r.line(key, l, ln.b)
+	}
+	return nil
+}
+
+// badLine handles a line that does not decode: a torn last line is a warning, any other an
+// error unless Lenient.
+func (s *sess) badLine(path string, ln srcLine, err error, opts Options) error {
+	msg := jsonMsg(err)
+	if ln.last && !opts.Lenient {
+		w := fmt.Sprintf("%s:%d: the last line is cut short (%s); skipped", path, ln.n, msg)
+		s.warn = append(s.warn, w)
+		s.sessionNote(time.Time{}, "torn last line", w)
+		return nil
+	}
+	if !opts.Lenient {
+		return lineErr(path, ln.n, "%s", msg)
+	}
+	s.skipped["malformed lines (skipped with --lenient)"]++
+	s.sessionNote(time.Time{}, "malformed line", fmt.Sprintf("%s:%d: %s", path, ln.n, msg))
+	return nil
+}
+
+// agentOf finds the agent a line belongs to. In the main file, sidechain lines (Claude Code
+// before subagent files) are a subagent's: by their agentId, else by the chain of uuids
+// from the first line of the sidechain.
+func (r *ccReader) agentOf(key string, l *ccLine) *agent {
+	if key != "" {
+		return r.s.byKey[key]
+	}
+	if !l.IsSidechain {
+		return r.s.main()
+	}
+	k := l.AgentID
+	if k == "" {
+		k = r.chain[l.ParentUUID]
+		if k == "" {
+			k = "sidechain-" + l.UUID
+		}
+	}
+	if l.UUID != "" {
+		r.chain[l.UUID] = k
+	}
+	return r.s.agent(k)
+}
+
+func (r *ccReader) line(key string, l *ccLine, raw []byte) {
+	s := r.s
+	ts := parseTS(l.Timestamp)
+	if key == "" && !l.IsSidechain {
+		if s.sourceID == "" && l.SessionID != "" {
+			s.sourceID = l.SessionID
+		}
+		if s.version == "" {
+			s.version = l.Version
+		}
+		if s.cwd == "" {
+			s.cwd = l.Cwd
+		}
+		if s.start.IsZero() {
+			s.start = ts
+		}
+	}
+	a := r.agentOf(key, l)
+	if a.sessionID == "" && a != s.main() {
+		a.sessionID = l.AgentID
+	}
+	if l.PermissionMode != "" {
+		p := permMode(l.PermissionMode)
+		if a.perm == "" {
+			a.perm = p
+			if a == s.main() && s.perm == "" {
+				s.perm = p
+			}
+		} else if p != a.perm {
+			a.note(ts, "permission mode", "the user switched to "+l.PermissionMode)
+			a.perm = p
+		}
+	}
+	switch l.Type {
+	case "user":
+		r.user(a, ts, l)
+	case "assistant":
+		r.assistant(a, ts, l)
+	case "system":
+		text := string(l.Content)
+		if l.Subtype != "" {
+			text = strings.TrimSpace(l.Subtype + ": " + text)
+		}
+		if l.Level == "error" {
+			a.text(ts, session.TranscriptError, "[imported: system] "+text)
+		} else {
+			a.note(ts, "system", text)
+		}
+	case "summary":
+		s.sessionNote(ts, "summary", l.Summary)
+	case "custom-title", "ai-title":
+		s.sessionNote(ts, "title", l.CustomTitle+l.AITitle)
+	case "agent-name":
+		s.sessionNote(ts, "agent name", l.AgentName)
+	case "progress":
+		s.skipped["progress lines (streamed updates of what the transcripts hold)"]++
+		if l.Data != nil && l.Data.AgentID != "" && l.ParentToolUseID != "" {
+			if _, ok := r.links[l.Data.AgentID]; !ok {
+				r.links[l.Data.AgentID] = l.ParentToolUseID
+			}
+		}
+	case "file-history-snapshot":
+		s.skipped["file-history snapshots (Claude Code's file backups)"]++
+	case "queue-operation":
+		s.skipped["queue operations (input typed while the agent worked; it reappears as a user message)"]++
+	case "last-prompt":
+		s.skipped["last-prompt markers"]++
+	case "attachment":
+		what := "attachments (hook results, context files, reminders)"
+		if l.Attachment != nil && l.Attachment.Type != "" {
+			what = "attachments of type " + l.Attachment.Type
+		}
+		s.skipped[what]++
+	case "pr-link", "permission-mode", "agent-setting", "bridge-session", "worktree-state":
+		s.skipped[l.Type+" lines"]++
+	default:
+		s.unknownLine(a, ts, fmt.Sprintf("claude-code line type %q", l.Type), raw)
+	}
+}
+
+func (r *ccReader) user(a *agent, ts time.Time, l *ccLine) {
+	if l.Message == nil {
+		return
+	}
+	c := l.Message.Content
+	prompt := func(text string) {
+		switch {
+		case l.IsCompact:
+			a.note(ts, "compact summary", text)
+		case l.IsMeta:
+			a.note(ts, "meta", text)
+		default:
+			if _, ok := r.prompt[a.key]; !ok && a != r.s.main() {
+				r.prompt[a.key] = text
+			}
+			if a.task == "" && a == r.s.main() {
+				a.task = clip(text, 200)
+			}
+			a.add(ts, session.UserNote{Text: text})
+		}
+	}
+	if c.Text != "" {
+		prompt(c.Text)
+	}
+	for _, b := range c.Blocks {
+		switch b.Type {
+		case "text":
+			prompt(b.Text)
+		case "tool_result":
+			r.toolResult(a, ts, l, &b)
+		case "image", "document":
+			a.note(ts, b.Type, "the user attached a "+b.Type)
+		default:
+			r.s.unknown["claude-code user content block "+fmt.Sprintf("%q", b.Type)]++
+			a.note(ts, "user content block "+b.Type, "")
+		}
+	}
+}
+
+// refused is the text Claude Code gives a tool call the user did not allow.
+func refused(text string) bool {
+	return strings.Contains(text, "doesn't want to proceed with this tool use") ||
+		strings.Contains(text, "tool use was rejected") || strings.HasPrefix(text, "Permission to use ")
+}
+
+func (r *ccReader) toolResult(a *agent, ts time.Time, l *ccLine, b *ccBlock) {
+	tool := r.calls[b.ToolUseID]
+	text := string(b.Content)
+	if b.IsError && refused(text) {
+		r.s.ask(a, ts, b.ToolUseID, tool, r.args[b.ToolUseID], "imported: Claude Code asked the user")
+		r.s.decide(a, ts, b.ToolUseID, false, clip(text, 512))
+	}
+	if tr, ok := toolUseResult(l.ToolUseResult); ok {
+		if tr.AgentID != "" {
+			if _, ok := r.links[tr.AgentID]; !ok {
+				r.links[tr.AgentID] = b.ToolUseID
+			}
+			r.status[tr.AgentID] = tr.Status
+		}
+		if tr.FilePath != "" && (len(tr.StructuredPatch) > 0 || tr.Kind == "create") && !b.IsError {
+			e := r.edit(&tr)
+			a.edits = append(a.edits, e)
+			if e.diff != "" {
+				text += "\n" + e.diff
+			}
+		}
+	}
+	a.result(ts, b.ToolUseID, tool, text, b.IsError)
+}
+
+// edit turns an Edit/Write result's structured patch into a unified diff.
+func (r *ccReader) edit(tr *ccToolResult) edit {
+	path := tr.FilePath
+	if cwd := r.s.cwd; cwd != "" {
+		if rel, err := filepath.Rel(cwd, path); err == nil && !strings.HasPrefix(rel, "..") {
+			path = rel
+		}
+	}
+	e := edit{path: path, kind: session.ChangeModified}
+	var b strings.Builder
+	from := "a/" + path
+	if tr.Kind == "create" {
+		e.kind, from = session.ChangeAdded, "/dev/null"
+	}
+	fmt.Fprintf(&b, "--- %s\n+++ b/%s\n", from, path)
+	if len(tr.StructuredPatch) == 0 && tr.Kind == "create" {
+		body := string(tr.Content)
+		n := strings.Count(body, "\n")
+		if body != "" && !strings.HasSuffix(body, "\n") {
+			n++
+		}
+		fmt.Fprintf(&b, "@@ -0,0 +1,%d @@\n", n)
+		for l := range strings.Lines(body) {
+			b.WriteString("+" + strings.TrimSuffix(l, "\n") + "\n")
+		}
+		e.added = n
+	}
+	for _, h := range tr.StructuredPatch {
+		fmt.Fprintf(&b, "@@ -%d,%d +%d,%d @@\n", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+		for _, l := range h.Lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+			switch {
+			case strings.HasPrefix(l, "+"):
+				e.added++
+			case strings.HasPrefix(l, "-"):
+				e.removed++
+			}
+		}
+	}
+	e.diff = b.String()
+	return e
+}
+
+func (r *ccReader) assistant(a *agent, ts time.Time, l *ccLine) {
+	m := l.Message
+	if m == nil {
+		return
+	}
+	if a.model == "" && m.Model != "" && m.Model != "<synthetic>" {
+		a.model = m.Model
+		a.provider = "anthropic"
+	}
+	if u := m.Usage; u != nil {
+		a.useTokens(m.ID, session.Tokens{Input: u.Input + u.CacheCreate + u.CacheRead, Output: u.Output})
+	}
+	if m.Content.Text != "" {
+		if l.IsAPIError {
+			a.text(ts, session.TranscriptError, m.Content.Text)
+		} else {
+			a.text(ts, session.TranscriptMessage, m.Content.Text)
+		}
+	}
+	for i := range m.Content.Blocks {
+		b := &m.Content.Blocks[i]
+		switch b.Type {
+		case "text":
+			if l.IsAPIError {
+				a.text(ts, session.TranscriptError, b.Text)
+			} else {
+				a.text(ts, session.TranscriptMessage, b.Text)
+			}
+		case "thinking":
+			a.text(ts, session.TranscriptThinking, b.Thinking)
+		case "redacted_thinking":
+			r.s.skipped["redacted thinking blocks (encrypted by the model's provider)"]++
+		case "tool_use", "server_tool_use":
+			r.calls[b.ID], r.args[b.ID] = b.Name, rawArgs(b.Input)
+			a.call(ts, b.ID, b.Name, r.args[b.ID])
+			if b.Name == "Task" || b.Name == "Agent" {
+				t := &taskCall{by: a, ts: ts}
+				_ = json.Unmarshal(b.Input, &t.input)
+				r.tasks[b.ID] = t
+			}
+		case "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "advisor_tool_result":
+			a.result(ts, b.ToolUseID, r.calls[b.ToolUseID], string(b.Content), false)
+		default:
+			r.s.unknown["claude-code assistant content block "+fmt.Sprintf("%q", b.Type)]++
+			a.note(ts, "assistant content block "+b.Type, "")
+		}
+	}
+}
+
+// link puts each subagent under the agent whose Task/Agent call started it, and takes its
+// type, task and outcome from that call.
+func (r *ccReader) link() {
+	byPrompt := map[string]string{}
+	for id, t := range r.tasks {
+		if t.input.Prompt != "" {
+			byPrompt[t.input.Prompt] = id
+		}
+	}
+	for _, a := range r.s.agents[1:] {
+		id, ok := r.links[a.key]
+		if !ok {
+			id, ok = byPrompt[r.prompt[a.key]]
+		}
+		t := r.tasks[id]
+		if !ok || t == nil {
+			continue
+		}
+		a.parentKey, a.spawnAt = t.by.key, t.ts
+		if a.typ == "subagent" {
+			// Claude Code's Task tool runs general-purpose when no type is named.
+			a.typ = orDefault(t.input.SubagentType, "general-purpose")
+		}
+		if a.name == "" {
+			a.name = t.input.Description
+		}
+		a.task = t.input.Prompt
+		if t.input.Mode != "" {
+			a.perm = permMode(t.input.Mode)
+		}
+		switch st := r.status[a.key]; st {
+		case "", "completed", "success":
+		case "failed", "error":
+			a.outcome, a.stopNote = session.OutcomeFailure, "the Task call reported "+st
+		case "cancelled", "killed", "interrupted":
+			a.outcome, a.stopNote = session.OutcomeCancelled, "the Task call reported "+st
+		default:
+			a.stopNote = "the Task call reported status " + st
+		}
+	}
+	for _, a := range r.s.agents[1:] {
+		if a.name == "" {
+			a.name = a.key
+		}
+	}
+}

@@ -1,0 +1,138 @@
+// Package imports reads the session files of other agent tools — Claude Code, Codex and
+// Gemini CLI — and writes each session as a summit recording (`summit import`). It has one
+// job: foreign formats in, summit events out. The events go through record.Recorder (so
+// secrets are redacted as in a live session) into a temporary file beside the destination,
+// each folded with session.Apply as it is appended, and the file is renamed into place only
+// when every event folded: a session that cannot be read leaves no recording behind.
+//
+// # The recording
+//
+//   - Session id: "s-<format>-<source session id>" (only [A-Za-z0-9._-] kept, at most 64 of
+//     them), so importing a session again writes the same file; the file is <id>.jsonl.
+//   - SessionStarted: workspace = the source's cwd; permission_mode = the source's first mode
+//     (acceptEdits when it names none); provider = the model provider; program_version =
+//     "summit import (<tool> <version>)"; config.imported_from = {format, tool, path (absolute),
+//     session_id, tool_version}. No new event type or field.
+//   - The tool's main agent is sa-1, agent_type claude-code, codex or gemini-cli, agent_name
+//     "main", its task the first prompt. Each foreign subagent is a SubagentSpawned with
+//     parent_subagent_id = the summit id of the agent that started it (at any depth), its
+//     agent_type the source's (Explore, general-purpose, worker, codebase_investigator…),
+//     agent_session_id the source's id of its transcript. Ids are given depth first in spawn
+//     order. Every agent gets SubagentActive, ModelRouted (the source's model, why "imported:
+//     …"), its transcript, SubagentChanges when it edited files, and SubagentStop (tokens
+//     summed from the source, tool calls counted, outcome from the source or success), and the
+//     session ends with SessionEnded reason "imported".
+//   - Times are the source's. Each agent's events are made non-decreasing (an event earlier
+//     than the one before it takes that one's time), a subagent starts at its spawning tool
+//     call (or its first line) and no earlier than its parent, and a parent stops no earlier
+//     than its children; the streams are then merged by time into one seq order, which the fold
+//     accepts (a child spawns while its parent runs). Lines without a time take the previous.
+//   - User prompts are UserNotes to the agent (subagent_id set); model text is a transcript
+//     message, thinking a thinking event, tool calls and results tool_call / tool_result, API
+//     errors error events.
+//   - File edits: the diff goes into the edit's tool_result text, and all of an agent's edits
+//     into one SubagentChanges before its stop: per file the kind (added, modified, deleted,
+//     renamed), the lines added and removed, and the edits' diffs in order (each against the
+//     file as it was then, so together a history, not one patch git could apply; cut past 64
+//     KiB per file with truncated set). base is "imported" and base_commit / result_commit are
+//     empty: nothing was committed, so replay and --print show the changes but /apply cannot
+//     land them.
+//   - Permissions the source records become PermissionRequested (request ids pr-1, pr-2, …)
+//     and PermissionGranted / PermissionDenied by "user"; a request the source never answered
+//     whose call did not run is denied at the agent's stop with reason "imported: no decision
+//     recorded…".
+//   - Anything else the source holds is kept: as a transcript message "[imported: <what>]
+//     <text>" (system lines, injected context, unknown line types with their first 2 KiB), a
+//     session UserNote "[imported: <what>] …" (summaries, titles, rewound messages, malformed
+//     lines skipped with Lenient, a torn last line), or, for lines that only repeat others or
+//     carry bookkeeping, a count in the closing note "[imported: summary] not replayed one by
+//     one: N <kind>; …". Nothing is dropped without being counted.
+//
+// # Claude Code
+//
+// ~/.claude/projects/<project>/<session>.jsonl, one JSON object a line, with the subagents in
+// <session>/subagents/agent-<id>.jsonl and agent-<id>.meta.json ({"agentType", "description"};
+// Claude Code 2.1.2 and later), in agent-<id>.jsonl beside the session whose lines name its
+// sessionId (2.0.x), or as isSidechain lines in the session file itself (1.0.x: grouped by
+// agentId, else by their parentUuid chain).
+//
+//   - user: string content or text blocks → UserNote (isMeta → "[imported: meta]",
+//     isCompactSummary → "[imported: compact summary]"); tool_result blocks → tool_result
+//     (the tool named by its tool_use); a result refused by the user ("doesn't want to
+//     proceed…") → PermissionRequested + PermissionDenied; toolUseResult {filePath,
+//     structuredPatch} of Edit/MultiEdit/Write (type "create": the content as added lines) →
+//     an edit; toolUseResult.agentId of a Task/Agent call → links that subagent; permissionMode
+//     → the agent's mode (a later change is a note).
+//   - assistant: text → message, thinking → thinking, tool_use / server_tool_use → tool_call,
+//     *_tool_result blocks → tool_result; message.usage counted once per message.id (Claude
+//     Code repeats it on each content-block line; the last counts), input = input +
+//     cache_creation + cache_read tokens; message.model → ModelRouted; isApiErrorMessage →
+//     error. redacted_thinking is counted.
+//   - Task/Agent tool_use: the subagent it started (by toolUseResult.agentId, by a progress
+//     line's parentToolUseID and data.agentId, or, for 1.0.x sidechains, by its first prompt)
+//     gets parent = the calling agent, spawn time = the call's, agent_type = subagent_type
+//     (general-purpose when none; the meta file's agentType wins), name = description, task =
+//     prompt; toolUseResult.status failed/cancelled → that outcome.
+//   - system → "[imported: system] <subtype>: <content>" (level error → an error event);
+//     summary, custom-title, ai-title, agent-name → session notes; progress, file-history-
+//     snapshot, queue-operation, last-prompt, attachment, pr-link, permission-mode,
+//     agent-setting, bridge-session, worktree-state → counted; any other type → kept as a note.
+//
+// # Codex
+//
+// ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl: lines {"timestamp", "type",
+// "payload"}. Rollouts before that wrapper (mid 2025) start with {"id", "timestamp",
+// "instructions"} and hold bare response items and {"record_type":"state"} lines; both are read.
+// A spawned thread has its own rollout whose session_meta.source is {"subagent":
+// {"thread_spawn": {"parent_thread_id", "depth", "agent_nickname", "agent_role"}}}; the rollouts
+// in the session's folder whose parent is in the tree are its subagents, at any depth.
+//
+//   - session_meta → the session (id, cwd, cli_version, model_provider) or a subagent (type =
+//     agent_role, name = nickname); turn_context → the agent's model and mode (sandbox
+//     read-only → plan, workspace-write → acceptEdits, danger-full-access → bypassPermissions;
+//     a later change is a note), otherwise counted.
+//   - response_item: message user → UserNote (the context Codex injects — environment_context,
+//     user_instructions, AGENTS.md — and developer/system messages → notes), assistant →
+//     message; reasoning summary and content → thinking (encrypted only → counted);
+//     function_call, custom_tool_call, local_shell_call, web_search_call → tool_call (arguments
+//     decoded); function_call_output, custom_tool_call_output → tool_result (the older
+//     {output, metadata.exit_code} string unwrapped; a non-zero exit or success:false is an
+//     error); apply_patch (custom tool, function, or shell ["apply_patch", patch]) → edits from
+//     its patch, kept when the patch applied.
+//   - event_msg: token_count → the agent's tokens (the last total_token_usage); exec/patch
+//     approval requests → PermissionRequested, granted when the call then runs, denied when its
+//     output says it was rejected; patch_apply_end → settles the edits (its changes map when
+//     the call's patch was not seen); collab_agent_spawn_end → links the new thread (parent,
+//     spawn time of the spawn_agent call, role, nickname, prompt); other collab_* → notes;
+//     error, stream_error → error; turn_aborted, warning, context_compacted and the like →
+//     notes; user_message, agent_message, agent_reasoning*, exec/patch/mcp/web-search begin
+//     and end, task and turn markers → counted (they repeat response items); any other → note.
+//   - compacted → a note with its message.
+//
+// # Gemini CLI
+//
+// ~/.gemini/tmp/<project hash>/chats/session-<time>-<id>.jsonl (April 2026 on): a metadata
+// line {sessionId, projectHash, startTime, kind}, message records {id, timestamp, type,
+// content, toolCalls, thoughts, tokens, model}, {"$set": …} metadata updates and {"$rewindTo":
+// id} rewinds; a record whose id was seen replaces that message, and a rewind drops the
+// messages from the one it names on (each kept as a session note "rewound"). Before that, the
+// same ConversationRecord as one JSON document, session-*.json. /chat save checkpoints
+// (checkpoint-<tag>.json) are the model history, a list of {role, parts}, with no times (the
+// file's modification time is used). A subagent's chat is chats/<parent session id>/<id>.jsonl;
+// a chat named <tool>-<suffix> is the subagent that tool call ran (type = the tool, spawn time
+// = the call's).
+//
+//   - user → UserNote; gemini → thoughts ("**subject** description") → thinking, text parts
+//     → message, toolCalls → tool_call + tool_result (functionResponse output or error; status
+//     error → an error result, cancelled → PermissionRequested + PermissionDenied), tokens →
+//     summed, model → ModelRouted; error → error; info, warning → notes; other types → notes.
+//
+// # Bad input
+//
+// A source line is at most MaxLineBytes (64 MiB) and a file at most MaxFileBytes: past them
+// the file fails with its line. A malformed line fails its file with "file:line: malformed
+// JSON …" (with Options.Lenient it is skipped and noted); a torn last line (a tool killed
+// mid-write) is skipped with a warning. A file whose format cannot be told fails naming the
+// formats tried. Lines are decoded on every core (goccy/go-json into structs of the fields
+// the mapping reads); the mapping, merge and fold run in order on one goroutine.
+package imports

@@ -1,0 +1,466 @@
+package imports
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/summit-dev/summit/session"
+)
+
+// Gemini CLI: ~/.gemini/tmp/<project hash>/chats/session-<time>-<id>.jsonl (a metadata line,
+// then message records, "$set" metadata updates and "$rewindTo" rewinds; a record with an id
+// already seen replaces it), the whole-JSON session-*.json that versions before April 2026
+// wrote, and /chat save checkpoints (checkpoint-<tag>.json: the model history, a list of
+// {role, parts}). Subagents' chats are chats/<parent session id>/<id>.jsonl. See doc.go.
+
+type gmRecord struct {
+	SessionID   string      `json:"sessionId"`
+	ProjectHash string      `json:"projectHash"`
+	StartTime   string      `json:"startTime"`
+	Kind        string      `json:"kind"`
+	Summary     string      `json:"summary"`
+	Messages    []gmMessage `json:"messages"`
+	Set         *gmRecord   `json:"$set"`
+	RewindTo    string      `json:"$rewindTo"`
+	gmMessage
+}
+
+type gmMessage struct {
+	ID        string       `json:"id"`
+	Timestamp string       `json:"timestamp"`
+	Type      string       `json:"type"`
+	Content   gmParts      `json:"content"`
+	ToolCalls []gmToolCall `json:"toolCalls"`
+	Thoughts  []struct {
+		Subject     string `json:"subject"`
+		Description string `json:"description"`
+		Timestamp   string `json:"timestamp"`
+	} `json:"thoughts"`
+	Tokens *struct {
+		Input  int64 `json:"input"`
+		Output int64 `json:"output"`
+	} `json:"tokens"`
+	Model string `json:"model"`
+}
+
+type gmToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Args      json.RawMessage `json:"args"`
+	Result    gmParts         `json:"result"`
+	Status    string          `json:"status"`
+	Timestamp string          `json:"timestamp"`
+}
+
+// gmPart is one part of a Gemini content (a PartListUnion member).
+type gmPart struct {
+	Text         string `json:"text"`
+	Thought      bool   `json:"thought"`
+	FunctionCall *struct {
+		ID   string          `json:"id"`
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	} `json:"functionCall"`
+	FunctionResponse *struct {
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
+		Response json.RawMessage `json:"response"`
+	} `json:"functionResponse"`
+	InlineData *struct {
+		MimeType string `json:"mimeType"`
+	} `json:"inlineData"`
+}
+
+// gmParts is a PartListUnion: a string, a part, or a list of strings and parts.
+type gmParts []gmPart
+
+func (p *gmParts) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) == 0:
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*p = gmParts{{Text: s}}
+	case b[0] == '{':
+		var one gmPart
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*p = gmParts{one}
+	case b[0] == '[':
+		var raw []json.RawMessage
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return err
+		}
+		for _, r := range raw {
+			var q gmParts
+			if err := q.UnmarshalJSON(r); err != nil {
+				return err
+			}
+			*p = append(*p, q...)
+		}
+	}
+	return nil
+}
+
+// text joins the text parts (thoughts left out); other parts are named.
+func (p gmParts) text() string {
+	var b strings.Builder
+	for _, x := range p {
+		s := x.Text
+		switch {
+		case x.Thought:
+			continue
+		case x.InlineData != nil:
+			s = "[imported: inline " + x.InlineData.MimeType + " data]"
+		case x.FunctionResponse != nil:
+			s = responseText(x.FunctionResponse.Response)
+		case x.FunctionCall != nil:
+			continue
+		}
+		if s == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// responseText is a function response's output, or its error, or the whole response.
+func responseText(raw json.RawMessage) string {
+	var v struct {
+		Output any `json:"output"`
+		Error  any `json:"error"`
+	}
+	if json.Unmarshal(raw, &v) == nil {
+		for _, x := range []any{v.Output, v.Error} {
+			if s, ok := x.(string); ok {
+				return s
+			}
+		}
+	}
+	return string(raw)
+}
+
+// geminiChildren finds the chats of a session's subagents, at any depth:
+// <chats>/<session id>/*.jsonl, and theirs in turn.
+func geminiChildren(path string) []string {
+	id := geminiSessionID(path)
+	if id == "" {
+		return nil
+	}
+	chats := filepath.Dir(path)
+	var out []string
+	seen := map[string]bool{id: true}
+	queue := []string{id}
+	for len(queue) > 0 {
+		id, queue = queue[0], queue[1:]
+		files, _ := filepath.Glob(filepath.Join(chats, id, "*.jsonl"))
+		for _, f := range files {
+			out = append(out, f)
+			if c := geminiSessionID(f); c != "" && !seen[c] {
+				seen[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}
+
+// geminiSessionID reads the sessionId a chat file starts with.
+func geminiSessionID(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := f.Read(buf)
+	head := buf[:n]
+	if i := bytes.IndexByte(head, '\n'); i >= 0 && strings.HasSuffix(path, ".jsonl") {
+		head = head[:i]
+	}
+	var v struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(head, &v) == nil {
+		return v.SessionID
+	}
+	// A whole-JSON session: find the key in its head.
+	if i := bytes.Index(head, []byte(`"sessionId"`)); i >= 0 {
+		rest := head[i+len(`"sessionId"`):]
+		if j := bytes.IndexByte(rest, '"'); j >= 0 {
+			rest = rest[j+1:]
+			if k := bytes.IndexByte(rest, '"'); k >= 0 {
+				return string(rest[:k])
+			}
+		}
+	}
+	return ""
+}
+
+type gmReader struct {
+	s      *sess
+	opts   Options
+	mainID string
+	// calls lists each agent's tool calls by tool name: a subagent's chat is named
+	// <agent name>-<suffix>, after the tool that ran it.
+	calls map[*agent]map[string][]time.Time
+}
+
+func readGemini(u Unit, opts Options) (*sess, error) {
+	r := &gmReader{s: newSess(Gemini, u.Path), opts: opts, calls: map[*agent]map[string][]time.Time{}}
+	r.s.provider = "gemini"
+	if err := r.file(u.Path, ""); err != nil {
+		return nil, err
+	}
+	for _, c := range u.Children {
+		if err := r.file(c, filepath.Base(filepath.Dir(c))); err != nil {
+			return nil, err
+		}
+	}
+	// A subagent started by a tool call of its name: its type is that name, and it starts
+	// when the call does.
+	for _, a := range r.s.agents[1:] {
+		i := strings.LastIndexByte(a.key, '-')
+		if i <= 0 {
+			continue
+		}
+		p := r.s.byKey[a.parentKey]
+		if calls := r.calls[p][a.key[:i]]; len(calls) > 0 {
+			a.typ, a.spawnAt = a.key[:i], calls[0]
+			r.calls[p][a.key[:i]] = calls[1:]
+		}
+	}
+	return r.s, nil
+}
+
+// file reads one chat: the main session (parent "") or a subagent's (parent: the session id
+// its folder is named after).
+func (r *gmReader) file(path, parent string) error {
+	data, err := readFile(path)
+	if err != nil {
+		return err
+	}
+	body := bytes.TrimSpace(data)
+	var meta gmRecord
+	var msgs []gmMessage
+	switch {
+	case len(body) > 0 && body[0] == '[':
+		return r.checkpoint(path, data)
+	case strings.HasSuffix(path, ".json") || len(body) > 0 && body[0] == '{' && bytes.Contains(body[:min(len(body), 4096)], []byte("\n  \"")):
+		// The whole-JSON session of Gemini CLI before JSONL.
+		if err := json.Unmarshal(data, &meta); err != nil {
+			return lineErr(path, lineAt(data, offsetOf(err)), "%s", jsonMsg(err))
+		}
+		msgs = meta.Messages
+		r.s.lines += bytes.Count(data, []byte{'\n'}) + 1
+	default:
+		if msgs, meta, err = r.records(path, data); err != nil {
+			return err
+		}
+	}
+	var a *agent
+	if parent == "" {
+		a = r.s.main()
+		r.mainID, r.s.sourceID, r.s.start = meta.SessionID, meta.SessionID, parseTS(meta.StartTime)
+		a.sessionID = meta.SessionID
+		if meta.Summary != "" {
+			r.s.sessionNote(parseTS(meta.StartTime), "summary", meta.Summary)
+		}
+	} else {
+		key := meta.SessionID
+		if key == "" {
+			key = strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		}
+		a = r.s.agent(key)
+		a.sessionID, a.typ = key, "gemini-subagent"
+		if parent != r.mainID {
+			a.parentKey = parent
+		}
+		if meta.Summary != "" {
+			a.name = meta.Summary
+		}
+	}
+	for i := range msgs {
+		r.message(a, &msgs[i])
+	}
+	if a.name == "" {
+		a.name = a.key
+	}
+	return nil
+}
+
+// records reads a JSONL chat into its final messages: a record whose id was seen replaces
+// that message, a rewind drops the messages from the one it names on (each dropped one is
+// kept as a note, since the source held it), and $set updates the metadata.
+func (r *gmReader) records(path string, data []byte) ([]gmMessage, gmRecord, error) {
+	lines, err := splitLines(path, data)
+	if err != nil {
+		return nil, gmRecord{}, err
+	}
+	out := make([]gmRecord, len(lines))
+	errs := decodeAll(lines, out, func(b []byte, l *gmRecord) error { return json.Unmarshal(b, l) })
+	r.s.lines += len(lines)
+	var meta gmRecord
+	var msgs []gmMessage
+	at := map[string]int{}
+	for i := range out {
+		rec := &out[i]
+		if errs[i] != nil {
+			if err := r.s.badLine(path, lines[i], errs[i], r.opts); err != nil {
+				return nil, meta, err
+			}
+			continue
+		}
+		switch {
+		case rec.RewindTo != "":
+			j, ok := at[rec.RewindTo]
+			if !ok {
+				j = 0
+			}
+			for _, m := range msgs[j:] {
+				delete(at, m.ID)
+				r.s.sessionNote(parseTS(m.Timestamp), "rewound", fmt.Sprintf("a %s message the user rewound past: %s", m.Type, clip(m.Content.text(), 1024)))
+			}
+			msgs = msgs[:j]
+		case rec.Set != nil:
+			if rec.Set.Summary != "" {
+				meta.Summary = rec.Set.Summary
+			}
+			if rec.Set.SessionID != "" && meta.SessionID == "" {
+				meta.SessionID = rec.Set.SessionID
+			}
+			r.s.skipped["metadata updates"]++
+		case rec.ID != "":
+			if j, ok := at[rec.ID]; ok {
+				msgs[j] = rec.gmMessage
+				r.s.skipped["message records that update an earlier one"]++
+			} else {
+				at[rec.ID] = len(msgs)
+				msgs = append(msgs, rec.gmMessage)
+			}
+		case rec.SessionID != "":
+			if meta.SessionID == "" {
+				meta.SessionID, meta.StartTime, meta.Kind = rec.SessionID, rec.StartTime, rec.Kind
+			}
+			if rec.Summary != "" {
+				meta.Summary = rec.Summary
+			}
+		default:
+			r.s.unknownLine(r.s.main(), time.Time{}, "gemini-cli record", lines[i].b)
+		}
+	}
+	return msgs, meta, nil
+}
+
+func (r *gmReader) message(a *agent, m *gmMessage) {
+	ts := parseTS(m.Timestamp)
+	text := m.Content.text()
+	switch m.Type {
+	case "user":
+		if text != "" {
+			a.add(ts, session.UserNote{Text: text})
+			if a.task == "" {
+				a.task = clip(text, 200)
+			}
+		}
+	case "gemini":
+		if a.model == "" && m.Model != "" {
+			a.model, a.provider = m.Model, "gemini"
+		}
+		for _, t := range m.Thoughts {
+			th := t.Description
+			if t.Subject != "" {
+				th = "**" + t.Subject + "** " + th
+			}
+			a.text(parseTS(t.Timestamp), session.TranscriptThinking, th)
+		}
+		for _, p := range m.Content {
+			if p.Thought {
+				a.text(ts, session.TranscriptThinking, p.Text)
+			}
+		}
+		a.text(ts, session.TranscriptMessage, text)
+		for _, c := range m.ToolCalls {
+			cts := parseTS(c.Timestamp)
+			if cts.IsZero() {
+				cts = ts
+			}
+			a.call(cts, c.ID, c.Name, rawArgs(c.Args))
+			if r.calls[a] == nil {
+				r.calls[a] = map[string][]time.Time{}
+			}
+			r.calls[a][c.Name] = append(r.calls[a][c.Name], cts)
+			failed := c.Status == "error" || c.Status == "cancelled"
+			res := c.Result.text()
+			if c.Status == "cancelled" {
+				r.s.ask(a, cts, c.ID, c.Name, nil, "imported: Gemini CLI asked the user")
+				r.s.decide(a, cts, c.ID, false, "the user cancelled the call")
+			}
+			a.result(cts, c.ID, c.Name, res, failed)
+		}
+		if m.Tokens != nil {
+			a.useTokens("", session.Tokens{Input: m.Tokens.Input, Output: m.Tokens.Output})
+		}
+	case "error":
+		a.text(ts, session.TranscriptError, text)
+	case "info", "warning":
+		a.note(ts, m.Type, text)
+	default:
+		r.s.unknown[fmt.Sprintf("gemini-cli message type %q", m.Type)]++
+		a.note(ts, "gemini-cli message of type "+m.Type, text)
+	}
+}
+
+// checkpoint reads a /chat save checkpoint: the model history without times (every event
+// gets the file's modification time).
+func (r *gmReader) checkpoint(path string, data []byte) error {
+	var hist []struct {
+		Role  string  `json:"role"`
+		Parts gmParts `json:"parts"`
+	}
+	if err := json.Unmarshal(data, &hist); err != nil {
+		return lineErr(path, lineAt(data, offsetOf(err)), "%s", jsonMsg(err))
+	}
+	r.s.lines += bytes.Count(data, []byte{'\n'}) + 1
+	var ts time.Time
+	if fi, err := os.Stat(path); err == nil {
+		ts = fi.ModTime().UTC()
+	}
+	r.s.start = ts
+	r.s.sourceID = "checkpoint-" + strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "checkpoint-"), ".json")
+	a := r.s.main()
+	names := map[string]string{}
+	for _, h := range hist {
+		for _, p := range h.Parts {
+			switch {
+			case p.FunctionCall != nil:
+				names[p.FunctionCall.ID] = p.FunctionCall.Name
+				a.call(ts, p.FunctionCall.ID, p.FunctionCall.Name, rawArgs(p.FunctionCall.Args))
+			case p.FunctionResponse != nil:
+				a.result(ts, p.FunctionResponse.ID, p.FunctionResponse.Name, responseText(p.FunctionResponse.Response), false)
+			case p.Thought:
+				a.text(ts, session.TranscriptThinking, p.Text)
+			case p.InlineData != nil:
+				a.note(ts, "inline data", p.InlineData.MimeType)
+			case h.Role == "user" && p.Text != "":
+				a.add(ts, session.UserNote{Text: p.Text})
+			case p.Text != "":
+				a.text(ts, session.TranscriptMessage, p.Text)
+			}
+		}
+	}
+	return nil
+}

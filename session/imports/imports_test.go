@@ -1,0 +1,344 @@
+package imports
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
+)
+
+const td = "testdata"
+
+// load imports u into a temporary folder and folds the recording as a replay does.
+func load(t *testing.T, u Unit) (*session.State, Result, []byte) {
+	t.Helper()
+	res, err := Import(u, t.TempDir(), Options{Environ: []string{}})
+	if err != nil {
+		t.Fatalf("import %s: %v", u.Path, err)
+	}
+	st, rep, err := record.LoadFile(res.Path, record.ReadOptions{})
+	if err != nil {
+		t.Fatalf("load %s: %v", res.Path, err)
+	}
+	if len(rep.Warnings) > 0 {
+		t.Errorf("%s: reader warnings %v", res.Path, rep.Warnings)
+	}
+	b, _ := os.ReadFile(res.Path)
+	return st, res, b
+}
+
+func plan(t *testing.T, path string) Unit {
+	t.Helper()
+	us, errs := Plan([]string{path}, Auto)
+	if len(errs) > 0 || len(us) != 1 {
+		t.Fatalf("plan %s: %v %v", path, us, errs)
+	}
+	return us[0]
+}
+
+// tree renders the subagent tree as "id type name <- parent" lines.
+func tree(st *session.State) string {
+	var b strings.Builder
+	for _, sa := range st.Subagents {
+		b.WriteString(sa.ID + " " + sa.AgentType + " " + sa.AgentName + " <- " + sa.Parent + " " + sa.Outcome + "\n")
+	}
+	return b.String()
+}
+
+// transcript is one subagent's transcript items as "kind text" lines.
+func transcript(st *session.State, id string) string {
+	sa := st.Subagent(id)
+	var b strings.Builder
+	for i := range sa.Transcript.Len() {
+		it := sa.Transcript.Item(i)
+		b.WriteString(it.Kind + " " + it.Tool + " " + sa.Transcript.Text(i) + "\n")
+	}
+	return b.String()
+}
+
+func TestClaudeCodeSubagentFiles(t *testing.T) {
+	u := plan(t, filepath.Join(td, "claude/v2.1/-home-dev-shop/7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b.jsonl"))
+	if len(u.Children) != 1 || !strings.HasSuffix(u.Children[0], "subagents/agent-a4f9e21.jsonl") {
+		t.Fatalf("children %v", u.Children)
+	}
+	st, res, _ := load(t, u)
+	want := "sa-1 claude-code main <-  success\nsa-2 Explore Find the rounding code <- sa-1 success\n"
+	if got := tree(st); got != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+	}
+	if res.SessionID != "s-claude-7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b" || res.Subagents != 1 || res.Notes != 1 {
+		t.Errorf("result %+v", res)
+	}
+	main := st.Subagent("sa-1")
+	// msg_01 is written on two lines with its usage repeated: counted once, as its last line
+	// says (the output grows while the message streams).
+	if main.Tokens != (session.Tokens{Input: 1010 + 1020 + 5 + 5 + 5, Output: 120 + 80 + 40 + 30 + 15}) {
+		t.Errorf("main tokens %+v", main.Tokens)
+	}
+	if main.Changes == nil || len(main.Changes.Files) != 2 || main.Changes.Added != 5 || main.Changes.Removed != 1 ||
+		main.Changes.Files[0].Path != "cart/total.go" || main.Changes.Files[1].Kind != session.ChangeAdded {
+		t.Errorf("changes %+v", main.Changes)
+	}
+	if len(st.Permissions) != 1 || st.Permissions[0].Decision != session.DecisionDenied || st.Permissions[0].Tool != "Bash" {
+		t.Errorf("permissions %+v", st.Permissions)
+	}
+	tr := transcript(st, "sa-1")
+	for _, w := range []string{"user  The cart total is off by a cent", "thinking  Rounding is probably", "tool_call Task ",
+		"tool_result Edit The file /home/dev/shop/cart/total.go has been updated.\n--- a/cart/total.go",
+		`message  [imported: claude-code line type "brand-new-line-type"] {`, "message  Fixed: totals"} {
+		if !strings.Contains(tr, w) {
+			t.Errorf("sa-1 transcript lacks %q:\n%s", w, tr)
+		}
+	}
+	if sa := st.Subagent("sa-2"); sa.Route == nil || sa.Route.Model != "claude-haiku-4-5-20251001" || sa.ToolCalls != 1 || !sa.SpawnedAt.Equal(mustTS("2026-03-02T09:00:04Z")) {
+		t.Errorf("sa-2 %+v", sa)
+	}
+	var notes []string
+	for _, l := range st.Log {
+		if l.Kind == "note" {
+			notes = append(notes, l.Text)
+		}
+	}
+	if !slices.Contains(notes, "[imported: summary] Fix the cart total rounding") || !strings.Contains(strings.Join(notes, "\n"), "1 progress lines") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+func TestClaudeCodeSidechains(t *testing.T) {
+	// 1.0.x: sidechain lines in the main file, linked by their prompt; 2.0.x: agent-<id>.jsonl
+	// beside it, linked by the agentId of the Task result.
+	u := plan(t, filepath.Join(td, "claude/v1.0/-srv-api"))
+	st, _, _ := load(t, u)
+	want := "sa-1 claude-code main <-  success\nsa-2 general-purpose Review auth <- sa-1 success\nsa-3 general-purpose Review limiter <- sa-1 success\n"
+	if got := tree(st); got != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+	}
+	if tr := transcript(st, "sa-2"); !strings.Contains(tr, "message  The token expiry check") {
+		t.Errorf("sa-2: %s", tr)
+	}
+	if tr := transcript(st, "sa-1"); strings.Contains(tr, "token expiry check uses > where >= is needed.\nmessage") {
+		t.Errorf("sidechain text leaked into the main agent: %s", tr)
+	}
+}
+
+func TestCodexTree(t *testing.T) {
+	u := plan(t, filepath.Join(td, "codex/sessions/2026/01/15/rollout-2026-01-15T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"))
+	if len(u.Children) != 2 {
+		t.Fatalf("children %v", u.Children)
+	}
+	st, _, _ := load(t, u)
+	want := "sa-1 codex main <-  success\nsa-2 worker Tester <- sa-1 success\nsa-3 explorer Linter <- sa-2 success\n"
+	if got := tree(st); got != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+	}
+	m := st.Subagent("sa-1")
+	if m.Tokens != (session.Tokens{Input: 24000, Output: 900}) || m.Route == nil || m.Route.Model != "gpt-5.3-codex" {
+		t.Errorf("main %+v", m)
+	}
+	if m.Changes == nil || len(m.Changes.Files) != 2 || m.Changes.Files[0].Path != "src/lib.rs" || m.Changes.Files[1].Kind != session.ChangeAdded {
+		t.Errorf("changes %+v", m.Changes)
+	}
+	if len(st.Permissions) != 2 || st.Permissions[0].Decision != session.DecisionGranted || st.Permissions[1].Decision != session.DecisionDenied {
+		t.Errorf("permissions %+v %+v", st.Permissions[0], st.Permissions[1])
+	}
+	tr := transcript(st, "sa-1")
+	for _, w := range []string{"user  add() subtracts", "[imported: context Codex added] <environment_context>", "thinking  **Locating add**",
+		"tool_call apply_patch", "tool_result wait", `[imported: codex event "shiny_future_event"]`} {
+		if !strings.Contains(tr, w) {
+			t.Errorf("sa-1 transcript lacks %q:\n%s", w, tr)
+		}
+	}
+	// Spawned when the spawn_agent call was made.
+	if !st.Subagent("sa-2").SpawnedAt.Equal(mustTS("2026-01-15T10:00:10Z")) {
+		t.Errorf("sa-2 spawned at %v", st.Subagent("sa-2").SpawnedAt)
+	}
+	// A child's rollout given alone is not a unit of its own when its parent is in the folder.
+	us, errs := Plan([]string{filepath.Join(td, "codex/sessions/2026")}, Auto)
+	if len(us) != 1 || len(errs) != 0 {
+		t.Errorf("folder plan: %v %v", us, errs)
+	}
+}
+
+func TestCodexUnwrapped(t *testing.T) {
+	u := plan(t, filepath.Join(td, "codex/sessions/2025/06/20"))
+	st, res, _ := load(t, u)
+	if res.Format != Codex || res.SessionID != "s-codex-5973b6c0-94b8-487b-a530-2aeb6098ae0e" {
+		t.Errorf("result %+v", res)
+	}
+	tr := transcript(st, "sa-1")
+	if want := "user  List the files.\nthinking  Use ls.\ntool_call shell \ntool_result shell Cargo.toml\nsrc\n\nmessage  Cargo.toml and src.\n"; tr != want {
+		t.Errorf("transcript:\n%q\nwant\n%q", tr, want)
+	}
+}
+
+func TestGemini(t *testing.T) {
+	st, _, _ := load(t, plan(t, filepath.Join(td, "gemini/tmp/5d1c3e/chats/session-2026-05-01T12-00-9b8c7d6e.jsonl")))
+	want := "sa-1 gemini-cli main <-  success\nsa-2 codebase_investigator codebase_investigator-x7k2 <- sa-1 success\n"
+	if got := tree(st); got != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+	}
+	tr := transcript(st, "sa-1")
+	if strings.Contains(tr, "Wrong answer") || !strings.Contains(tr, "thinking  **Checking** I will read the build log.") ||
+		!strings.Contains(tr, "tool_result read_file error: missing import fmt") {
+		t.Errorf("transcript (the rewound message must be gone):\n%s", tr)
+	}
+	if st.Subagent("sa-1").Tokens != (session.Tokens{Input: 1900, Output: 70}) || len(st.Permissions) != 1 {
+		t.Errorf("tokens %+v permissions %d", st.Subagent("sa-1").Tokens, len(st.Permissions))
+	}
+
+	st, _, _ = load(t, plan(t, filepath.Join(td, "gemini/tmp/77aa/chats/session-2025-11-03T16-00-3c2b1a09.json")))
+	if tr := transcript(st, "sa-1"); !strings.Contains(tr, "tool_result read_file # cli") || !strings.Contains(tr, "error  Quota exceeded") {
+		t.Errorf("legacy JSON:\n%s", tr)
+	}
+	st, _, _ = load(t, plan(t, filepath.Join(td, "gemini/tmp/77aa/checkpoint-arith.json")))
+	if tr := transcript(st, "sa-1"); tr != "user  What is 2+2?\nthinking  thinking about arithmetic\nmessage  Let me compute.\ntool_call run_shell_command \ntool_result run_shell_command 4\nmessage  4\n" {
+		t.Errorf("checkpoint:\n%q", tr)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	u := plan(t, filepath.Join(td, "codex/sessions/2026/01/15/rollout-2026-01-15T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"))
+	dir := t.TempDir()
+	a, err := Import(u, dir, Options{Environ: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(a.Path)
+	b, err := Import(u, dir, Options{Environ: []string{}})
+	if err != nil || b.Path != a.Path {
+		t.Fatalf("%v %s %s", err, a.Path, b.Path)
+	}
+	second, _ := os.ReadFile(b.Path)
+	if !bytes.Equal(first, second) {
+		t.Error("importing again wrote a different recording")
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(m) != 0 {
+		t.Errorf("temporary files left: %v", m)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for path, want := range map[string]Format{
+		"claude/v2.1/-home-dev-shop/7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b.jsonl":                            Claude,
+		"claude/v1.0/-srv-api/agent-5e6f7a8b.jsonl":                                                        Claude,
+		"codex/sessions/2025/06/20/rollout-2025-06-20T08-00-00-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl": Codex,
+		"gemini/tmp/5d1c3e/chats/session-2026-05-01T12-00-9b8c7d6e.jsonl":                                  Gemini,
+		"gemini/tmp/77aa/chats/session-2025-11-03T16-00-3c2b1a09.json":                                     Gemini,
+		"gemini/tmp/77aa/checkpoint-arith.json":                                                            Gemini,
+	} {
+		if got, err := Detect(filepath.Join(td, path)); got != want || err != nil {
+			t.Errorf("%s: %s %v, want %s", path, got, err, want)
+		}
+	}
+	for _, p := range []string{"bad/unknown.jsonl", "bad/notjson.jsonl"} {
+		_, err := Detect(filepath.Join(td, p))
+		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "tried claude") || !strings.Contains(err.Error(), "codex") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	imp := func(p string, opts Options) (Result, error) {
+		opts.Environ = []string{}
+		return Import(Unit{Format: Claude, Path: filepath.Join(td, p)}, dir, opts)
+	}
+	_, err := imp("bad/malformed.jsonl", Options{})
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 || !strings.Contains(err.Error(), "bad/malformed.jsonl:2: malformed JSON") {
+		t.Errorf("malformed: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+		t.Errorf("a failed import left %v", m)
+	}
+	res, err := imp("bad/malformed.jsonl", Options{Lenient: true})
+	if err != nil {
+		t.Fatalf("lenient: %v", err)
+	}
+	if b, _ := os.ReadFile(res.Path); !bytes.Contains(b, []byte("malformed.jsonl:2")) {
+		t.Error("lenient import keeps no note of the skipped line")
+	}
+	res, err = imp("bad/torn.jsonl", Options{})
+	if err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "torn.jsonl:2: the last line is cut short") {
+		t.Errorf("torn: %v %v", err, res.Warnings)
+	}
+	_, err = Import(Unit{Format: Gemini, Path: filepath.Join(td, "bad/legacy-broken.json")}, dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), "legacy-broken.json:5:") {
+		t.Errorf("broken JSON: %v", err)
+	}
+	// A line over the cap is an error naming it; nothing reads it whole into a decoder.
+	big := filepath.Join(dir, "big.jsonl")
+	f, _ := os.Create(big)
+	f.WriteString(`{"type":"user","uuid":"a","sessionId":"s","message":{"role":"user","content":"x"}}` + "\n")
+	f.WriteString(`{"type":"user","message":{"role":"user","content":"`)
+	f.Write(bytes.Repeat([]byte("y"), MaxLineBytes))
+	f.WriteString("\"}}\n")
+	f.Close()
+	_, err = Import(Unit{Format: Claude, Path: big}, dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), "big.jsonl:2: a line of") {
+		t.Errorf("huge line: %v", err)
+	}
+}
+
+// TestPrefixes imports every prefix of a session (a file cut anywhere, as a crash or a copy
+// in progress leaves it): each either imports into a recording that replays, or fails with a
+// line error. None panics or writes a recording that does not fold.
+func TestPrefixes(t *testing.T) {
+	for _, p := range []string{
+		"claude/v2.1/-home-dev-shop/7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b.jsonl",
+		"codex/sessions/2026/01/15/rollout-2026-01-15T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+		"gemini/tmp/5d1c3e/chats/session-2026-05-01T12-00-9b8c7d6e.jsonl",
+		"gemini/tmp/77aa/chats/session-2025-11-03T16-00-3c2b1a09.json",
+	} {
+		data, err := os.ReadFile(filepath.Join(td, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := Detect(filepath.Join(td, p))
+		dir := t.TempDir()
+		src := filepath.Join(dir, filepath.Base(p))
+		for n := 0; n <= len(data); n += 53 {
+			os.WriteFile(src, data[:n], 0o600)
+			res, err := Import(Unit{Format: f, Path: src}, filepath.Join(dir, "out"), Options{Environ: []string{}})
+			if err != nil {
+				if !errors.As(err, new(*LineError)) {
+					t.Errorf("%s[:%d]: %v is not a line error", p, n, err)
+				}
+				continue
+			}
+			if _, _, err := record.LoadFile(res.Path, record.ReadOptions{}); err != nil {
+				t.Errorf("%s[:%d]: the recording does not replay: %v", p, n, err)
+			}
+		}
+	}
+}
+
+func TestSecretsRedacted(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "s.jsonl")
+	key := "sk-ant-api03-" + strings.Repeat("A1b2C3d4", 12)
+	os.WriteFile(src, []byte(`{"type":"user","uuid":"a","sessionId":"sec","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"my key is `+key+`"}}`+"\n"), 0o600)
+	res, err := Import(Unit{Format: Claude, Path: src}, dir, Options{Environ: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(res.Path); bytes.Contains(b, []byte(key)) || !bytes.Contains(b, []byte("my key is")) {
+		t.Errorf("the key reached the recording:\n%s", b)
+	}
+}
+
+func mustTS(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}

@@ -1,0 +1,167 @@
+package imports
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+
+	json "github.com/goccy/go-json"
+)
+
+// srcLine is one non-blank line of a source file: its number (from 1) and bytes, newline
+// and carriage return cut.
+type srcLine struct {
+	n int
+	b []byte
+	// last marks the file's last line when it has no newline: a tool killed mid-write leaves
+	// such a torn line, which is skipped with a note rather than failing the file.
+	last bool
+}
+
+// readFile reads a source file whole, refusing files over MaxFileBytes.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, lineErr(path, 0, "%v", unwrapPath(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, lineErr(path, 0, "%v", unwrapPath(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, lineErr(path, 0, "not a regular file")
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, lineErr(path, 0, "%d bytes is over the %d-byte cap of one source file", fi.Size(), int64(MaxFileBytes))
+	}
+	data := make([]byte, 0, fi.Size()+1)
+	data, err = readAll(f, data)
+	if err != nil {
+		return nil, lineErr(path, 0, "%v", unwrapPath(err))
+	}
+	return data, nil
+}
+
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// splitLines cuts data into its non-blank lines. A line over MaxLineBytes is an error naming
+// it.
+func splitLines(path string, data []byte) ([]srcLine, error) {
+	lines := make([]srcLine, 0, bytes.Count(data, []byte{'\n'})+1)
+	n := 0
+	for len(data) > 0 {
+		n++
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		last := false
+		if i < 0 {
+			l, data, last = data, nil, true
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		if len(l) > MaxLineBytes {
+			return nil, lineErr(path, n, "a line of %d bytes is over the %d-byte cap", len(l), MaxLineBytes)
+		}
+		l = bytes.TrimRight(l, "\r")
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		lines = append(lines, srcLine{n: n, b: l, last: last})
+	}
+	return lines, nil
+}
+
+// decodeAll decodes every line into out[i] with decode, on every core: lines are independent,
+// so only the mapping that follows (which needs order) runs on one goroutine. errs[i] is the
+// decode error of line i, or nil.
+func decodeAll[T any](lines []srcLine, out []T, decode func([]byte, *T) error) []error {
+	errs := make([]error, len(lines))
+	workers := runtime.GOMAXPROCS(0)
+	if workers > len(lines)/64+1 {
+		workers = len(lines)/64 + 1
+	}
+	// Lines differ in size by orders of magnitude, so workers take small batches from a
+	// shared counter rather than one fixed share each.
+	const batch = 32
+	var mu sync.Mutex
+	next := 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				lo := next
+				next += batch
+				mu.Unlock()
+				if lo >= len(lines) {
+					return
+				}
+				for i := lo; i < min(lo+batch, len(lines)); i++ {
+					errs[i] = decode(lines[i].b, &out[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// jsonMsg shortens a decoder error to what a person can act on.
+func jsonMsg(err error) string {
+	var se *json.SyntaxError
+	if ok := asSyntax(err, &se); ok {
+		return fmt.Sprintf("malformed JSON at byte %d: %s", se.Offset, se.Error())
+	}
+	var ue *json.UnmarshalTypeError
+	if ok := asType(err, &ue); ok {
+		return fmt.Sprintf("field %q is a JSON %s, not the %s it should be", ue.Field, ue.Value, ue.Type)
+	}
+	return "malformed JSON: " + err.Error()
+}
+
+func asSyntax(err error, t **json.SyntaxError) bool {
+	se, ok := err.(*json.SyntaxError)
+	if ok {
+		*t = se
+	}
+	return ok
+}
+
+func asType(err error, t **json.UnmarshalTypeError) bool {
+	ue, ok := err.(*json.UnmarshalTypeError)
+	if ok {
+		*t = ue
+	}
+	return ok
+}
+
+// lineAt is the 1-based line of byte offset off in data.
+func lineAt(data []byte, off int64) int {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	if off < 0 {
+		off = 0
+	}
+	return bytes.Count(data[:off], []byte{'\n'}) + 1
+}
