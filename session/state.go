@@ -382,7 +382,7 @@ type Counters struct {
 	Hooks        int
 	HooksBlocked int
 	HooksFailed  int
-	ByAgentType               map[string]*TypeCounters
+	ByAgentType  map[string]*TypeCounters
 	// CostUSD sums the priced subagents' costs; Priced counts them, Unpriced the stopped
 	// subagents whose models have no price in the config.
 	CostUSD  float64

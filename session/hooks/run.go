@@ -24,7 +24,7 @@ import (
 
 // Bounds on what a hook's output costs. Variables, so tests can shorten them.
 var (
-	maxOutput = 64 << 10              // bytes of stdout and of stderr kept from one run
+	maxOutput = 64 << 10               // bytes of stdout and of stderr kept from one run
 	drainWait = 300 * time.Millisecond // output still open after the hook's group is gone
 )
 
