@@ -217,7 +217,7 @@ func (r *Runner) run(ctx context.Context, h provider.Hook, dir string, payload [
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		stopped = "the session ended"
+		stopped = "cancelled: its subagent or the session stopped"
 	case <-timer.C:
 		stopped = fmt.Sprintf("timed out after %s", timeout)
 	}
