@@ -564,6 +564,32 @@ func Apply(s *State, e Event) error {
 		sa.Discarded = true
 		s.log(e, "workspace", sa.ID+"'s worktree discarded", d.Reason)
 
+	case HookRan:
+		switch d.Outcome {
+		case HookOK, HookBlocked, HookFailed, HookTimeout, HookError:
+		default:
+			return fail("hook outcome %q is not ok, blocked, failed, timeout or error", d.Outcome)
+		}
+		if d.Outcome == HookBlocked && (sa == nil || d.HookEvent != "SubagentStop") {
+			return fail("only a SubagentStop hook of a subagent can block")
+		}
+		if d.TriggerSeq >= e.Seq {
+			return fail("trigger_seq %d does not come before the hook's own seq", d.TriggerSeq)
+		}
+		s.Counters.Hooks++
+		text := fmt.Sprintf("%s hook %s: %s", d.HookEvent, oneLineHook(d.Command), d.Outcome)
+		if sa != nil {
+			text = fmt.Sprintf("%s hook %s on %s: %s", d.HookEvent, oneLineHook(d.Command), sa.ID, d.Outcome)
+		}
+		switch d.Outcome {
+		case HookBlocked:
+			s.Counters.HooksBlocked++
+		case HookFailed, HookTimeout, HookError:
+			s.Counters.HooksFailed++
+		}
+		// A block changes nothing else here: the reason reaches the subagent as a UserNote.
+		s.log(e, "hook", text, d.Reason)
+
 	default:
 		// Reached only if a type is added to Types without a rule here; the exhaustiveness
 		// test catches that before it ships.
@@ -764,4 +790,16 @@ func (s *State) start(e Event, d SessionStarted) {
 	s.Counters.Events = map[Type]int{}
 	s.Counters.Outcomes = map[string]int{}
 	s.Counters.ByAgentType = map[string]*TypeCounters{}
+}
+
+// oneLineHook is a hook's command for a log line: its first line, at most 60 characters.
+func oneLineHook(cmd string) string {
+	cmd = strings.TrimSpace(cmd)
+	if i := strings.IndexByte(cmd, '\n'); i >= 0 {
+		cmd = cmd[:i] + " …"
+	}
+	if r := []rune(cmd); len(r) > 60 {
+		cmd = string(r[:59]) + "…"
+	}
+	return "`" + cmd + "`"
 }

@@ -52,6 +52,7 @@
 //	workspace    SubagentIsolated SubagentChanges ChangesApplied ApplyUndone
 //	             WorktreeDiscarded ChangesRebased
 //	model        ModelRouted ModelSwitched
+//	hooks        HookRan
 //
 // Fields are added freely and never renamed or dropped. A type this build does not know is
 // decoded as Unknown, kept, and skipped by the fold (it still takes its seq). A line with
@@ -95,6 +96,18 @@
 // fallbacks, and the parameters not sent. ModelSwitched records a move to a fallback when the
 // model was not found or not available. SubagentStop.cost_usd is its cost when every model
 // that ran has a price in the config (absent: unknown, not zero). Script tapes record neither.
+//
+// # Hooks
+//
+// HookRan records one run of a user's hook command (session/hooks): hook_event, the command as
+// configured, source (user or workspace), trigger_seq (the event that ran it), exit_code,
+// outcome (ok, blocked, failed, timeout, error), duration_ms, reason, and the end of its
+// stderr. Hooks run outside the fold: a HookRan is recorded when its hook finishes, so it may
+// come well after its trigger (and never after SessionEnded: SessionEnded hooks run after the
+// recording ends and are not recorded). A SubagentStop hook of a native subagent runs before
+// the stop, without trigger_seq, and may block it: HookRan blocked, then the reason as a
+// UserNote to the subagent, then its next turn; the fold counts it and logs it, nothing more.
+// Replays never run hooks: they read HookRan like any event.
 //
 // # External agents
 //

@@ -62,6 +62,8 @@ const (
 
 	TypeModelRouted   Type = "ModelRouted"
 	TypeModelSwitched Type = "ModelSwitched"
+
+	TypeHookRan Type = "HookRan"
 )
 
 // Types is the closed set of event types of schema v1, in documentation order.
@@ -78,6 +80,7 @@ var Types = []Type{
 	TypeSubagentIsolated, TypeSubagentChanges, TypeChangesApplied, TypeApplyUndone,
 	TypeWorktreeDiscarded, TypeChangesRebased,
 	TypeModelRouted, TypeModelSwitched,
+	TypeHookRan,
 }
 
 // Known reports whether t is a type of schema v1.
@@ -620,6 +623,39 @@ type ModelSwitched struct {
 	ToModel      string `json:"to_model,omitempty"`
 	Reason       string `json:"reason"`
 }
+
+// Hook events.
+
+// HookRan outcomes.
+const (
+	HookOK      = "ok"      // exit code 0
+	HookBlocked = "blocked" // exit code 2 (or {"decision":"block"}) on a SubagentStop: the subagent goes on
+	HookFailed  = "failed"  // any other exit code; nothing else changes
+	HookTimeout = "timeout" // killed, with its process group, at its timeout
+	HookError   = "error"   // it could not start
+)
+
+// HookRan records one run of a user's hook (session/hooks): which event ran it, the command
+// as configured, how it ended. subagent_id is the subagent the event is about, if any. A
+// SubagentStop hook that runs before the stop (a subagent that ended its turn, which the hook
+// may send back to work) has no trigger_seq: the stop is not recorded yet. A block is
+// followed by the reason as a UserNote to the subagent, then its next turn.
+type HookRan struct {
+	HookEvent string `json:"hook_event"`
+	Command   string `json:"command"`
+	// Source is "user" (the user's config) or "workspace" (.summit/config.yaml, trusted).
+	Source     string `json:"source"`
+	TriggerSeq uint64 `json:"trigger_seq,omitempty"`
+	ExitCode   int    `json:"exit_code"` // -1 when it did not exit by itself (timeout, error)
+	Outcome    string `json:"outcome"`   // ok | blocked | failed | timeout | error
+	DurationMS int64  `json:"duration_ms"`
+	// Reason is a block's reason, or why a hook failed, timed out or could not start.
+	Reason string `json:"reason,omitempty"`
+	// Stderr is the end of what it wrote to stderr (bounded; redacted like every event).
+	Stderr string `json:"stderr,omitempty"`
+}
+
+func (HookRan) Type() Type { return TypeHookRan }
 
 func (ModelRouted) Type() Type   { return TypeModelRouted }
 func (ModelSwitched) Type() Type { return TypeModelSwitched }

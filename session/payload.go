@@ -60,6 +60,7 @@ var Decoders = map[Type]func([]byte) (Data, error){
 	TypeChangesRebased:        decodeAs[ChangesRebased],
 	TypeModelRouted:           decodeAs[ModelRouted],
 	TypeModelSwitched:         decodeAs[ModelSwitched],
+	TypeHookRan:               decodeAs[HookRan],
 }
 
 // LineRange is a conflict's line span in a file, written as "40-58" (or "40" for one line).

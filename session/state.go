@@ -382,7 +382,12 @@ type Counters struct {
 	Conflicts                 int
 	Resolutions               int
 	DeltaBatchesApplied       int
-	ByAgentType               map[string]*TypeCounters
+	// Hooks counts the user's hooks that ran, HooksBlocked those that sent a subagent back to
+	// work, HooksFailed those that failed, timed out or could not start.
+	Hooks        int
+	HooksBlocked int
+	HooksFailed  int
+	ByAgentType  map[string]*TypeCounters
 	// CostUSD sums the priced subagents' costs; Priced counts them, Unpriced the stopped
 	// subagents whose models have no price in the config.
 	CostUSD  float64

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/summit-dev/summit/commands"
 )
 
 // Configuration: .summit/config.yaml in the workspace and config.yaml in the user config dir
@@ -31,6 +33,22 @@ import (
 //
 // Keys are never written in configuration: key_env names the environment variable that holds
 // one, read when a request is made.
+//
+// Hooks (session/hooks runs them): per event, a list of commands; the user file's and the
+// workspace file's entries both apply, user entries first. A workspace file's hooks run only
+// once the user has trusted them (see session/hooks).
+//
+//	hooks:
+//	  SubagentStop:               # SubagentStart SubagentStop PermissionRequested
+//	    - matcher: code-reviewer  #   ConflictDetected ConvergenceComplete SessionEnded
+//	      command: ./scripts/check.sh
+//	      timeout: 120            # seconds; default 60
+//	  SessionEnded:
+//	    - command: notify-send "summit session ended"
+//	  max_blocks: 3               # SubagentStop blocks per subagent (default 3, at most 20)
+//
+// matcher (optional) is a regular expression that must match the whole agent type or the
+// whole agent name ("" or "*" = every agent; a plain name matches exactly that agent).
 //
 // A config file is at most MaxConfigFile (1 MiB); a bigger one is refused, naming it, without
 // being read past the cap. Anchors, aliases and merge keys work; a file whose aliases expand
@@ -57,6 +75,104 @@ type Config struct {
 	// Remotes are agents that live elsewhere, served over the Summit Agent ABI (summit serve
 	// or any server of it), by the name /delegate --agent-type uses.
 	Remotes map[string]Remote `yaml:"remotes"`
+	// Hooks are the user's commands run on session events (session/hooks).
+	Hooks Hooks `yaml:"hooks"`
+}
+
+// HookEvents are the events a hook may name, in documentation order.
+var HookEvents = []string{"SubagentStart", "SubagentStop", "PermissionRequested", "ConflictDetected",
+	"ConvergenceComplete", "SessionEnded"}
+
+// DefaultHookTimeout is a hook's timeout when its entry gives none (seconds), MaxHookTimeout
+// the largest one accepted; DefaultHookMaxBlocks bounds the SubagentStop blocks of one
+// subagent when max_blocks is not set, MaxHookMaxBlocks when it is.
+const (
+	DefaultHookTimeout   = 60
+	MaxHookTimeout       = 3600
+	DefaultHookMaxBlocks = 3
+	MaxHookMaxBlocks     = 20
+)
+
+// Hooks is the hooks: section. Its keys are event names (Events) and max_blocks.
+type Hooks struct {
+	MaxBlocks int               `yaml:"max_blocks"`
+	Events    map[string][]Hook `yaml:",inline"`
+}
+
+// Hook is one configured command.
+type Hook struct {
+	Matcher string `yaml:"matcher"`
+	Command string `yaml:"command"`
+	// Timeout in seconds (0 = DefaultHookTimeout).
+	Timeout int `yaml:"timeout"`
+	// File and Line are where the entry is (set by LoadConfig); Workspace is true for an entry
+	// of the workspace's file, whose hooks need the user's trust.
+	File      string `yaml:"-"`
+	Line      int    `yaml:"-"`
+	Workspace bool   `yaml:"-"`
+}
+
+// TimeoutOr is the entry's timeout in seconds, DefaultHookTimeout when it gives none.
+func (h Hook) TimeoutOr() int {
+	if h.Timeout <= 0 {
+		return DefaultHookTimeout
+	}
+	return h.Timeout
+}
+
+// Check says what is wrong with the entry, or nil.
+func (h Hook) Check() error {
+	switch {
+	case strings.TrimSpace(h.Command) == "":
+		return errors.New("command is required: the shell command to run (bash -c)")
+	case h.Timeout < 0 || h.Timeout > MaxHookTimeout:
+		return fmt.Errorf("timeout %d: want seconds from 1 to %d (0 or absent = %d)", h.Timeout, MaxHookTimeout, DefaultHookTimeout)
+	case strings.ContainsRune(h.Command, 0):
+		return errors.New("command holds a NUL byte")
+	}
+	if _, err := CompileMatcher(h.Matcher); err != nil {
+		return err
+	}
+	return nil
+}
+
+// CompileMatcher compiles a hook's matcher: nil (every agent) for "" and "*", else the
+// expression anchored at both ends.
+func CompileMatcher(m string) (*regexp.Regexp, error) {
+	if m == "" || m == "*" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(`^(?:` + m + `)$`)
+	if err != nil {
+		return nil, fmt.Errorf("matcher %q is not a regular expression: %v", m, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	return re, nil
+}
+
+// Empty reports whether no hook is configured.
+func (h Hooks) Empty() bool {
+	for _, l := range h.Events {
+		if len(l) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// WorkspaceOnly is the part of h the workspace's file configured: the part that needs trust.
+func (h Hooks) WorkspaceOnly() Hooks {
+	out := Hooks{MaxBlocks: h.MaxBlocks}
+	for ev, l := range h.Events {
+		for _, e := range l {
+			if e.Workspace {
+				if out.Events == nil {
+					out.Events = map[string][]Hook{}
+				}
+				out.Events[ev] = append(out.Events[ev], e)
+			}
+		}
+	}
+	return out
 }
 
 // ProviderConfig is one configured backend.
@@ -191,6 +307,9 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 			}
 			r.File = f
 			merged.Remotes[name] = r
+		}
+		if err := mergeHooks(&merged.Hooks, c.Hooks, f, &doc, workspace != "" && f == filepath.Join(workspace, ".summit", "config.yaml")); err != nil {
+			return Config{}, err
 		}
 		if c.DefaultProvider != "" {
 			merged.DefaultProvider = c.DefaultProvider
@@ -554,6 +673,68 @@ func (r Remote) Check(name string) error {
 		return fmt.Errorf("url %q: want http:// or https://", r.URL)
 	case r.TokenEnv != "" && !envVarName.MatchString(r.TokenEnv):
 		return fmt.Errorf("token_env %q is not a variable name", r.TokenEnv)
+	}
+	return nil
+}
+
+// mergeHooks checks one file's hooks: section and appends its entries to merged (both files'
+// entries apply). Errors name file:line and, for an unknown event, the nearest event name.
+func mergeHooks(merged *Hooks, c Hooks, f string, doc *yaml.Node, workspace bool) error {
+	for _, ev := range sortedKeys(c.Events) {
+		if !contains(HookEvents, ev) {
+			hint := ""
+			if n := commands.Nearest(ev, HookEvents); n != "" {
+				hint = fmt.Sprintf(" (did you mean %s?)", n)
+			}
+			return fmt.Errorf("%s:%d: hooks.%s: not a hook event%s; events: %s, and max_blocks", f, sectionKeyLine(doc, "hooks", ev), ev, hint, strings.Join(HookEvents, ", "))
+		}
+		lines := hookEntryLines(doc, ev)
+		for i, h := range c.Events[ev] {
+			h.File, h.Workspace = f, workspace
+			if i < len(lines) {
+				h.Line = lines[i]
+			} else {
+				h.Line = sectionKeyLine(doc, "hooks", ev)
+			}
+			if err := h.Check(); err != nil {
+				return fmt.Errorf("%s:%d: hooks.%s[%d]: %v", f, h.Line, ev, i, err)
+			}
+			if merged.Events == nil {
+				merged.Events = map[string][]Hook{}
+			}
+			merged.Events[ev] = append(merged.Events[ev], h)
+		}
+	}
+	if c.MaxBlocks < 0 || c.MaxBlocks > MaxHookMaxBlocks {
+		return fmt.Errorf("%s:%d: hooks.max_blocks %d: want 1 to %d (absent = %d)", f, sectionKeyLine(doc, "hooks", "max_blocks"), c.MaxBlocks, MaxHookMaxBlocks, DefaultHookMaxBlocks)
+	}
+	if c.MaxBlocks > 0 {
+		merged.MaxBlocks = c.MaxBlocks
+	}
+	return nil
+}
+
+// hookEntryLines are the lines of the entries of hooks.<event> in a parsed config file.
+func hookEntryLines(doc *yaml.Node, event string) []int {
+	if doc == nil || len(doc.Content) == 0 {
+		return nil
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value != "hooks" {
+			continue
+		}
+		m := top.Content[i+1]
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value != event {
+				continue
+			}
+			var out []int
+			for _, n := range m.Content[j+1].Content {
+				out = append(out, n.Line)
+			}
+			return out
+		}
 	}
 	return nil
 }

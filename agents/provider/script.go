@@ -64,10 +64,12 @@ func expandAliases(doc *yaml.Node, file string) error {
 //	        otherwise: [steps]                      # no match (absent: the tape goes on)
 //	      - text: "a final message that is not a capsule"
 //	      - capsule: {summary: "...", confidence: 0.8, findings: [...]}
+//	      - end_turn: true                          # end the turn here (end_turn); what follows is
+//	                                                # the next turn, if the conversation goes on
 //
 // Turns: a run of consecutive tool steps ends a model turn (stop reason tool_use); the runtime
 // runs the calls and asks for the next turn, which continues after them. An ask step ends a
-// turn with StopAwaitUser. The last turn ends with end_turn. A capsule step streams the capsule
+// turn with StopAwaitUser; an end_turn step ends one with end_turn, as the last turn ends. A capsule step streams the capsule
 // as a fenced JSON block, the way a model writes it.
 //
 // Branches: a tool step's on_denied is taken when that call's result is a denial (IsError and
@@ -125,7 +127,10 @@ type Step struct {
 	Transient             bool
 	Times                 int
 	Capsule               string // the capsule as indented JSON
-	Line                  int
+	// EndTurn ends the turn with end_turn although steps follow: they are the next turn, which
+	// runs if the conversation goes on (a SubagentStop hook that blocked the stop).
+	EndTurn bool
+	Line    int
 
 	// OnDenied and OnError (tool steps) replace the rest of the tape when the call was denied
 	// or failed otherwise; nil = go on.
@@ -323,7 +328,7 @@ func ParseTapes(data []byte, file string) ([]*Tape, error) {
 	return out, nil
 }
 
-var stepActions = []string{"say", "think", "ask", "text", "tool", "sleep", "fail", "capsule"}
+var stepActions = []string{"say", "think", "ask", "text", "tool", "sleep", "fail", "capsule", "end_turn"}
 
 type errAtFunc = func(*yaml.Node, string, ...any) error
 
@@ -465,6 +470,10 @@ func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
 		default:
 			s.Args = "{}"
 		}
+	case "end_turn":
+		if v.Decode(&s.EndTurn) != nil || !s.EndTurn {
+			return s, errAt(v, "end_turn takes true")
+		}
 	case "capsule":
 		var m map[string]any
 		if v.Decode(&m) != nil || m == nil {
@@ -530,7 +539,7 @@ func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
 func nextTurn(steps []Step) (turn, rest []Step) {
 	for i, s := range steps {
 		next := i + 1
-		if s.Ask != "" || s.Tool != "" && (next == len(steps) || steps[next].Tool == "") {
+		if s.Ask != "" || s.EndTurn || s.Tool != "" && (next == len(steps) || steps[next].Tool == "") {
 			return steps[:next], steps[next:]
 		}
 	}

@@ -476,3 +476,39 @@ func TestScriptPaceKeepsRate(t *testing.T) {
 		t.Errorf("the reply took %v of clock, want 2s (plus one overshoot)", got)
 	}
 }
+
+// An end_turn step ends a turn with end_turn; the steps after it are the next turn, played
+// when the conversation goes on after the final message.
+func TestScriptEndTurn(t *testing.T) {
+	tapes, err := ParseTapes([]byte("tapes:\n  - name: a\n    steps:\n      - say: first\n      - end_turn: true\n      - say: second\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewScript(ScriptConfig{Tapes: tapes})
+	text := func(ds []Delta) (string, string) {
+		var b strings.Builder
+		stop := ""
+		for _, d := range ds {
+			if d.Kind == DeltaText {
+				b.WriteString(d.Text)
+			}
+			if d.Kind == DeltaStop {
+				stop = d.StopReason
+			}
+		}
+		return b.String(), stop
+	}
+	msgs := []Message{{Role: RoleUser, Text: "task"}}
+	ds, _, err := collect(t, p, Request{Agent: "x", Task: "task", Messages: msgs})
+	if got, stop := text(ds); err != nil || got != "first" || stop != StopEnd {
+		t.Fatalf("turn 1: %q %q %v", got, stop, err)
+	}
+	msgs = append(msgs, Message{Role: RoleAssistant, Text: "first"}, Message{Role: RoleUser, Text: "go on"})
+	ds, _, err = collect(t, p, Request{Agent: "x", Task: "task", Messages: msgs, Turn: 1})
+	if got, stop := text(ds); err != nil || got != "second" || stop != StopEnd {
+		t.Fatalf("turn 2: %q %q %v", got, stop, err)
+	}
+	if _, err := ParseTapes([]byte("tapes:\n  - name: a\n    steps:\n      - end_turn: false\n"), "t.yaml"); err == nil || !strings.Contains(err.Error(), "t.yaml:4: end_turn takes true") {
+		t.Errorf("end_turn: false: %v", err)
+	}
+}

@@ -69,6 +69,11 @@ type Config struct {
 	// Usage, when set, is told the run's tokens so far after each model attempt (a budget
 	// watches it; it may cancel the run's context).
 	Usage func(session.Tokens)
+	// BeforeStop, when set, is called when the model ends with a final message (not one that
+	// waits for the user), with that message's text. A non-empty reply goes to the model as a
+	// new user message and the run takes another turn (a SubagentStop hook that blocked the
+	// stop; the caller records it and bounds how often); "" lets the run end.
+	BeforeStop func(ctx context.Context, final string) (string, error)
 }
 
 // MCPTools are the tools of MCP servers a subagent may call, by qualified name
@@ -183,6 +188,16 @@ func (l *loop) run() error {
 			}
 			l.msgs = append(l.msgs, provider.Message{Role: provider.RoleUser, Text: m})
 			continue
+		}
+		if l.c.BeforeStop != nil {
+			more, err := l.c.BeforeStop(l.ctx, msg.Text)
+			if err != nil {
+				return err
+			}
+			if more != "" {
+				l.msgs = append(l.msgs, provider.Message{Role: provider.RoleUser, Text: more})
+				continue
+			}
 		}
 		return nil
 	}

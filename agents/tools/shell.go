@@ -22,12 +22,16 @@ var (
 	drainWait = 500 * time.Millisecond // output still open after the group is gone
 )
 
-// shellEnv is Environ without the variables whose names look secret, and with HOME (tools
-// such as git and go need it).
-func (s *Sandbox) shellEnv() []string {
-	env := make([]string, 0, len(s.o.Environ)+1)
+// shellEnv is Environ scrubbed (ScrubEnv).
+func (s *Sandbox) shellEnv() []string { return ScrubEnv(s.o.Environ) }
+
+// ScrubEnv is environ without the variables whose names look secret (record.IsSecretEnvName),
+// and with HOME (tools such as git and go need it). The shell tool and the user's hooks
+// (session/hooks) run with it.
+func ScrubEnv(environ []string) []string {
+	env := make([]string, 0, len(environ)+1)
 	home := false
-	for _, kv := range s.o.Environ {
+	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
 		if name == "HOME" {
 			home = true

@@ -42,6 +42,8 @@ type sessionFlags struct {
 	maxScriptB int64
 	// keepWorktrees leaves the worktrees when the session ends.
 	keepWorktrees bool
+	// trustHooks runs the workspace's hooks without asking (hooks.go).
+	trustHooks bool
 	// interactive sessions run on the wall clock (a person watches them stream) and ask the
 	// user about permission requests instead of deciding by --approve.
 	interactive bool
@@ -68,6 +70,7 @@ func (f *sessionFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.tapes, "tapes", "", "script tapes: a directory of *.yaml (or one file) instead of the embedded demo tapes")
 	fl.IntVar(&f.parallel, "max-parallel", 8, "subagents running at once; the rest wait as queued")
 	fl.BoolVar(&f.keepWorktrees, "keep-worktrees", false, "leave the subagents' git worktrees when the session ends (summit gc lists and removes them)")
+	fl.BoolVar(&f.trustHooks, "trust-hooks", false, "run the workspace's hooks (.summit/config.yaml) this once without asking")
 }
 
 // wired is a session ready to run, and what to release after it.
@@ -239,6 +242,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		MCP:     mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: ws}), // MCP hook: servers start on first use
 		Config:  f.config(),
 		OnUsage: f.onUsage,
+		Hooks:   f.hookRunner(ws, cfg.Hooks, stderr), // hooks.go: asks about the workspace's hooks
 	})
 	if err != nil {
 		if rec != nil {

@@ -52,6 +52,10 @@ type sub struct {
 	child *acpChildRef
 	// remoteCost is what a remote ABI agent's run reported it cost (remote.go).
 	remoteCost *float64
+	// hookBlocks counts the SubagentStop hooks' blocks of its stop; stopHooksRan is set when
+	// they ran before the stop and let it stop (hooks.go). Guarded by mu.
+	hookBlocks   int
+	stopHooksRan bool
 }
 
 func (s *sub) cancel(reason string) {
@@ -310,6 +314,10 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: "mcp server"})
 		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}
 	}
+	var beforeStop func(context.Context, string) (string, error)
+	if x.o.Hooks.Any("SubagentStop") { // hooks.go: its SubagentStop hooks may block the stop
+		beforeStop = func(ctx context.Context, final string) (string, error) { return x.stopHooks(ctx, s, final) }
+	}
 	return runtime.Run(ctx, runtime.Config{
 		Agent: def, AgentType: s.cmd.AgentType, Policy: s.policy, Provider: prov, Model: model, MCP: mcpTools,
 		Sandbox: x.sandboxOf(s), System: x.prompt(s), Task: s.cmd.Task, MaxTurns: s.def.MaxTurns,
@@ -319,7 +327,8 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 			return x.approve(s, tool, args, reason)
 		},
 		Inbox: s.next, Pending: s.pending, Backoff: x.o.Backoff,
-		Usage: func(t session.Tokens) { x.reportUsage(s, t) },
+		Usage:      func(t session.Tokens) { x.reportUsage(s, t) },
+		BeforeStop: beforeStop,
 	})
 }
 

@@ -26,12 +26,17 @@ func (x *Orchestrator) handoff(line string, c commands.Handoff) (Reply, error) {
 	open := x.handoffs[c.SubagentID]
 	control := x.state.Control
 	ids := x.subIDs()
+	// The folded subagent changes under mu: read what the checks need while it is held.
+	terminal, status := sa != nil && sa.Terminal(), ""
+	if sa != nil {
+		status = sa.Status
+	}
 	x.mu.Unlock()
 	switch {
 	case s == nil || sa == nil:
 		return x.rejectf(line, c, "unknown subagent %s%s", c.SubagentID, didYouMean(c.SubagentID, ids))
-	case sa.Terminal():
-		return x.rejectf(line, c, "%s has already stopped (%s); its result is in /status %s", sa.ID, sa.Status, sa.ID)
+	case terminal:
+		return x.rejectf(line, c, "%s has already stopped (%s); its result is in /status %s", sa.ID, status, sa.ID)
 	case open != nil:
 		return x.rejectf(line, c, "%s already has a handoff open", sa.ID)
 	case s.child != nil:

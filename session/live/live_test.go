@@ -15,6 +15,7 @@ import (
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/hooks"
 	"github.com/summit-dev/summit/session/record"
 )
 
@@ -29,6 +30,7 @@ type harness struct {
 	ceiling agents.PermissionMode // "" = acceptEdits
 	cache   string                // worktrees and private git dirs
 	tapes   string                // "" = testdata/tapes
+	hooks   *hooks.Runner         // the session's hooks (nil = none)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -77,6 +79,7 @@ func (h *harness) start(clock Clock) *Orchestrator {
 		ProviderName: "script", Approve: h.approve, MaxParallel: h.cap, Ceiling: h.ceiling,
 		Backoff:  func(int) time.Duration { return time.Millisecond },
 		CacheDir: h.cache,
+		Hooks:    h.hooks,
 	})
 	if err != nil {
 		h.t.Fatal(err)

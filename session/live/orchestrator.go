@@ -42,6 +42,7 @@ import (
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/gitws"
+	"github.com/summit-dev/summit/session/hooks"
 	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/session/render"
 )
@@ -101,6 +102,9 @@ type Options struct {
 	MCP *mcp.Manager
 	// Fork starts the session as a fork of a recording (fork.go); nil = a new session.
 	Fork *ForkStart
+	// Hooks runs the user's hooks on session events (hooks.go); nil = none. The caller
+	// decides which hooks it holds (a workspace's only once trusted).
+	Hooks *hooks.Runner
 }
 
 // Orchestrator runs one session.
@@ -149,6 +153,12 @@ type Orchestrator struct {
 	forking bool
 	// inherited are a fork's parent's subagent and convergence ids (mu; nil otherwise).
 	inherited map[string]bool
+
+	// Hooks in flight (hooks.go): each run's done event; hookCtx ends to kill them.
+	hookMu   sync.Mutex
+	hookRuns []*Event
+	hookCtx  context.Context
+	hookStop context.CancelFunc
 }
 
 // Start opens a session: it emits SessionStarted.
@@ -194,6 +204,7 @@ func Start(o Options) (*Orchestrator, error) {
 	x := &Orchestrator{o: o, clock: o.Clock, sandbox: sb, ctx: ctx, stop: stop, streams: map[string]*deltaStream{},
 		state: &session.State{}, subs: map[string]*sub{}, convs: map[string]*conv{}, handoffs: map[string]*handoff{}, applyReviews: map[string]*applyReview{},
 		requests: map[string]*request{}, grants: map[string]map[string]bool{}}
+	x.hookCtx, x.hookStop = context.WithCancel(context.Background())
 	if o.Recorder != nil {
 		x.red = o.Recorder.Redactor()
 		// Transcript text stays in the recording, read back when shown (a bounded cache):
@@ -365,6 +376,9 @@ func (x *Orchestrator) emitOne(subagentID string, d session.Data) (session.Event
 	x.mu.Unlock()
 	if err == nil && x.o.OnEvent != nil {
 		x.o.OnEvent(ev)
+	}
+	if err == nil && x.o.Hooks != nil {
+		x.afterEvent(ev) // hooks.go: never waits for a hook
 	}
 	return ev, err
 }
@@ -718,10 +732,18 @@ func (x *Orchestrator) Close(reason string) error {
 	for _, cv := range convs {
 		_ = cv.settled.Wait(context.Background())
 	}
+	// Hooks still running finish and are recorded first (hooks.go); on a signal or an error
+	// they are killed.
+	kill := reason == "signal" || reason == "error"
+	x.waitHooks(kill)
 	x.mu.Lock()
 	d := x.clock.Now().Sub(x.startedAt)
 	x.mu.Unlock()
-	_, err := x.emit("", session.SessionEnded{Reason: reason, DurationMS: d.Milliseconds()})
+	ended, err := x.emit("", session.SessionEnded{Reason: reason, DurationMS: d.Milliseconds()})
+	if err == nil {
+		x.sessionEndedHooks(ended, kill)
+	}
+	x.hookStop()
 	x.stop()
 	x.closeIsolation()
 	_ = x.o.MCP.Close() // MCP hook: the servers stop with the session

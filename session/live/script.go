@@ -139,6 +139,16 @@ func progress(ev session.Event) string {
 		return fmt.Sprintf("  %s cancelled: %s", id, session.Sanitize(d.Reason))
 	case session.SubagentStop:
 		return fmt.Sprintf("  %s stopped: %s", id, d.Outcome)
+	case session.HookRan:
+		on := ""
+		if id != "" {
+			on = " on " + id
+		}
+		why := ""
+		if d.Reason != "" {
+			why = ": " + session.Sanitize(oneLine(d.Reason, 120))
+		}
+		return fmt.Sprintf("  %s hook%s %s%s", d.HookEvent, on, d.Outcome, why)
 	case session.PermissionRequested:
 		return fmt.Sprintf("  %s asks for %s (%s)", id, d.Tool, d.RequestID)
 	case session.PermissionGranted:

@@ -66,6 +66,9 @@ func FullSession() []session.Event {
 	b.Add("sa-1", session.PermissionDenied{RequestID: "pr-2", Reason: "not that", By: "user"})
 	b.Add("sa-1", session.SubagentError{Error: "upstream overloaded", Retryable: true, Attempt: 1})
 	b.Add("sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "Found 1 TODO."})
+	b.Add("sa-1", session.HookRan{HookEvent: "SubagentStop", Command: "./scripts/check-todos.sh", Source: "workspace", ExitCode: 2,
+		Outcome: session.HookBlocked, DurationMS: 41, Reason: "name the file and line of each TODO", Stderr: "name the file and line of each TODO"})
+	b.Add("sa-1", session.UserNote{Text: "name the file and line of each TODO"})
 	b.Add("sa-1", session.SubagentStop{Outcome: session.OutcomeSuccess, Capsule: &protocols.Capsule{Summary: "1 TODO in main.go", Confidence: ptr(0.8),
 		Findings: []protocols.Finding{{Severity: "low", Summary: "TODO in main.go", FileRefs: []string{"main.go:3"}}}},
 		ToolInvocationCount: 1, DurationMS: 1200, Tokens: session.Tokens{Input: 300, Output: 40}})

@@ -1,0 +1,73 @@
+package provider
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestHooksConfig(t *testing.T) {
+	ws, user := t.TempDir(), t.TempDir()
+	writeConfig(t, user, "hooks:\n  SessionEnded:\n    - command: echo user\n")
+	writeConfig(t, filepath.Join(ws, ".summit"), "hooks:\n  max_blocks: 5\n  SubagentStop:\n    - matcher: code-reviewer\n      command: ./check.sh\n      timeout: 9\n  SessionEnded:\n    - {command: echo ws}\n")
+	c, err := LoadConfig(ws, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := c.Hooks.Events["SessionEnded"]
+	if len(end) != 2 || end[0].Command != "echo user" || end[0].Workspace || end[1].Command != "echo ws" || !end[1].Workspace || end[1].Line != 8 {
+		t.Errorf("SessionEnded = %+v: want the user's entry, then the workspace's (line 8)", end)
+	}
+	stop := c.Hooks.Events["SubagentStop"]
+	if len(stop) != 1 || stop[0].Matcher != "code-reviewer" || stop[0].TimeoutOr() != 9 || stop[0].Line != 4 || !stop[0].Workspace {
+		t.Errorf("SubagentStop = %+v", stop)
+	}
+	if c.Hooks.MaxBlocks != 5 {
+		t.Errorf("max_blocks = %d, want 5", c.Hooks.MaxBlocks)
+	}
+	wsOnly := c.Hooks.WorkspaceOnly()
+	if n := len(wsOnly.Events["SessionEnded"]) + len(wsOnly.Events["SubagentStop"]); n != 2 {
+		t.Errorf("workspace hooks: %d entries, want 2: %+v", n, wsOnly)
+	}
+	if (Hook{Command: "x"}).TimeoutOr() != DefaultHookTimeout {
+		t.Errorf("default timeout")
+	}
+}
+
+func TestHooksConfigErrors(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"hooks:\n  SubagentStpo:\n    - command: x\n", "config.yaml:2: hooks.SubagentStpo: not a hook event (did you mean SubagentStop?)"},
+		{"hooks:\n  SessionEnded:\n    - command: x\n    - matcher: a\n", "config.yaml:4: hooks.SessionEnded[1]: command is required"},
+		{"hooks:\n  SessionEnded:\n    - command: x\n      matcher: \"(\"\n", "config.yaml:3: hooks.SessionEnded[0]: matcher \"(\" is not a regular expression"},
+		{"hooks:\n  SessionEnded:\n    - command: x\n      timeout: -1\n", "config.yaml:3: hooks.SessionEnded[0]: timeout -1"},
+		{"hooks:\n  SessionEnded:\n    - command: x\n      timeout: soon\n", "line 4: cannot unmarshal !!str `soon`"},
+		{"hooks:\n  SessionEnded:\n    - command: x\n      tiemout: 3\n", "line 4: field tiemout not found"},
+		{"hooks:\n  max_blocks: 99\n", "config.yaml:2: hooks.max_blocks 99: want 1 to 20"},
+		{"hooks:\n  SessionEnded: {command: x}\n", "line 2: cannot unmarshal !!map"},
+	} {
+		ws := t.TempDir()
+		writeConfig(t, filepath.Join(ws, ".summit"), c.text)
+		if _, err := LoadConfig(ws, ""); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.text, err, c.want)
+		}
+	}
+}
+
+func TestHookMatcher(t *testing.T) {
+	for _, c := range []struct {
+		m, s string
+		want bool
+	}{
+		{"", "anything", true}, {"*", "x", true}, {"code-reviewer", "code-reviewer", true},
+		{"code-reviewer", "code-reviewer-2", false}, {"review", "code-reviewer", false},
+		{".*review.*", "code-reviewer", true}, {"explore|plan", "plan", true}, {"explore|plan", "planner", false},
+	} {
+		re, err := CompileMatcher(c.m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := re == nil || re.MatchString(c.s); got != c.want {
+			t.Errorf("matcher %q on %q = %v, want %v", c.m, c.s, got, c.want)
+		}
+	}
+}

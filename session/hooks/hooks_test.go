@@ -1,0 +1,237 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/session"
+)
+
+func runner(t *testing.T, env ...string) *Runner {
+	t.Helper()
+	return New(Options{Environ: append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)})
+}
+
+func TestRunOutcomes(t *testing.T) {
+	r := runner(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, cmd string
+		blockable bool
+		outcome   string
+		code      int
+		reason    string
+	}{
+		{"ok", "cat >/dev/null; echo fine", true, session.HookOK, 0, ""},
+		{"exit 2 blocks with stderr", "echo 'add tests first' >&2; exit 2", true, session.HookBlocked, 2, "add tests first"},
+		{"decision block on stdout", `echo '{"decision":"block","reason":"run go vet"}'`, true, session.HookBlocked, 0, "run go vet"},
+		{"exit 2 without a reason", "exit 2", true, session.HookBlocked, 2, "without giving a reason"},
+		{"exit 2 cannot block elsewhere", "echo no >&2; exit 2", false, session.HookFailed, 2, "only a SubagentStop hook"},
+		{"other exit code fails", "echo broken >&2; exit 7", true, session.HookFailed, 7, "exit code 7: broken"},
+		{"bad shell", "exit-not-a-command-xyz", true, session.HookFailed, 127, "exit code 127"},
+	} {
+		res := r.Run(context.Background(), provider.Hook{Command: c.cmd}, dir, []byte(`{"x":1}`), c.blockable)
+		if res.Outcome != c.outcome || res.ExitCode != c.code || !strings.Contains(res.Reason, c.reason) {
+			t.Errorf("%s: %+v, want %s exit %d reason containing %q", c.name, res, c.outcome, c.code, c.reason)
+		}
+	}
+	res := r.Run(context.Background(), provider.Hook{Command: "true"}, filepath.Join(dir, "missing"), nil, true)
+	if res.Outcome != session.HookError || res.ExitCode != -1 {
+		t.Errorf("missing dir: %+v, want error", res)
+	}
+}
+
+// A hook reads the payload on stdin and runs in the directory it is given.
+func TestRunStdinAndDir(t *testing.T) {
+	r := runner(t)
+	dir := t.TempDir()
+	in := Input{HookEvent: "SubagentStop", SessionID: "s-1", Workspace: dir, Cwd: dir, SubagentID: "sa-1", AgentType: "explore"}
+	active, n := true, 1
+	in.StopHookActive, in.BlockCount = &active, &n
+	ev := session.New("sa-1", session.SubagentStop{Outcome: session.OutcomeSuccess})
+	ev.Seq, ev.SessionID, ev.TS = 7, "s-1", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	payload, err := in.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Run(context.Background(), provider.Hook{Command: "cat > got.json; pwd > where"}, dir, payload, true)
+	if res.Outcome != session.HookOK {
+		t.Fatalf("%+v", res)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "got.json"))
+	var m map[string]any
+	if err := json.Unmarshal(got, &m); err != nil {
+		t.Fatalf("stdin %q: %v", got, err)
+	}
+	evm, _ := m["event"].(map[string]any)
+	if m["hook_event_name"] != "SubagentStop" || m["stop_hook_active"] != true || m["block_count"] != 1.0 ||
+		evm["seq"] != 7.0 || evm["type"] != "SubagentStop" || evm["subagent_id"] != "sa-1" {
+		t.Errorf("stdin payload: %s", got)
+	}
+	where, _ := os.ReadFile(filepath.Join(dir, "where"))
+	if real, _ := filepath.EvalSymlinks(dir); strings.TrimSpace(string(where)) != real && strings.TrimSpace(string(where)) != dir {
+		t.Errorf("ran in %q, want %q", where, dir)
+	}
+}
+
+// A hook that hangs is killed at its timeout, with a child it forked that holds its stdout;
+// the call returns soon after the timeout.
+func TestRunTimeoutKillsGroup(t *testing.T) {
+	r := runner(t)
+	dir := t.TempDir()
+	for _, cmd := range []string{"sleep 1000", "(sleep 1000; echo late > late) & sleep 1000", "sleep 1000 & echo started; wait"} {
+		start := time.Now()
+		res := r.Run(context.Background(), provider.Hook{Command: cmd, Timeout: 1}, dir, nil, true)
+		took := time.Since(start)
+		if res.Outcome != session.HookTimeout || res.ExitCode != -1 || !strings.Contains(res.Reason, "timed out after 1s") {
+			t.Errorf("%q: %+v, want timeout", cmd, res)
+		}
+		if took < time.Second || took > 3*time.Second {
+			t.Errorf("%q took %s, want just over the 1s timeout", cmd, took)
+		}
+	}
+	// The group is killed, not only bash: a child it forked is gone too.
+	res := r.Run(context.Background(), provider.Hook{Command: "sleep 1000 & echo $! > child.pid; sleep 1000", Timeout: 1}, dir, nil, true)
+	if res.Outcome != session.HookTimeout {
+		t.Errorf("child pid hook: %+v", res)
+	}
+	assertGone(t, dir)
+	// A hook that exits at once but leaves a child holding stdout does not hold the session.
+	start := time.Now()
+	res = r.Run(context.Background(), provider.Hook{Command: "sleep 1000 & echo $! > child.pid; echo done"}, dir, nil, true)
+	if took := time.Since(start); res.Outcome != session.HookOK || took > 2*time.Second {
+		t.Errorf("background child: %+v after %s, want ok at once", res, took)
+	}
+	assertGone(t, dir)
+}
+
+// assertGone checks that the process whose pid the hook wrote to dir/child.pid has ended
+// (gone, or a zombie nobody reaped yet).
+func assertGone(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(b))
+	for i := 0; i < 50; i++ {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("the hook's child %s outlived it", pid)
+}
+
+// The hook's environment has no secret-named variable; HOME and PATH stay.
+func TestRunEnvScrubbed(t *testing.T) {
+	r := runner(t, "SUMMIT_TEST_API_KEY=sk-verysecretvalue1234", "GITHUB_TOKEN=ghp_abcdefabcdef", "PLAIN=visible")
+	dir := t.TempDir()
+	res := r.Run(context.Background(), provider.Hook{Command: "env > env.txt; echo sk-verysecretvalue1234 >&2; exit 3"}, dir, nil, true)
+	env, _ := os.ReadFile(filepath.Join(dir, "env.txt"))
+	if bytes.Contains(env, []byte("verysecret")) || bytes.Contains(env, []byte("GITHUB_TOKEN")) || !bytes.Contains(env, []byte("PLAIN=visible")) || !bytes.Contains(env, []byte("HOME=")) {
+		t.Errorf("hook env:\n%s", env)
+	}
+	if strings.Contains(res.Stderr+res.Reason, "verysecret") || !strings.Contains(res.Stderr, "[REDACTED") {
+		t.Errorf("stderr not redacted: %+v", res)
+	}
+}
+
+func TestMatching(t *testing.T) {
+	h := provider.Hooks{Events: map[string][]provider.Hook{
+		"SubagentStop": {{Command: "all"}, {Command: "rev", Matcher: "code-reviewer"}, {Command: "re", Matcher: "explore|plan"}, {Command: "ws", Workspace: true}},
+	}}
+	names := func(hs []provider.Hook) string {
+		var out []string
+		for _, x := range hs {
+			out = append(out, x.Command)
+		}
+		return strings.Join(out, ",")
+	}
+	r := New(Options{Hooks: h, Environ: []string{}})
+	for _, c := range []struct{ typ, name, want string }{
+		{"code-reviewer", "code-reviewer", "all,rev"}, {"explore", "explorer-x", "all,re"}, {"x", "plan", "all,re"},
+		{"", "", "all"}, {"code-reviewer-2", "", "all"},
+	} {
+		if got := names(r.Matching("SubagentStop", c.typ, c.name)); got != c.want {
+			t.Errorf("Matching(%q, %q) = %s, want %s", c.typ, c.name, got, c.want)
+		}
+	}
+	if r.Skipped() != 1 || r.Any("SessionEnded") {
+		t.Errorf("skipped %d (want the untrusted workspace hook), Any(SessionEnded) %v", r.Skipped(), r.Any("SessionEnded"))
+	}
+	if got := names(New(Options{Hooks: h, WorkspaceTrusted: true, Environ: []string{}}).Matching("SubagentStop", "", "")); got != "all,ws" {
+		t.Errorf("trusted: %s", got)
+	}
+}
+
+func TestTrust(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "data", "summit", "hooks-trust.json")
+	ws := "/work/ws"
+	hooks := provider.Hooks{Events: map[string][]provider.Hook{"SessionEnded": {{Command: "echo \x1b[31mhi", Workspace: true}}}}
+	ask := func(answer string, interactive, flag bool, h provider.Hooks) (bool, string, string) {
+		var out bytes.Buffer
+		ok, note := Trust(TrustOptions{Workspace: ws, Hooks: h, StorePath: store, Flag: flag, Interactive: interactive,
+			In: strings.NewReader(answer), Out: &out})
+		return ok, note, out.String()
+	}
+	// Headless and undecided: not run, with a notice; nothing asked.
+	if ok, note, out := ask("yes\n", false, false, hooks); ok || !strings.Contains(note, "--trust-hooks") || out != "" {
+		t.Errorf("headless: %v %q %q", ok, note, out)
+	}
+	// The flag runs them without remembering.
+	if ok, _, _ := ask("", false, true, hooks); !ok {
+		t.Errorf("--trust-hooks did not trust")
+	}
+	// A single key is not an answer: "y" refuses, and is remembered.
+	if ok, _, out := ask("y\n", true, false, hooks); ok || !strings.Contains(out, "Type yes") || strings.Contains(out, "\x1b") {
+		t.Errorf("y: %v %q", ok, out)
+	}
+	if ok, note, out := ask("yes\n", true, false, hooks); ok || out != "" || !strings.Contains(note, "declined") {
+		t.Errorf("the remembered no was not kept: %v %q %q", ok, note, out)
+	}
+	// Changed hooks ask again; yes is remembered.
+	hooks.Events["SessionEnded"] = append(hooks.Events["SessionEnded"], provider.Hook{Command: "echo more", Workspace: true})
+	if ok, _, out := ask("yes\n", true, false, hooks); !ok || !strings.Contains(out, "echo more") {
+		t.Errorf("changed hooks: %v %q", ok, out)
+	}
+	if ok, note, out := ask("", false, false, hooks); !ok || note != "" || out != "" {
+		t.Errorf("remembered yes: %v %q %q", ok, note, out)
+	}
+	// Another workspace is its own question.
+	var out bytes.Buffer
+	if ok, _ := Trust(TrustOptions{Workspace: "/other", Hooks: hooks, StorePath: store, Interactive: false, Out: &out}); ok {
+		t.Errorf("another workspace inherited the trust")
+	}
+	// User hooks need no trust.
+	if ok, note, _ := ask("", false, false, provider.Hooks{Events: map[string][]provider.Hook{"SessionEnded": {{Command: "x"}}}}); !ok || note != "" {
+		t.Errorf("user hooks: %v %q", ok, note)
+	}
+	if st, err := os.Stat(store); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("store: %v %v", st, err)
+	}
+	// A damaged store: not trusted, and a notice.
+	os.WriteFile(store, []byte("{not json"), 0o600)
+	if ok, note, _ := ask("", false, false, hooks); ok || !strings.Contains(note, "trust store") {
+		t.Errorf("damaged store: %v %q", ok, note)
+	}
+}
+
+func TestTrustPath(t *testing.T) {
+	env := map[string]string{"XDG_DATA_HOME": "/x/data", "HOME": "/home/u"}
+	if p, _ := TrustPath(func(k string) string { return env[k] }); p != "/x/data/summit/hooks-trust.json" {
+		t.Errorf("XDG: %s", p)
+	}
+	env["XDG_DATA_HOME"] = "relative"
+	if p, _ := TrustPath(func(k string) string { return env[k] }); p != "/home/u/.local/share/summit/hooks-trust.json" {
+		t.Errorf("HOME: %s", p)
+	}
+}
