@@ -59,3 +59,42 @@ func TestReplayForkKey(t *testing.T) {
 		t.Errorf("at the end: fork seq %d, want %d", m2.ForkSeq(), end.LastSeq-1)
 	}
 }
+
+// TestSplitForkKey: in a split replay, F twice in the leading pane ends the split asking to
+// fork that pane's recording at the event it shows; w then F twice forks the other one.
+func TestSplitForkKey(t *testing.T) {
+	for _, lead := range []int{0, 1} {
+		a, err := OpenReplay(recording, record.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := OpenReplay(recording, record.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewSplit(a, b, [2]string{"a", "b"}, SyncSeq, Options{Now: time.Now, Dark: true, After: noTimer})
+		s.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+		send := func(k string) tea.Cmd {
+			_, cmd := s.Update(tea.KeyPressMsg{Code: []rune(k)[0], Text: k})
+			return cmd
+		}
+		if lead == 1 {
+			send("w")
+		}
+		send("3")
+		[2]*Replay{a, b}[lead].WaitCaughtUp()
+		want := [2]*Replay{a, b}[lead].State().LastSeq
+		send("F")
+		if pane, seq := s.ForkAt(); seq != 0 {
+			t.Fatalf("one F forked pane %d at %d", pane, seq)
+		}
+		if cmd := send("F"); cmd == nil {
+			t.Fatal("the second F does not end the split")
+		}
+		if pane, seq := s.ForkAt(); pane != lead || seq != want {
+			t.Errorf("lead %d: ForkAt %d #%d, want %d #%d", lead, pane, seq, lead, want)
+		}
+		a.Close()
+		b.Close()
+	}
+}

@@ -334,3 +334,14 @@ func (s *Split) footer() string {
 	}
 	return strings.Join(parts, s.sty.footer.Render(" · "))
 }
+
+// ForkAt is the pane (0: the first recording, 1: the second) the split was left from to fork
+// it (F twice in the leading pane), and the seq; seq is 0 when it was not.
+func (s *Split) ForkAt() (pane int, seq uint64) {
+	for i, p := range s.panes {
+		if q := p.ForkSeq(); q > 0 {
+			return i, q
+		}
+	}
+	return 0, 0
+}

@@ -74,6 +74,9 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 				return nil, "", err
 			}
 			restored = fmt.Sprintf("an empty folder: the parent workspace %q no longer exists and the recording holds no snapshot of it", parentWS)
+			if parentWS == "" {
+				restored = "an empty folder: the recording names no workspace and holds no snapshot"
+			}
 		} else {
 			commit, private, serr := gitws.SnapshotNow(ctx, parentWS, gitws.Options{SessionID: id})
 			if serr != nil {

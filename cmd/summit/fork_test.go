@@ -413,3 +413,51 @@ func TestTerminalReplayFork(t *testing.T) {
 		t.Errorf("the fork's workspace: %v", err)
 	}
 }
+
+// TestForkImported: sessions imported from Claude Code, Codex and Gemini CLI fork at every
+// marker like native recordings: the fork's state there is the parent's, its subagent tree
+// (children under their parents) included, and, with no workspace to rebuild, it starts in an
+// empty folder and says so.
+func TestForkImported(t *testing.T) {
+	forkEnv(t)
+	out := t.TempDir()
+	if code, _, errOut := summit(t, "import", "-o", out, importFixtures+"claude", importFixtures+"codex", importFixtures+"gemini"); code != 0 {
+		t.Fatalf("import: %d\n%s", code, errOut)
+	}
+	recs, _ := filepath.Glob(filepath.Join(out, "*.jsonl"))
+	if len(recs) < 6 {
+		t.Fatalf("%d recordings imported", len(recs))
+	}
+	ws := t.TempDir()
+	forks := 0
+	for _, rec := range recs {
+		ix, err := record.BuildIndexFile(rec, record.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range ix.Positions(ui.MarkerTypes()...) {
+			seq := ix.Seq(i)
+			if ix.Type(i) == session.TypeSessionEnded {
+				continue
+			}
+			code, errOut, fork, into := forkRun(t, ws, rec, seq, "/status\n")
+			if code != 0 {
+				t.Fatalf("%s at #%d: exit %d\n%s", filepath.Base(rec), seq, code, errOut)
+			}
+			if got, want := stateAt(t, fork, seq), stateAt(t, rec, seq); got != want {
+				t.Errorf("%s at #%d: the fork's state differs:\n%s\n---\n%s", filepath.Base(rec), seq, got, want)
+			}
+			st, _, err := record.LoadFile(fork, record.ReadOptions{})
+			if err != nil || !strings.Contains(st.Fork.Restored, "an empty folder") {
+				t.Errorf("%s at #%d: %v %+v", filepath.Base(rec), seq, err, st.Fork)
+			}
+			if ents, _ := os.ReadDir(into); len(ents) > 1 { // .summit/ at most
+				t.Errorf("%s at #%d: the fork's folder holds %d entries", filepath.Base(rec), seq, len(ents))
+			}
+			forks++
+		}
+	}
+	if forks < 10 {
+		t.Errorf("only %d forks", forks)
+	}
+}

@@ -53,8 +53,9 @@ exit code is 1 if any failed.`,
 				return badFile(fmt.Errorf("no session files found in %s", joinArgs(args)))
 			}
 			var results []imports.Result
+			written := map[string]imports.Result{}
 			for _, u := range units {
-				res, err := imports.Import(u, out, imports.Options{Lenient: lenient})
+				res, err := imports.Import(u, out, imports.Options{Lenient: lenient, Written: written})
 				if err != nil {
 					errs = append(errs, err)
 					continue

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/summit-dev/summit/session/record"
 )
 
 const importFixtures = "../../session/imports/testdata/"
@@ -120,5 +122,28 @@ func TestImportJSONAndOutputFile(t *testing.T) {
 	}
 	if code, _, stderr := summit(t, "replay", "--print", dest); code != 0 {
 		t.Errorf("replay: %s", stderr)
+	}
+}
+
+// TestImportSameSessionTwice: a folder holding a torn copy of a session beside the session
+// itself gives one recording, the fuller one's, whichever is read first, with a warning
+// naming both; fewer events never replace more.
+func TestImportSameSessionTwice(t *testing.T) {
+	full := importFixtures + "claude/v2.1/-home-dev-shop/7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b.jsonl"
+	torn := importFixtures + "bad/torn.jsonl"
+	for _, order := range [][]string{{torn, full}, {full, torn}} {
+		out := t.TempDir()
+		code, _, errOut := summit(t, append([]string{"import", "-o", out}, order...)...)
+		rec := filepath.Join(out, "s-claude-7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b.jsonl")
+		st, _, err := record.LoadFile(rec, record.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Subagents) != 2 { // the main agent and its subagent: the full file's tree
+			t.Errorf("order %v: the recording kept is the torn copy's (%d subagents)\n%s", order, len(st.Subagents), errOut)
+		}
+		if !strings.Contains(errOut, "the same session (7f3c1a2e") {
+			t.Errorf("order %v: no word of the duplicate: %d\n%s", order, code, errOut)
+		}
 	}
 }

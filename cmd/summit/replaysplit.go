@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 
 	tea "charm.land/bubbletea/v2"
@@ -36,6 +37,12 @@ func replaySplitUI(pathA, pathB string, sync ui.SyncMode, lenient bool, speed fl
 	s := ui.NewSplit(a, b, [2]string{filepath.Base(pathA), filepath.Base(pathB)}, sync, ui.Options{})
 	if _, err := tea.NewProgram(s, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile())).Run(); err != nil {
 		return badFile(err)
+	}
+	if pane, seq := s.ForkAt(); seq > 0 {
+		// F twice in the leading pane: that recording continues live from the event shown.
+		a.Close()
+		b.Close()
+		return forkWorkbench([2]string{pathA, pathB}[pane], seq, os.Stderr)
 	}
 	return nil
 }

@@ -16,6 +16,11 @@ type Options struct {
 	Lenient bool
 	// Environ is the environment whose secret values the recorder redacts (nil: os.Environ()).
 	Environ []string
+	// Written, when set, maps each recording written so far in this run to what was written: a
+	// second source of the same session (a copy, a torn backup) replaces that recording only
+	// when it holds more events, and is refused, naming both, otherwise. Import adds what it
+	// writes.
+	Written map[string]Result
 }
 
 // Result describes one written recording.
@@ -62,8 +67,19 @@ func Import(u Unit, out string, opts Options) (Result, error) {
 	if filepath.Ext(out) != ".jsonl" {
 		dest = filepath.Join(out, id+".jsonl")
 	}
+	prev, dup := opts.Written[dest]
+	if dup && prev.Source != u.Path {
+		// The fuller copy wins, whichever came first: the count is what write will record
+		// (the events, the start, the summary note and the end).
+		if evs, _, _ := s.build(); len(evs)+3 <= prev.Events {
+			return Result{}, fmt.Errorf("%s: the same session (%s) as %s, which holds more; kept that recording (import this file on its own to replace it)", u.Path, s.sourceID, prev.Source)
+		}
+	}
 	res := Result{Path: dest, Source: u.Path, Format: s.format, SessionID: id, SourceID: s.sourceID,
 		Subagents: len(s.agents) - 1, Lines: s.lines, Warnings: s.warn}
+	if dup && prev.Source != u.Path {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: the same session (%s) as %s, which holds less: its recording is replaced by this one", u.Path, s.sourceID, prev.Source))
+	}
 	for _, n := range s.unknown {
 		res.Notes += n
 	}
@@ -72,6 +88,9 @@ func Import(u Unit, out string, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	res.Events = n
+	if opts.Written != nil {
+		opts.Written[dest] = res
+	}
 	return res, nil
 }
 
