@@ -1,10 +1,14 @@
 package live
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/imports"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // realClaudeChildTape has Claude Code 0.101.0 hand a piece of work to a subagent of its own
@@ -93,4 +97,62 @@ func TestACPRealClaudeCodeChild(t *testing.T) {
 	}
 	checkRealEnd(t, c, o, []string{"child.txt added"}, "CLAUDE_CONFIG_DIR="+home, srv.Close, key, home)
 	checkServed(t, served(), "tape claude-parent, turn 2", "tape claude-child, turn 2")
+	// The session files this real Claude Code wrote (its main session and its subagent's)
+	// import as a summit recording whose tree has the same shape: the main agent with the one
+	// subagent under it, which wrote child.txt with its own tool.
+	checkRealImport(t, filepath.Join(home, "projects"), 1, "child.txt")
+}
+
+// checkRealImport imports the session files a real agent wrote under dir. Every session there
+// must import and replay; the one whose tool calls name mention (a child's, when children > 0;
+// else the main agent's) must have the main agent as sa-1 and children subagents directly
+// under it.
+func checkRealImport(t *testing.T, dir string, children int, mention string) {
+	t.Helper()
+	units, errs := imports.Plan([]string{dir}, imports.Auto)
+	if len(errs) > 0 || len(units) == 0 {
+		t.Fatalf("the agent's session files under %s: %d sessions, errors %v", dir, len(units), errs)
+	}
+	found := false
+	for _, u := range units {
+		res, err := imports.Import(u, t.TempDir(), imports.Options{})
+		if err != nil {
+			t.Fatalf("import of the real agent's session %s: %v", u.Path, err)
+		}
+		st, _, err := record.LoadFile(res.Path, record.ReadOptions{})
+		if err != nil {
+			t.Fatalf("the recording imported from %s does not replay: %v", u.Path, err)
+		}
+		tree := st.Tree()
+		if len(tree) == 0 {
+			continue
+		}
+		mentions := false
+		for _, sa := range tree[min(1, children):] {
+			for i := range sa.Transcript.Len() {
+				if it := sa.Transcript.Item(i); it.Kind == session.TranscriptToolCall && strings.Contains(fmt.Sprint(it.Args), mention) {
+					mentions = true
+				}
+			}
+		}
+		if !mentions {
+			continue
+		}
+		found = true
+		under := 0
+		for _, n := range tree[1:] {
+			if n.Parent == "sa-1" && n.Depth == 1 {
+				under++
+			}
+		}
+		if tree[0].ID != "sa-1" || under != children || len(tree) != children+1 {
+			for _, n := range tree {
+				t.Logf("%s parent %q depth %d type %s", n.ID, n.Parent, n.Depth, n.AgentType)
+			}
+			t.Fatalf("the tree imported from %s has %d nodes, %d under sa-1; want %d children", u.Path, len(tree), under, children)
+		}
+	}
+	if !found {
+		t.Errorf("no imported session under %s has a tool call naming %s", dir, mention)
+	}
 }

@@ -144,6 +144,7 @@ func TestACPRealCodex(t *testing.T) {
 	}
 
 	checkRealEnd(t, c, o, []string{"greeting.txt added"}, "CODEX_HOME="+codexHome, srv.Close, key, home)
+	checkRealImport(t, codexHome, 0, "greeting.txt") // the rollout this real Codex wrote
 	served := srv.log()
 	for _, want := range []string{"tape codex-main, turn 1", "tape codex-main, turn 2", "tape codex-main, turn 3"} {
 		if !slices.ContainsFunc(served, func(l string) bool { return strings.Contains(l, want) }) {

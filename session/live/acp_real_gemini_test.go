@@ -210,6 +210,7 @@ func TestACPRealGeminiCLI(t *testing.T) {
 	}
 
 	checkRealEnd(t, c, o, []string{"built.txt added", "greeting.txt added"}, "GEMINI_CLI_HOME="+home, srv.Close, key, home)
+	checkRealImport(t, filepath.Join(home, ".gemini"), 0, "greeting.txt") // the chat this real Gemini CLI saved
 	served := srv.log()
 	for _, want := range []string{"tape gemini-main, turn 1", "tape gemini-main, turn 2", "tape gemini-main, turn 3"} {
 		if !slices.ContainsFunc(served, func(l string) bool { return strings.Contains(l, want) }) {
