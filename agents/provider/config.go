@@ -47,6 +47,9 @@ import (
 //	    - command: notify-send "summit session ended"
 //	  max_blocks: 3               # SubagentStop blocks per subagent (default 3, at most 20)
 //
+// Claude Code's shape is read too, so its hooks settings can be pasted as they are: an entry
+// {matcher, hooks: [{type: command, command, timeout}, ...]} runs each command with the matcher.
+//
 // matcher (optional) is a regular expression that must match the whole agent type or the
 // whole agent name ("" or "*" = every agent; a plain name matches exactly that agent).
 //
@@ -105,6 +108,11 @@ type Hook struct {
 	Command string `yaml:"command"`
 	// Timeout in seconds (0 = DefaultHookTimeout).
 	Timeout int `yaml:"timeout"`
+	// Type and Hooks read Claude Code's shape, so its settings can be pasted as they are:
+	// {matcher, hooks: [{type: command, command, timeout}, ...]} is one entry per command, each
+	// with the outer matcher. command is the only type summit runs.
+	Type  string `yaml:"type"`
+	Hooks []Hook `yaml:"hooks"`
 	// File and Line are where the entry is (set by LoadConfig); Workspace is true for an entry
 	// of the workspace's file, whose hooks need the user's trust.
 	File      string `yaml:"-"`
@@ -696,13 +704,33 @@ func mergeHooks(merged *Hooks, c Hooks, f string, doc *yaml.Node, workspace bool
 			} else {
 				h.Line = sectionKeyLine(doc, "hooks", ev)
 			}
-			if err := h.Check(); err != nil {
-				return fmt.Errorf("%s:%d: hooks.%s[%d]: %v", f, h.Line, ev, i, err)
+			list := []Hook{h}
+			if len(h.Hooks) > 0 { // Claude Code's shape: its commands, each with the matcher
+				if h.Command != "" {
+					return fmt.Errorf("%s:%d: hooks.%s[%d]: an entry has a command or a hooks: list (Claude Code's shape), not both", f, h.Line, ev, i)
+				}
+				list = nil
+				for _, n := range h.Hooks {
+					if len(n.Hooks) > 0 || n.Matcher != "" {
+						return fmt.Errorf("%s:%d: hooks.%s[%d].hooks: an inner entry takes type, command and timeout only", f, h.Line, ev, i)
+					}
+					n.Matcher, n.File, n.Line, n.Workspace = h.Matcher, h.File, h.Line, h.Workspace
+					list = append(list, n)
+				}
 			}
-			if merged.Events == nil {
-				merged.Events = map[string][]Hook{}
+			for _, h := range list {
+				if h.Type != "" && h.Type != "command" {
+					return fmt.Errorf("%s:%d: hooks.%s[%d]: type %q: summit runs command hooks only", f, h.Line, ev, i, h.Type)
+				}
+				if err := h.Check(); err != nil {
+					return fmt.Errorf("%s:%d: hooks.%s[%d]: %v", f, h.Line, ev, i, err)
+				}
+				h.Type, h.Hooks = "", nil
+				if merged.Events == nil {
+					merged.Events = map[string][]Hook{}
+				}
+				merged.Events[ev] = append(merged.Events[ev], h)
 			}
-			merged.Events[ev] = append(merged.Events[ev], h)
 		}
 	}
 	if c.MaxBlocks < 0 || c.MaxBlocks > MaxHookMaxBlocks {

@@ -44,6 +44,9 @@ func TestHooksConfigErrors(t *testing.T) {
 		{"hooks:\n  SessionEnded:\n    - command: x\n      tiemout: 3\n", "line 4: field tiemout not found"},
 		{"hooks:\n  max_blocks: 99\n", "config.yaml:2: hooks.max_blocks 99: want 1 to 20"},
 		{"hooks:\n  SessionEnded: {command: x}\n", "line 2: cannot unmarshal !!map"},
+		{"hooks:\n  SubagentStop:\n    - command: x\n      hooks: [{command: y}]\n", "config.yaml:3: hooks.SubagentStop[0]: an entry has a command or a hooks: list"},
+		{"hooks:\n  SubagentStop:\n    - hooks: [{type: prompt, command: y}]\n", `config.yaml:3: hooks.SubagentStop[0]: type "prompt": summit runs command hooks only`},
+		{"hooks:\n  SubagentStop:\n    - hooks: [{timeout: 3}]\n", "config.yaml:3: hooks.SubagentStop[0]: command is required"},
 	} {
 		ws := t.TempDir()
 		writeConfig(t, filepath.Join(ws, ".summit"), c.text)
@@ -68,6 +71,41 @@ func TestHookMatcher(t *testing.T) {
 		}
 		if got := re == nil || re.MatchString(c.s); got != c.want {
 			t.Errorf("matcher %q on %q = %v, want %v", c.m, c.s, got, c.want)
+		}
+	}
+}
+
+// TestHooksClaudeCodeShape: Claude Code's hooks settings, pasted as they are, give one entry per
+// inner command, each with the outer matcher, its timeout, and the outer entry's line.
+func TestHooksClaudeCodeShape(t *testing.T) {
+	ws := t.TempDir()
+	writeConfig(t, filepath.Join(ws, ".summit"), `hooks:
+  SubagentStop:
+    - matcher: "code-.*"
+      hooks:
+        - type: command
+          command: ./lint.sh
+          timeout: 30
+        - {type: command, command: ./test.sh}
+    - command: ./plain.sh
+`)
+	cfg, err := LoadConfig(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Hooks.Events["SubagentStop"]
+	if len(got) != 3 {
+		t.Fatalf("%d entries: %+v", len(got), got)
+	}
+	want := []struct {
+		m, c string
+		to   int
+		line int
+	}{{"code-.*", "./lint.sh", 30, 3}, {"code-.*", "./test.sh", 0, 3}, {"", "./plain.sh", 0, 9}}
+	for i, w := range want {
+		h := got[i]
+		if h.Matcher != w.m || h.Command != w.c || h.Timeout != w.to || h.Line != w.line || !h.Workspace || h.Hooks != nil || h.Type != "" {
+			t.Errorf("entry %d: %+v, want %+v", i, h, w)
 		}
 	}
 }
