@@ -57,6 +57,22 @@ func genCodex(size int) []byte {
 	return b.Bytes()
 }
 
+// genGemini writes a Gemini CLI chat (JSONL) of about size bytes: per turn a user message, the
+// model's answer with its thoughts, tokens and a read_file call whose result is a file's text,
+// and the lastUpdated update the CLI appends.
+func genGemini(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"sessionId":"bench-gemini","projectHash":"5d1c3e","startTime":"2026-05-01T12:00:00.000Z","lastUpdated":"2026-05-01T12:00:00.000Z","kind":"main"}` + "\n")
+	out, _ := stdjson.Marshal(strings.Repeat("func f() { return strings.Repeat(\"x\", 80) } // some source text\n", 40))
+	for i := 0; b.Len() < size; i++ {
+		ts := fmt.Sprintf("2026-05-01T12:%02d:%02d.%03dZ", i/60%60, i%60, i%1000)
+		fmt.Fprintf(&b, `{"id":"u%d","timestamp":%q,"type":"user","content":[{"text":"What does file %d do?"}]}`+"\n", i, ts, i)
+		fmt.Fprintf(&b, `{"$set":{"lastUpdated":%q}}`+"\n", ts)
+		fmt.Fprintf(&b, `{"id":"g%d","timestamp":%q,"type":"gemini","content":"Reading it now.","thoughts":[{"subject":"Reading","description":"I will read the file first.","timestamp":%q}],"tokens":{"input":900,"output":40,"cached":0,"thoughts":20,"tool":0,"total":960},"model":"gemini-2.5-pro","toolCalls":[{"id":"read_file-%d","name":"read_file","args":{"absolute_path":"/p/f%d.go"},"status":"success","timestamp":%q,"result":[{"functionResponse":{"id":"read_file-%d","name":"read_file","response":{"output":%s}}}]}]}`+"\n", i, ts, ts, i, i, ts, i, out)
+	}
+	return b.Bytes()
+}
+
 func benchImport(b *testing.B, name string, data []byte, f Format) {
 	dir := b.TempDir()
 	src := filepath.Join(dir, name)
@@ -81,6 +97,11 @@ func BenchmarkImportClaude(b *testing.B) {
 // BenchmarkImportCodex imports a generated ~40 MB Codex rollout.
 func BenchmarkImportCodex(b *testing.B) {
 	benchImport(b, "rollout-bench.jsonl", genCodex(40<<20), Codex)
+}
+
+// BenchmarkImportGemini imports a generated ~40 MB Gemini CLI chat.
+func BenchmarkImportGemini(b *testing.B) {
+	benchImport(b, "session-2026-05-01T12-00-benchgem.jsonl", genGemini(40<<20), Gemini)
 }
 
 // BenchmarkReferenceStdJSON is the reference: encoding/json decoding each line of the same
