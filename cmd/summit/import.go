@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -50,7 +51,7 @@ exit code is 1 if any failed.`,
 				return usageErr("-o %s names one file, but %d sessions were found; give a folder", out, len(units))
 			}
 			if len(units) == 0 && len(errs) == 0 {
-				return badFile(fmt.Errorf("no session files found in %s", joinArgs(args)))
+				return badFile(fmt.Errorf("no session files found in %s", strings.Join(args, ", ")))
 			}
 			var results []imports.Result
 			written := map[string]imports.Result{}
@@ -91,15 +92,4 @@ exit code is 1 if any failed.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print what was written as JSON")
 	c.Flags().BoolVar(&lenient, "lenient", false, "skip malformed lines (kept as notes) instead of failing their file")
 	return c
-}
-
-func joinArgs(args []string) string {
-	s := ""
-	for i, a := range args {
-		if i > 0 {
-			s += ", "
-		}
-		s += a
-	}
-	return s
 }

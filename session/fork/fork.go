@@ -39,6 +39,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/summit-dev/summit/session"
@@ -275,7 +276,7 @@ func (p *Plan) Closing() []session.Event {
 		if cv.Status != session.ConvergenceDone {
 			add("", session.ConvergenceComplete{ConvergenceID: cv.ID, Outcome: session.OutcomeInterrupted,
 				ConflictCount: len(cv.Conflicts), ResolutionCount: resolved(cv),
-				Notes: []string{why + "; /converge " + joinIDs(cv.Members) + " runs it again"}})
+				Notes: []string{why + "; /converge " + strings.Join(cv.Members, " ") + " runs it again"}})
 		}
 	}
 	return out
@@ -300,15 +301,4 @@ func resolved(cv *session.Convergence) int {
 		}
 	}
 	return n
-}
-
-func joinIDs(ids []string) string {
-	s := ""
-	for i, id := range ids {
-		if i > 0 {
-			s += " "
-		}
-		s += id
-	}
-	return s
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/record"
+
+	"github.com/summit-dev/summit/session/internal/atomicfile"
 )
 
 // maxTrustFile bounds the trust store read (a bigger file is treated as damaged).
@@ -120,22 +122,7 @@ func Remember(path, workspace, digest string, trusted bool, now time.Time) error
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".hooks-trust-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, ".hooks-trust-*", data)
 }
 
 // TrustOptions are what Trust decides with.

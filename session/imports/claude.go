@@ -95,34 +95,9 @@ type ccBlock struct {
 type ccText string
 
 func (t *ccText) UnmarshalJSON(b []byte) error {
-	switch {
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		err := json.Unmarshal(b, &s)
-		*t = ccText(s)
-		return err
-	case len(b) > 0 && b[0] == '[':
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return err
-		}
-		var sb strings.Builder
-		for _, p := range parts {
-			if sb.Len() > 0 {
-				sb.WriteByte('\n')
-			}
-			if p.Type == "text" || p.Text != "" {
-				sb.WriteString(p.Text)
-			} else {
-				sb.WriteString("[imported: " + p.Type + " content]")
-			}
-		}
-		*t = ccText(sb.String())
-	}
-	return nil
+	text, err := partsText(b)
+	*t = ccText(text)
+	return err
 }
 
 type ccProgress struct {

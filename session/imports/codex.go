@@ -83,34 +83,9 @@ type cxTokenInfo struct {
 type cxParts string
 
 func (p *cxParts) UnmarshalJSON(b []byte) error {
-	switch {
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		err := json.Unmarshal(b, &s)
-		*p = cxParts(s)
-		return err
-	case len(b) > 0 && b[0] == '[':
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return err
-		}
-		var sb strings.Builder
-		for _, x := range parts {
-			if sb.Len() > 0 {
-				sb.WriteString("\n")
-			}
-			if x.Text != "" {
-				sb.WriteString(x.Text)
-			} else if x.Type != "" {
-				sb.WriteString("[imported: " + x.Type + "]")
-			}
-		}
-		*p = cxParts(sb.String())
-	}
-	return nil
+	text, err := partsText(b)
+	*p = cxParts(text)
+	return err
 }
 
 // cxOutput is a tool call's output: a string (which older Codex made a JSON object with

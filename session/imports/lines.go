@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 
 	json "github.com/goccy/go-json"
@@ -164,4 +165,38 @@ func lineAt(data []byte, off int64) int {
 		off = 0
 	}
 	return bytes.Count(data[:off], []byte{'\n'}) + 1
+}
+
+// partsText reads content both Claude Code and Codex write as a string or as a list of
+// {type, text} parts: the string, or the parts' texts a line each, a part without text kept
+// as "[imported: <type> content]". Anything else reads as empty.
+func partsText(b []byte) (string, error) {
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		err := json.Unmarshal(b, &s)
+		return s, err
+	case len(b) > 0 && b[0] == '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return "", err
+		}
+		var sb strings.Builder
+		for _, p := range parts {
+			if sb.Len() > 0 {
+				sb.WriteByte('\n')
+			}
+			switch {
+			case p.Text != "" || p.Type == "text":
+				sb.WriteString(p.Text)
+			case p.Type != "":
+				sb.WriteString("[imported: " + p.Type + " content]")
+			}
+		}
+		return sb.String(), nil
+	}
+	return "", nil
 }

@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,6 +34,8 @@ import (
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/record"
+
+	"github.com/summit-dev/summit/session/internal/atomicfile"
 )
 
 // File is one file as a session found it.
@@ -118,22 +119,7 @@ func Save(path string, inv Inventory) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".inventory-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, ".inventory-*", data)
 }
 
 // MarkEnded records when the inventory's session ended, if path still holds that session's
