@@ -45,6 +45,19 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// A fork that cannot be restored leaves no half-written folder: the folder goes again
+	// (it was missing or empty before).
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return nil, "", fmt.Errorf("%s is not empty; a fork's workspace must be a new folder", dir)
+	}
+	_, statErr := os.Stat(dir)
+	created := errors.Is(statErr, os.ErrNotExist)
+	ok := false
+	defer func() {
+		if !ok {
+			removeForkDir(dir, created)
+		}
+	}()
 	p := ff.plan
 	parentWS := p.ParentStarted.Workspace
 	var notes []string
@@ -93,7 +106,21 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 		notes = append(notes, fmt.Sprintf("the parent workspace is the folder %s of its repository: the parent's subagent changes cannot be /apply-ed here", res.Prefix))
 	}
 	fmt.Fprintf(stderr, "summit: fork of %s at #%d, in %s\n", session.Sanitize(p.Parent.SessionID), p.Parent.Seq, session.Sanitize(res.Dir))
+	ok = true
 	return &live.ForkStart{Plan: p, Restored: restored, Notes: notes}, res.Dir, nil
+}
+
+// removeForkDir undoes a fork's folder: removed when the fork made it, emptied when it was an
+// empty folder before (a non-empty one is refused before anything is written).
+func removeForkDir(dir string, created bool) {
+	if created {
+		os.RemoveAll(dir)
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
 }
 
 // emptyFolder makes dir, which must be missing or empty, and returns it resolved.

@@ -251,6 +251,9 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 				os.Remove(rec.Path()) // a fork that could not start records nothing worth keeping
 			}
 		}
+		if forkStart != nil {
+			removeForkDir(runIn, f.fork.into == "")
+		}
 		return nil, badFile(err)
 	}
 	w.x = x
