@@ -206,7 +206,9 @@ func (c *Converter) Observe(e session.Event) []Span {
 	c.lastSeq, c.lastTS = e.Seq, e.TS
 	c.out = nil
 	c.fold(e)
-	if sa := c.subagents[e.SubagentID]; sa != nil {
+	if sa := c.subagents[e.SubagentID]; sa != nil && !isErrorText(e) {
+		// The error text of a failed model call comes before its SubagentError, which
+		// places the failed call: that call was asked at the event before the text.
 		sa.lastTS = e.TS
 	}
 	return c.out
@@ -435,7 +437,7 @@ func (c *Converter) fold(e session.Event) {
 		if cv := c.convs[d.ConvergenceID]; cv != nil {
 			cv.span.set(attrOutcome.String(d.Outcome), attrConflicts.Int(d.ConflictCount),
 				attrResolutions.Int(d.ResolutionCount))
-			if d.Outcome != session.OutcomeSuccess {
+			if d.Outcome == session.OutcomeFailure { // partial still produced an output
 				cv.span.span.Status, cv.span.span.Desc = codes.Error, "convergence "+d.Outcome
 			}
 			c.endConvergence(d.ConvergenceID, e.TS, false)
@@ -748,4 +750,9 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+func isErrorText(e session.Event) bool {
+	te, ok := e.Data.(session.TranscriptEvent)
+	return ok && te.EventType == session.TranscriptError
 }
