@@ -52,43 +52,43 @@ func richSession() []session.Event {
 	s.at(0, "", session.SessionStarted{Schema: 1, Provider: "anthropic", PermissionMode: "acceptEdits"})
 	s.at(ms, "sa-1", session.SubagentSpawned{AgentType: "builder", AgentName: "builder", TaskDescription: "fix it"}) // 2
 	s.at(ms, "sa-1", session.ModelRouted{Provider: "anthropic", Model: "claude-x", Why: "config"})                   // 3
-	s.at(ms, "sa-1", session.SubagentActive{InitialState: "running"})                                                 // 4
-	s.at(300*ms, "sa-1", tok("Reading"))                                                                              // 5: call 1 opens
-	s.at(100*ms, "sa-1", call("c1", "read_file"))                                                                     // 6: call 1 ends
-	s.at(5*ms, "sa-1", result("c1", "read_file", "package a"))                                                        // 7
-	s.at(1*ms, "sa-1", call("c2", "run_shell_command"))                                                               // 8: same reply (1 ms after)
-	s.at(1*ms, "sa-1", session.PermissionRequested{RequestID: "pr-1", Tool: "run_shell_command"})                     // 9
-	s.at(2000*ms, "sa-1", session.PermissionGranted{RequestID: "pr-1", Scope: "once", By: "user"})                    // 10
-	s.at(50*ms, "sa-1", result("c2", "run_shell_command", "ok"))                                                      // 11
-	s.at(400*ms, "sa-1", session.TranscriptEvent{EventType: session.TranscriptError, Text: "overloaded"})             // 12
+	s.at(ms, "sa-1", session.SubagentActive{InitialState: "running"})                                                // 4
+	s.at(300*ms, "sa-1", tok("Reading"))                                                                             // 5: call 1 opens
+	s.at(100*ms, "sa-1", call("c1", "read_file"))                                                                    // 6: call 1 ends
+	s.at(5*ms, "sa-1", result("c1", "read_file", "package a"))                                                       // 7
+	s.at(1*ms, "sa-1", call("c2", "run_shell_command"))                                                              // 8: same reply (1 ms after)
+	s.at(1*ms, "sa-1", session.PermissionRequested{RequestID: "pr-1", Tool: "run_shell_command"})                    // 9
+	s.at(2000*ms, "sa-1", session.PermissionGranted{RequestID: "pr-1", Scope: "once", By: "user"})                   // 10
+	s.at(50*ms, "sa-1", result("c2", "run_shell_command", "ok"))                                                     // 11
+	s.at(400*ms, "sa-1", session.TranscriptEvent{EventType: session.TranscriptError, Text: "overloaded"})            // 12
 	will := true
 	s.at(0, "sa-1", session.SubagentError{Error: "overloaded", Retryable: true, Attempt: 1, WillRetry: &will, Context: "provider anthropic, turn 2"}) // 13: a failed call
-	s.at(600*ms, "sa-1", call("c3", "replace"))                                                                                                          // 14: a reply of tool calls only
-	s.at(2*ms, "sa-1", result("c3", "replace", "replaced"))                                                                                              // 15
-	s.at(300*ms, "sa-1", tok("Done"))                                                                                                                    // 16: call 4
-	s.at(100*ms, "sa-1", tok("."))                                                                                                                       // 17
-	s.at(10*ms, "sa-1", session.SubagentStop{Outcome: "success", Tokens: session.Tokens{Input: 1200, Output: 80}, ToolInvocationCount: 3})                // 18
+	s.at(600*ms, "sa-1", call("c3", "replace"))                                                                                                       // 14: a reply of tool calls only
+	s.at(2*ms, "sa-1", result("c3", "replace", "replaced"))                                                                                           // 15
+	s.at(300*ms, "sa-1", tok("Done"))                                                                                                                 // 16: call 4
+	s.at(100*ms, "sa-1", tok("."))                                                                                                                    // 17
+	s.at(10*ms, "sa-1", session.SubagentStop{Outcome: "success", Tokens: session.Tokens{Input: 1200, Output: 80}, ToolInvocationCount: 3})            // 18
 	// An external agent's subagent and its child.
-	s.at(ms, "sa-2", session.SubagentSpawned{AgentType: "gemini", AgentName: "gemini"})                              // 19
-	s.at(ms, "sa-3", session.SubagentSpawned{AgentType: "gemini", AgentName: "helper", ParentSubagentID: "sa-2"})    // 20
-	s.at(ms, "sa-3", tok("thinking aloud"))                                                                          // 21
-	s.at(ms, "sa-3", session.SubagentStop{Outcome: session.OutcomeDisconnected})                                     // 22
-	s.at(ms, "sa-2", session.SubagentStop{Outcome: "failure", Tokens: session.Tokens{Input: 5, Output: 6}})          // 23
+	s.at(ms, "sa-2", session.SubagentSpawned{AgentType: "gemini", AgentName: "gemini"})                           // 19
+	s.at(ms, "sa-3", session.SubagentSpawned{AgentType: "gemini", AgentName: "helper", ParentSubagentID: "sa-2"}) // 20
+	s.at(ms, "sa-3", tok("thinking aloud"))                                                                       // 21
+	s.at(ms, "sa-3", session.SubagentStop{Outcome: session.OutcomeDisconnected})                                  // 22
+	s.at(ms, "sa-2", session.SubagentStop{Outcome: "failure", Tokens: session.Tokens{Input: 5, Output: 6}})       // 23
 	// A handoff that fails and retries under a new subagent.
-	s.at(ms, "sa-4", session.SubagentSpawned{AgentType: "builder", AgentName: "builder"})                            // 24
-	s.at(ms, "sa-4", session.HandoffInitiated{HandoffMode: "monitor", TimeoutS: 5, OnFailure: "retry"})              // 25
-	s.at(ms, "sa-4", session.SubagentStop{Outcome: "timeout"})                                                       // 26
-	s.at(ms, "sa-4", session.HandoffComplete{Outcome: "timeout"})                                                    // 27
-	s.at(ms, "sa-5", session.SubagentSpawned{AgentType: "builder", AgentName: "builder"})                            // 28: the retry
-	s.at(ms, "sa-4", session.HandoffResolved{Outcome: "timeout", Action: "retry", RetrySubagentID: "sa-5"})          // 29
-	s.at(ms, "sa-5", session.SubagentStop{Outcome: "success"})                                                       // 30
+	s.at(ms, "sa-4", session.SubagentSpawned{AgentType: "builder", AgentName: "builder"})                   // 24
+	s.at(ms, "sa-4", session.HandoffInitiated{HandoffMode: "monitor", TimeoutS: 5, OnFailure: "retry"})     // 25
+	s.at(ms, "sa-4", session.SubagentStop{Outcome: "timeout"})                                              // 26
+	s.at(ms, "sa-4", session.HandoffComplete{Outcome: "timeout"})                                           // 27
+	s.at(ms, "sa-5", session.SubagentSpawned{AgentType: "builder", AgentName: "builder"})                   // 28: the retry
+	s.at(ms, "sa-4", session.HandoffResolved{Outcome: "timeout", Action: "retry", RetrySubagentID: "sa-5"}) // 29
+	s.at(ms, "sa-5", session.SubagentStop{Outcome: "success"})                                              // 30
 	// A convergence of sa-1 and sa-5 with one conflict.
 	s.at(ms, "", session.ConvergenceInitiated{ConvergenceID: "cv-1", SubagentIDs: []string{"sa-1", "sa-5"}, Strategy: "merge"}) // 31
 	s.at(ms, "", session.ConflictDetected{ConvergenceID: "cv-1", ConflictID: "cf-1", Kind: "hunk", File: "a.go",
 		Sides: []session.ConflictSide{{SubagentID: "sa-1"}, {SubagentID: "sa-5"}}}) // 32
 	s.at(3*time.Second, "", session.ConflictResolved{ConvergenceID: "cv-1", ConflictID: "cf-1", Method: "manual", Choice: "sa-1"}) // 33
-	s.at(ms, "", session.ConvergenceComplete{ConvergenceID: "cv-1", Outcome: "success", ConflictCount: 1, ResolutionCount: 1}) // 34
-	s.at(ms, "", session.SessionEnded{Reason: "quit"})                                                                         // 35
+	s.at(ms, "", session.ConvergenceComplete{ConvergenceID: "cv-1", Outcome: "success", ConflictCount: 1, ResolutionCount: 1})     // 34
+	s.at(ms, "", session.SessionEnded{Reason: "quit"})                                                                             // 35
 	return s.evs
 }
 
