@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/otelexport"
@@ -55,17 +56,18 @@ http://localhost:4318 over http/protobuf.`,
 			if cfg.Timeout <= 0 {
 				return usageErr("--timeout must be positive, got %s", cfg.Timeout)
 			}
-			target := "stdout"
-			if toJSON {
-				cfg.Exporter = otelexport.NewJSONExporter(stdout)
-			} else {
+			target, exp := "stdout", otelexport.NewJSONExporter(stdout)
+			if !toJSON {
 				t, err := cfg.Resolve()
 				if err != nil {
-					return usageErr("%v", err)
+					return usageErr("%v\nusage: %s", err, cmd.UseLine())
 				}
 				target = t.URL + " (" + t.Protocol + ")"
+				if exp, err = otelexport.NewExporter(context.Background(), t, cfg.Timeout); err != nil {
+					return badFile(fmt.Errorf("the OTLP exporter for %s: %w", target, err))
+				}
 			}
-			return exportOTel(args[0], cfg, otelexport.Options{Content: content}, lenient, target, stderr, verbose)
+			return exportOTel(args[0], exp, cfg.Timeout, otelexport.Options{Content: content}, lenient, target, stderr, verbose)
 		},
 	}
 	fl := c.Flags()
@@ -81,19 +83,9 @@ http://localhost:4318 over http/protobuf.`,
 }
 
 // exportOTel folds the recording (so a recording the fold refuses is refused here too, with
-// its line) and feeds each event to the converter, whose spans the pipeline exports.
-func exportOTel(path string, cfg otelexport.Config, opts otelexport.Options, lenient bool, target string, stderr io.Writer, verbose bool) error {
+// its line) and feeds each event to the converter, whose spans the pipeline exports to exp.
+func exportOTel(path string, exp sdktrace.SpanExporter, timeout time.Duration, opts otelexport.Options, lenient bool, target string, stderr io.Writer, verbose bool) error {
 	ctx := context.Background()
-	var exp = cfg.Exporter
-	if exp == nil {
-		t, err := cfg.Resolve()
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		if exp, err = otelexport.NewExporter(ctx, t, cfg.Timeout); err != nil {
-			return badFile(fmt.Errorf("the OTLP exporter: %w", err))
-		}
-	}
 	pipe, err := otelexport.NewPipeline(ctx, exp, version)
 	if err != nil {
 		return badFile(fmt.Errorf("the OTLP exporter: %w", err))
@@ -125,7 +117,7 @@ func exportOTel(path string, cfg otelexport.Config, opts otelexport.Options, len
 		pipe.Emit(s)
 	}
 	// Close waits for the last export, bounded by the exporter's own timeout.
-	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout+5*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
 	defer cancel()
 	if err := pipe.Close(cctx); err != nil {
 		return &exitError{exitBad, fmt.Errorf("exporting to %s: %s", target, exportReason(err))}

@@ -284,3 +284,13 @@ func (e *countingExporter) firstErr() error {
 	defer e.mu.Unlock()
 	return e.err
 }
+
+// EnvEnabled reports whether the environment asks for trace export: an OTLP endpoint is set
+// (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT) and OTEL_SDK_DISABLED
+// is not true. A live session exports when this holds or an endpoint is given.
+func EnvEnabled(getenv func(string) string) bool {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false
+	}
+	return firstSet(getenv, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") != ""
+}
