@@ -214,3 +214,20 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvEnabled(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{nil, false},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "TRUE"}, false},
+		{map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, false},
+	} {
+		if got := EnvEnabled(func(k string) string { return c.env[k] }); got != c.want {
+			t.Errorf("%v: %v", c.env, got)
+		}
+	}
+}

@@ -56,7 +56,8 @@ func withIDs(ctx context.Context, t trace.TraceID, s trace.SpanID) context.Conte
 // Tracer.Start. The SDK asks for a trace id and a span id for a root span (NewIDs) and for a
 // span id alone for a child (NewSpanID). Only this package starts spans on the provider it
 // is installed in, always with ids in the context; a context without them is a bug, and gets
-// zero ids, which the SDK refuses to export rather than ids that could collide.
+// zero (invalid) ids, which a collector rejects, rather than random ones that would make two
+// exports of a recording differ unnoticed.
 type idGenerator struct{}
 
 var _ sdktrace.IDGenerator = idGenerator{}
