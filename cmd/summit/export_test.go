@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/live"
 	"github.com/summit-dev/summit/session/otelexport"
 	"github.com/summit-dev/summit/session/otelexport/collectortest"
 	"github.com/summit-dev/summit/session/record"
@@ -262,5 +267,55 @@ func TestExportErrors(t *testing.T) {
 	}
 	if n := len(col.Spans()); n != 0 {
 		t.Errorf("a bad recording sent %d spans", n)
+	}
+}
+
+// TestLiveExportMatchesRecording runs the demo tour as a live session with a Live export on
+// its OnEvent (as --otel-endpoint will), then exports the recording that session wrote: the
+// collector receives the same trace twice, span for span (ids, parents, names, times,
+// attributes).
+func TestLiveExportMatchesRecording(t *testing.T) {
+	ws := t.TempDir()
+	for name, body := range demoFiles {
+		os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644)
+	}
+	path := filepath.Join(t.TempDir(), "live.jsonl")
+	col := collectortest.Start(t)
+	lv, err := otelexport.NewLive(context.Background(), otelexport.LiveConfig{
+		Config: otelexport.Config{Endpoint: col.GRPC, Protocol: otelexport.ProtocolGRPC}, Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &sessionFlags{workspace: ws, mode: "acceptEdits", provider: "script", record: path, approve: "shell", parallel: 8}
+	script := demoScript("testing")
+	w, err := f.wire(script, io.Discard, lv.Observe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, err := live.RunScript(context.Background(), w.x, strings.NewReader(script), io.Discard); code != 0 || err != nil {
+		t.Fatalf("run: %d %v", code, err)
+	}
+	w.closed()
+	if err := lv.Close(context.Background()); err != nil || lv.Dropped() != 0 {
+		t.Fatalf("live close: %v, %d dropped", err, lv.Dropped())
+	}
+	liveSpans := col.Spans()
+	col.Reset()
+	if code, _, errOut := summit(t, "export", "otel", path, "--endpoint", col.HTTP); code != 0 {
+		t.Fatalf("export: %d %s", code, errOut)
+	}
+	fileSpans := col.Spans()
+	if len(liveSpans) < 30 || len(liveSpans) != len(fileSpans) {
+		t.Fatalf("live %d spans, file %d", len(liveSpans), len(fileSpans))
+	}
+	sort := func(s []collectortest.Span) {
+		slices.SortFunc(s, func(a, b collectortest.Span) int { return strings.Compare(a.ID, b.ID) })
+	}
+	sort(liveSpans)
+	sort(fileSpans)
+	for i := range liveSpans {
+		if !reflect.DeepEqual(liveSpans[i], fileSpans[i]) {
+			t.Errorf("live %+v\nfile %+v", liveSpans[i], fileSpans[i])
+		}
 	}
 }
