@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -281,23 +282,24 @@ func TestLiveExportMatchesRecording(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "live.jsonl")
 	col := collectortest.Start(t)
-	lv, err := otelexport.NewLive(context.Background(), otelexport.LiveConfig{
-		Config: otelexport.Config{Endpoint: col.GRPC, Protocol: otelexport.ProtocolGRPC}, Version: version})
+	// The live export goes through the session flag, as `summit run --otel-endpoint` does.
+	f := &sessionFlags{workspace: ws, mode: "acceptEdits", provider: "script", record: path, approve: "shell", parallel: 8,
+		otelEndpoint: col.HTTP}
+	script := demoScript("testing")
+	var errb bytes.Buffer
+	w, err := f.wire(script, &errb, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &sessionFlags{workspace: ws, mode: "acceptEdits", provider: "script", record: path, approve: "shell", parallel: 8}
-	script := demoScript("testing")
-	w, err := f.wire(script, io.Discard, lv.Observe)
-	if err != nil {
-		t.Fatal(err)
+	if w.otel == nil {
+		t.Fatal("--otel-endpoint made no live export")
 	}
 	if code, err := live.RunScript(context.Background(), w.x, strings.NewReader(script), io.Discard); code != 0 || err != nil {
 		t.Fatalf("run: %d %v", code, err)
 	}
 	w.closed()
-	if err := lv.Close(context.Background()); err != nil || lv.Dropped() != 0 {
-		t.Fatalf("live close: %v, %d dropped", err, lv.Dropped())
+	if w.otel.Dropped() != 0 || strings.Contains(errb.String(), "OpenTelemetry") {
+		t.Fatalf("live export: %d dropped; %s", w.otel.Dropped(), errb.String())
 	}
 	liveSpans := col.Spans()
 	col.Reset()

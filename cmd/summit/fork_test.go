@@ -330,6 +330,11 @@ func TestForkOfFork(t *testing.T) {
 	if strings.Count(text, "forked from") != 2 {
 		t.Errorf("inspect shows the lineage:\n%s", text)
 	}
+	// Exported as a trace, the fork's root span names its parent and the parent's trace.
+	if code, spans, errOut := summit(t, "export", "otel", second, "--stdout"); code != 0 ||
+		!strings.Contains(spans, `"summit.fork.parent_session_id":"`+parent.SessionID+`"`) || !strings.Contains(spans, "summit.fork.parent_trace_id") {
+		t.Errorf("export of a fork: %d %s\n%.600s", code, errOut, spans)
+	}
 
 	last := func() uint64 {
 		s, _, _ := record.LoadFile(rec, record.ReadOptions{})

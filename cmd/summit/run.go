@@ -23,6 +23,7 @@ import (
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/inventory"
 	"github.com/summit-dev/summit/session/live"
+	"github.com/summit-dev/summit/session/otelexport"
 	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/session/render"
 )
@@ -57,6 +58,9 @@ type sessionFlags struct {
 	// runs in a restored copy of the workspace; --workspace is where its config, agents and
 	// recording come from.
 	fork *forkFlags
+	// otelEndpoint exports the session as OpenTelemetry traces while it runs (or the
+	// OTEL_EXPORTER_OTLP_* variables, when set).
+	otelEndpoint string
 }
 
 func (f *sessionFlags) register(c *cobra.Command) {
@@ -70,6 +74,7 @@ func (f *sessionFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.tapes, "tapes", "", "script tapes: a directory of *.yaml (or one file) instead of the embedded demo tapes")
 	fl.IntVar(&f.parallel, "max-parallel", 8, "subagents running at once; the rest wait as queued")
 	fl.BoolVar(&f.keepWorktrees, "keep-worktrees", false, "leave the subagents' git worktrees when the session ends (summit gc lists and removes them)")
+	fl.StringVar(&f.otelEndpoint, "otel-endpoint", "", "export the session as OpenTelemetry traces while it runs, to this OTLP collector URL (default: the OTEL_EXPORTER_OTLP_* variables, when set)")
 	fl.BoolVar(&f.trustHooks, "trust-hooks", false, "run the workspace's hooks (.summit/config.yaml) this once without asking")
 }
 
@@ -86,6 +91,9 @@ type wired struct {
 	changed   string   // which of them changed since the last session ("" = none)
 	// forkedInto is a fork's own workspace, restored from its parent's recording.
 	forkedInto string
+	// otel exports the session's spans while it runs (nil: not asked for); closed ends it.
+	otel   *otelexport.Live
+	stderr io.Writer
 }
 
 // wire builds the catalogue, the providers, the clock and the recorder, and starts the session.
@@ -200,6 +208,21 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			w.agents = append(w.agents, name)
 		}
 	}
+	var otel *otelexport.Live
+	if f.otelEndpoint != "" || otelexport.EnvEnabled(os.Getenv) {
+		// Spans are exported as they end, from a queue: a slow or absent collector drops
+		// spans (counted, said at the end), never stalls the session.
+		otel, err = otelexport.NewLive(context.Background(), otelexport.LiveConfig{Config: otelexport.Config{Endpoint: f.otelEndpoint}, Version: version})
+		if err != nil {
+			return nil, usageErr("--otel-endpoint: %v", err)
+		}
+		if next := onEvent; next != nil {
+			onEvent = func(ev session.Event) { otel.Observe(ev); next(ev) }
+		} else {
+			onEvent = otel.Observe
+		}
+		w.otel, w.stderr = otel, stderr
+	}
 	var rec *record.Recorder
 	if !f.noRecord {
 		opts := record.RecorderOptions{Environ: os.Environ()}
@@ -213,6 +236,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			rec, err = openDefaultRecording(dir, id, opts)
 		}
 		if err != nil {
+			closeOtel(otel)
 			return nil, badFile(err)
 		}
 		w.recording = rec.Path()
@@ -221,6 +245,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	var forkStart *live.ForkStart
 	if f.fork != nil {
 		if forkStart, runIn, err = f.fork.restore(id, stderr); err != nil {
+			closeOtel(otel)
 			if rec != nil {
 				rec.Close()
 				os.Remove(rec.Path())
@@ -245,6 +270,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		Hooks:   f.hookRunner(ws, cfg.Hooks, stderr), // hooks.go: asks about the workspace's hooks
 	})
 	if err != nil {
+		closeOtel(otel)
 		if rec != nil {
 			rec.Close()
 			if forkStart != nil {
@@ -279,6 +305,31 @@ func (f *sessionFlags) config() map[string]any {
 // written during it from one written after.
 func (w *wired) closed() {
 	_ = inventory.MarkEnded(w.inventory, w.x.SessionID(), time.Now())
+	if w.otel != nil {
+		// What is queued goes out now; a collector that does not answer in 10 s loses it.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := w.otel.Close(ctx)
+		cancel()
+		if n := w.otel.Dropped(); err != nil || n > 0 {
+			fmt.Fprintf(w.stderr, "summit: OpenTelemetry export: %d spans exported, %d dropped%s\n", w.otel.Exported(), n, errSuffix(err))
+		}
+	}
+}
+
+// closeOtel stops an export whose session did not start.
+func closeOtel(l *otelexport.Live) {
+	if l != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		l.Close(ctx)
+		cancel()
+	}
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + session.Sanitize(err.Error())
 }
 
 // openDefaultRecording opens <dir>/<id>.jsonl, or <id>.2.jsonl, ... when a reproducible run

@@ -307,6 +307,16 @@ func (c *Converter) fold(e session.Event) {
 		c.provider = d.Provider
 		c.root.set(attrProvider.String(d.Provider), attrPermMode.String(d.PermissionMode),
 			attrWorkspace.String(d.Workspace))
+	case session.SessionForked:
+		// A fork (session/fork) starts with its own start and names its parent, whose trace
+		// is TraceID(parent session id): the parent's spans up to the fork point follow,
+		// in this trace, as this session's recording holds them.
+		c.provider = d.Started.Provider
+		c.root.set(attrProvider.String(d.Started.Provider), attrPermMode.String(d.Started.PermissionMode),
+			attrWorkspace.String(d.Started.Workspace),
+			attribute.String("summit.fork.parent_session_id", d.Parent.SessionID),
+			attribute.Int64("summit.fork.parent_seq", int64(d.Parent.Seq)),
+			attribute.String("summit.fork.parent_trace_id", TraceID(d.Parent.SessionID).String()))
 	case session.SessionEnded:
 		c.root.set(attrEndReason.String(d.Reason))
 		// Whatever is still open ends with the session, before its root.

@@ -71,6 +71,8 @@
 //	all spans        summit.seq (the opening event's seq)
 //	session          summit.session.id, gen_ai.conversation.id, summit.provider,
 //	                 summit.permission_mode, summit.workspace, summit.end_reason;
+//	                 a fork's (SessionForked) summit.fork.parent_session_id,
+//	                 summit.fork.parent_seq, summit.fork.parent_trace_id;
 //	                 events changes_applied, apply_undone, command_rejected
 //	invoke_agent     gen_ai.operation.name=invoke_agent, gen_ai.agent.name, gen_ai.agent.id
 //	                 (sa-N), summit.subagent.id, summit.agent_type, summit.permission_mode,
