@@ -531,6 +531,17 @@ func Apply(s *State, e Event) error {
 		}
 		s.log(e, "workspace", fmt.Sprintf("%s undone: %s restored", d.ApplyID, Plural(len(d.Files), "file")), "")
 
+	case ModelTurn:
+		if err = live(); err != nil {
+			return err
+		}
+		if d.Turn < 1 || d.Attempt < 1 || d.Tokens.Input < 0 || d.Tokens.Output < 0 {
+			return fail("turn %d, attempt %d, tokens %d/%d: turns and attempts count from 1, tokens from 0", d.Turn, d.Attempt, d.Tokens.Input, d.Tokens.Output)
+		}
+		sa.ModelCalls++
+		sa.Tokens.Input += d.Tokens.Input
+		sa.Tokens.Output += d.Tokens.Output
+
 	case ModelRouted:
 		if err = needSub(); err != nil {
 			return err

@@ -94,7 +94,7 @@ func sameSubagent(sa, ck *Subagent) bool {
 		sa.TimeoutS == ck.TimeoutS && sa.InheritContext == ck.InheritContext && sa.SessionID == ck.SessionID &&
 		sa.ParentRef == ck.ParentRef && sa.Parent == ck.Parent && sa.AgentSessionID == ck.AgentSessionID &&
 		sa.Status == ck.Status && sa.SpawnedAt == ck.SpawnedAt && sa.ActiveAt == ck.ActiveAt && sa.EndedAt == ck.EndedAt &&
-		sa.Stopped == ck.Stopped && sa.StopSeq == ck.StopSeq && sa.Tokens == ck.Tokens && sa.CostUSD == ck.CostUSD &&
+		sa.Stopped == ck.Stopped && sa.StopSeq == ck.StopSeq && sa.Tokens == ck.Tokens && sa.ModelCalls == ck.ModelCalls && sa.CostUSD == ck.CostUSD &&
 		sa.StreamedBytes == ck.StreamedBytes && sa.ToolCalls == ck.ToolCalls && sa.CurrentTool == ck.CurrentTool &&
 		sa.currentCallID == ck.currentCallID && sa.Outcome == ck.Outcome && sa.Capsule == ck.Capsule &&
 		sameSlice(sa.ArtifactPaths, ck.ArtifactPaths) && sa.DurationMS == ck.DurationMS && sa.Retries == ck.Retries &&

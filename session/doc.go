@@ -51,7 +51,7 @@
 //	             DeltaBatch DeltaBatchApplied
 //	workspace    SubagentIsolated SubagentChanges ChangesApplied ApplyUndone
 //	             WorktreeDiscarded ChangesRebased
-//	model        ModelRouted ModelSwitched
+//	model        ModelRouted ModelSwitched ModelTurn
 //	hooks        HookRan
 //
 // Fields are added freely and never renamed or dropped. A type this build does not know is
@@ -96,6 +96,10 @@
 // fallbacks, and the parameters not sent. ModelSwitched records a move to a fallback when the
 // model was not found or not available. SubagentStop.cost_usd is its cost when every model
 // that ran has a price in the config (absent: unknown, not zero). Script tapes record neither.
+// Every model call of a subagent summit runs itself ends with a ModelTurn (turn and attempt
+// from 1, the tokens the provider reported for that call, how it stopped, "error" for a failed
+// attempt), after its streamed text and before its tool calls; the fold adds its tokens to the
+// subagent's as it runs, and SubagentStop's tokens are their sum.
 //
 // # Hooks
 //

@@ -62,6 +62,7 @@ const (
 
 	TypeModelRouted   Type = "ModelRouted"
 	TypeModelSwitched Type = "ModelSwitched"
+	TypeModelTurn     Type = "ModelTurn"
 
 	TypeHookRan Type = "HookRan"
 )
@@ -79,7 +80,7 @@ var Types = []Type{
 	TypeConvergedResult, TypeDeltaBatch, TypeDeltaBatchApplied,
 	TypeSubagentIsolated, TypeSubagentChanges, TypeChangesApplied, TypeApplyUndone,
 	TypeWorktreeDiscarded, TypeChangesRebased,
-	TypeModelRouted, TypeModelSwitched,
+	TypeModelRouted, TypeModelSwitched, TypeModelTurn,
 	TypeHookRan,
 }
 
@@ -657,7 +658,22 @@ type HookRan struct {
 
 func (HookRan) Type() Type { return TypeHookRan }
 
+// ModelTurn: one model call of a subagent summit runs itself (agents/runtime) ended, after its
+// streamed text and before the tool calls it asked for: the turn (from 1) and attempt (from 1;
+// a retried call is a new attempt), the tokens the provider reported for it, and how it
+// stopped (end_turn, tool_use, …; "error" when the attempt failed, whose tokens were billed
+// too). The fold adds its tokens to the subagent's, so they show while it runs; SubagentStop's
+// tokens are the sum. Exports (session/otelexport) end a model call's span here.
+type ModelTurn struct {
+	Turn    int    `json:"turn"`
+	Attempt int    `json:"attempt"`
+	Tokens  Tokens `json:"tokens"`
+	Stop    string `json:"stop,omitempty"`
+	Model   string `json:"model,omitempty"`
+}
+
 func (ModelRouted) Type() Type   { return TypeModelRouted }
+func (ModelTurn) Type() Type     { return TypeModelTurn }
 func (ModelSwitched) Type() Type { return TypeModelSwitched }
 
 func (SubagentIsolated) Type() Type  { return TypeSubagentIsolated }

@@ -60,6 +60,7 @@ var Decoders = map[Type]func([]byte) (Data, error){
 	TypeChangesRebased:        decodeAs[ChangesRebased],
 	TypeModelRouted:           decodeAs[ModelRouted],
 	TypeModelSwitched:         decodeAs[ModelSwitched],
+	TypeModelTurn:             decodeAs[ModelTurn],
 	TypeHookRan:               decodeAs[HookRan],
 }
 

@@ -118,7 +118,8 @@ type Subagent struct {
 	Stopped bool
 	StopSeq uint64 // seq of the SubagentStop: the completion order convergences use
 
-	Tokens         Tokens   // as reported by the provider at stop
+	Tokens         Tokens   // the provider's count: the sum of its ModelTurns so far, SubagentStop's at the end
+	ModelCalls     int      // ModelTurn events: model calls (attempts) that ended
 	CostUSD        *float64 // what its model turns cost, when priced (see SubagentStop)
 	StreamedBytes  int      // assistant text streamed so far
 	ToolCalls      int

@@ -115,6 +115,8 @@ type loop struct {
 	pendK   string          // its event type (token or thinking)
 	pendAt  time.Time
 	written map[string]bool
+	// lastUsage is the tokens the last model attempt reported (its ModelTurn's).
+	lastUsage session.Tokens
 }
 
 // Run runs the loop until a final message, an error, or ctx ends.
@@ -215,6 +217,15 @@ const maxRetryWait = 10 * time.Minute
 func (l *loop) turnWithRetry(turn int) (provider.Message, string, error) {
 	for attempt := 1; ; attempt++ {
 		msg, stop, err := l.turn(turn, attempt)
+		// Every model call is recorded where it ends, after its text and before its tool
+		// calls, with the tokens the provider reported for it (billed even when it failed).
+		how := stop
+		if err != nil {
+			how = "error"
+		}
+		if eerr := l.emit(session.ModelTurn{Turn: turn + 1, Attempt: attempt, Tokens: l.lastUsage, Stop: how, Model: l.c.Model}); eerr != nil && err == nil {
+			return msg, stop, eerr
+		}
 		if err == nil {
 			return msg, stop, nil
 		}
@@ -301,6 +312,7 @@ func (l *loop) turn(turn, attempt int) (provider.Message, string, error) {
 	var usage provider.Usage
 	// Tokens count whether or not the attempt succeeds: a failed attempt was billed too.
 	defer func() {
+		l.lastUsage = session.Tokens{Input: usage.Input, Output: usage.Output}
 		l.res.Tokens.Input += usage.Input
 		l.res.Tokens.Output += usage.Output
 		if l.c.Usage != nil && (usage.Input > 0 || usage.Output > 0) {

@@ -159,6 +159,22 @@ func TestExportDemoToCollector(t *testing.T) {
 		}
 	}
 	// Model calls: each subagent's tool-calling turns, then the turn with its final answer.
+	// Each ends at its ModelTurn and carries that call's tokens: the calls of a subagent sum
+	// to its SubagentStop's.
+	turnAt := map[string]map[int64]session.Event{} // subagent → turn → its ModelTurn
+	stopTokens := map[string]session.Tokens{}
+	for _, e := range evs {
+		switch d := e.Data.(type) {
+		case session.ModelTurn:
+			if turnAt[e.SubagentID] == nil {
+				turnAt[e.SubagentID] = map[int64]session.Event{}
+			}
+			turnAt[e.SubagentID][int64(d.Turn)] = e
+		case session.SubagentStop:
+			stopTokens[e.SubagentID] = d.Tokens
+		}
+	}
+	sums := map[string]session.Tokens{}
 	for _, s := range spans {
 		if s.Attrs["gen_ai.operation.name"] != "chat" {
 			continue
@@ -167,6 +183,24 @@ func TestExportDemoToCollector(t *testing.T) {
 		sa := s.Attrs["summit.subagent.id"].(string)
 		if s.Parent != agentSpan[sa].ID || s.Attrs["gen_ai.provider.name"] != "script" || s.Attrs["gen_ai.system"] != "script" || s.Kind != "Client" {
 			t.Errorf("model call %+v", s)
+		}
+		mt, ok := turnAt[sa][s.Attrs["summit.turn"].(int64)]
+		if !ok {
+			t.Errorf("%s: a model call of turn %v without its ModelTurn", sa, s.Attrs["summit.turn"])
+			continue
+		}
+		d := mt.Data.(session.ModelTurn)
+		in, out := s.Attrs["gen_ai.usage.input_tokens"], s.Attrs["gen_ai.usage.output_tokens"]
+		if in != d.Tokens.Input || out != d.Tokens.Output || !s.End.Equal(mt.TS) {
+			t.Errorf("%s turn %d: tokens %v/%v ending %v, recorded %+v at %v", sa, d.Turn, in, out, s.End, d.Tokens, mt.TS)
+		}
+		sum := sums[sa]
+		sum.Input, sum.Output = sum.Input+d.Tokens.Input, sum.Output+d.Tokens.Output
+		sums[sa] = sum
+	}
+	for sa, want := range stopTokens {
+		if sums[sa] != want {
+			t.Errorf("%s: its model calls' tokens sum to %+v, its stop says %+v", sa, sums[sa], want)
 		}
 	}
 	wantModels := 0

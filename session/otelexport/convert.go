@@ -150,6 +150,9 @@ type subagent struct {
 	turn     int
 	resultTS time.Time // the last tool result's ts
 	tools    []*open   // its tool calls without a result, in order
+	// exact is set once the subagent's recording has ModelTurn events: each ends a model
+	// call, with its tokens, and the inference from the stream (TurnGap) is not needed.
+	exact bool
 }
 
 // convergence is an open convergence and its open conflicts.
@@ -349,6 +352,10 @@ func (c *Converter) fold(e session.Event) {
 			sa.span.event("model_switched", e.TS, attribute.String("from", d.FromProvider+"/"+d.FromModel),
 				attribute.String("to", d.ToProvider+"/"+d.ToModel), attribute.String("reason", d.Reason))
 		}
+	case session.ModelTurn:
+		if sa := c.subagents[e.SubagentID]; sa != nil && sa.span != nil {
+			c.modelTurn(sa, e, d)
+		}
 	case session.SubagentError:
 		if sa := c.subagents[e.SubagentID]; sa != nil && sa.span != nil {
 			c.subagentError(sa, e, d)
@@ -535,6 +542,8 @@ func (c *Converter) transcript(sa *subagent, e session.Event, d session.Transcri
 		}
 	case session.TranscriptToolCall:
 		switch {
+		case sa.exact:
+			// Its model call ended at its ModelTurn, just before: the call asked for this.
 		case sa.phase == phaseStreaming:
 			sa.call.span.End = e.TS
 			c.closeCall(sa, e.TS, false)
@@ -663,8 +672,8 @@ func (c *Converter) endTools(sa *subagent, ts time.Time) {
 func (c *Converter) subagentError(sa *subagent, e session.Event, d session.SubagentError) {
 	sa.span.event("error", e.TS, attrError.String(d.Error), attribute.Bool("will_retry", d.Retrying()),
 		attribute.Int("attempt", d.Attempt), attribute.String("context", d.Context))
-	if !strings.HasPrefix(d.Context, "provider ") {
-		return
+	if !strings.HasPrefix(d.Context, "provider ") || sa.exact {
+		return // (with ModelTurns, the failed call ended at its own, marked failed)
 	}
 	if sa.phase != phaseStreaming {
 		c.openCall(sa, e, sa.lastTS)
@@ -674,6 +683,34 @@ func (c *Converter) subagentError(sa *subagent, e session.Event, d session.Subag
 	o.span.Status, o.span.Desc = codes.Error, d.Error
 	c.closeCall(sa, e.TS, false)
 	sa.phase = phaseIdle
+}
+
+// modelTurn ends the subagent's model call at its ModelTurn, with the tokens the provider
+// reported for it and how it stopped; a call that streamed nothing (only tool calls, or a
+// failure) was asked at the subagent's previous event.
+func (c *Converter) modelTurn(sa *subagent, e session.Event, d session.ModelTurn) {
+	if !sa.exact {
+		// A stream-inferred call may be open from before: the ModelTurn ends it.
+		sa.exact = true
+	}
+	if sa.phase != phaseStreaming || sa.call == nil {
+		c.openCall(sa, e, sa.lastTS)
+	}
+	o := sa.call
+	o.set(semconv.GenAIUsageInputTokens(int(d.Tokens.Input)), semconv.GenAIUsageOutputTokens(int(d.Tokens.Output)),
+		attribute.Int("summit.attempt", d.Attempt))
+	if d.Model != "" {
+		o.set(semconv.GenAIResponseModel(d.Model))
+	}
+	if d.Stop != "" {
+		o.set(semconv.GenAIResponseFinishReasons(d.Stop))
+	}
+	if d.Stop == "error" {
+		o.set(attrFailed.Bool(true))
+		o.span.Status = codes.Error
+	}
+	c.closeCall(sa, e.TS, false)
+	sa.phase = phaseTools
 }
 
 func (c *Converter) stopped(sa *subagent, e session.Event, d session.SubagentStop) {

@@ -46,25 +46,25 @@
 //
 // # Model calls
 //
-// The recording does not mark model calls: it has the stream a model call produced (token
-// and thinking deltas, then the tool calls the reply asked for) and what happened between
-// calls (tool results, a "waiting for a user message" message, a failed attempt's
-// SubagentError). A model call is therefore inferred per subagent: it opens at the first
-// output after a boundary (activation, a tool result, such a message), starting at the
-// subagent's previous event (when the model was asked), and ends at its first tool call, or
-// at its last delta when it asked for none. A tool call straight after a tool result, with
-// no output between, is the next call of the same reply when it comes within TurnGap (50 ms)
-// of that result, and a reply of tool calls only (a new model call) when later: the calls one
-// reply asks for run back to back, a new model call is a round trip. On the demo's script
-// tapes, which number their calls call-<turn>-<n>, this finds exactly the tapes' turns. A
-// SubagentError whose context names a provider turn ("provider X, turn N") fails the model
-// call it ends (status Error, summit.failed_attempt), or is a failed call of its own when
-// nothing streamed. For an external (ACP) agent the same rule finds the agent's turns as its
-// stream shows them.
+// A subagent summit runs itself records a ModelTurn where each model call (attempt) ends,
+// after its streamed text and before the tool calls it asked for, with the tokens the provider
+// reported for it and how it stopped. Its chat span starts at the subagent's previous event
+// (when the model was asked: its activation, the last tool result, a user message) and ends
+// at the ModelTurn, with gen_ai.usage.input_tokens and gen_ai.usage.output_tokens of that call,
+// gen_ai.response.finish_reasons, gen_ai.response.model when known, and status Error for a
+// failed attempt (stop "error", summit.failed_attempt). The calls of a subagent sum to its
+// SubagentStop tokens, which its invoke_agent span carries.
 //
-// Token usage is recorded per subagent (SubagentStop.tokens), not per model call, so
-// gen_ai.usage.input_tokens and gen_ai.usage.output_tokens are on the invoke_agent span, equal
-// to the recording's; chat spans carry none rather than a guess.
+// Recordings without ModelTurn (an external ACP agent's stream, recordings made before it
+// existed, imported sessions) are read by inference per subagent: a model call opens at the
+// first output after a boundary (activation, a tool result, a "waiting for a user message"
+// message), starting at the subagent's previous event, and ends at its first tool call, or at
+// its last delta when it asked for none. A tool call straight after a tool result, with no
+// output between, is the next call of the same reply when it comes within TurnGap (50 ms) of
+// that result, and a reply of tool calls only (a new model call) when later. A SubagentError
+// whose context names a provider turn ("provider X, turn N") fails the model call it ends, or
+// is a failed call of its own when nothing streamed. Such calls carry no token attributes
+// (the recording has none per call) rather than a guess.
 //
 // # Attributes
 //

@@ -57,6 +57,7 @@ func FullSession() []session.Event {
 	b.Add("sa-1", session.TranscriptEvent{EventType: session.TranscriptThinking, Text: "where are the todos"})
 	b.Add("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "Scanning "})
 	b.Add("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "for TODO markers."})
+	b.Add("sa-1", session.ModelTurn{Turn: 1, Attempt: 1, Tokens: session.Tokens{Input: 900, Output: 40}, Stop: "tool_use", Model: "claude-haiku-4-5"})
 	b.Add("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: "c1", Tool: "search_file_content", Args: map[string]any{"pattern": "TODO"}})
 	b.Add("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: "c1", Tool: "search_file_content", Result: "main.go:3: // TODO"})
 	b.Add("sa-1", session.TranscriptEvent{EventType: session.TranscriptPolicyDenied, Tool: "write_file", Reason: "write_file is denied in plan"})
