@@ -89,5 +89,7 @@
 // # Replay
 //
 // Replays never run hooks: a recording's HookRan events are all there is of them. SessionEnded
-// hooks run after the recording is closed, so their outcomes are not recorded.
+// hooks run as the session ends: their stdin is the SessionEnded about to be recorded (with
+// the seq it will have), and each HookRan (trigger_seq 0: the end that follows) is recorded
+// just before it.
 package hooks

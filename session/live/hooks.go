@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
@@ -23,9 +24,9 @@ import (
 // Runner.MaxBlocks blocks per subagent; past that a block is recorded as failed and the stop
 // proceeds. When the hooks let it stop, they are not run again for its SubagentStop.
 //
-// SessionEnded hooks run after the recording is closed (nothing may follow SessionEnded), so
-// their outcomes are not recorded. Close waits for the hooks in flight before SessionEnded,
-// except when the session ends on a signal or an error: then they are killed.
+// SessionEnded hooks run as the session ends, after the hooks in flight, and each HookRan is
+// recorded just before SessionEnded (nothing may follow it). Close waits for the hooks in
+// flight first, except when the session ends on a signal or an error: then they are killed.
 
 // afterEvent starts the hooks of a recorded event. Called by emitOne with emitMu held.
 func (x *Orchestrator) afterEvent(ev session.Event) {
@@ -166,14 +167,25 @@ func (x *Orchestrator) waitHooks(kill bool) {
 	}
 }
 
-// sessionEndedHooks runs the SessionEnded hooks once SessionEnded is recorded; their
-// outcomes are not recorded (nothing may follow SessionEnded).
-func (x *Orchestrator) sessionEndedHooks(ev session.Event, kill bool) {
+// sessionEndedHooks runs the SessionEnded hooks as the session ends, one after another, and
+// records each HookRan before the SessionEnded itself (nothing may follow it). Their stdin is
+// the SessionEnded about to be recorded, with the seq it will have; their HookRan's
+// trigger_seq is 0: the end that follows. On a signal or an error they run killed at once.
+func (x *Orchestrator) sessionEndedHooks(end session.SessionEnded, kill bool) {
 	r := x.o.Hooks
-	if !r.Any("SessionEnded") || ev.Data == nil {
+	if !r.Any("SessionEnded") {
+		return
+	}
+	list := r.Matching("SessionEnded", "", "")
+	if len(list) == 0 {
 		return
 	}
 	in, dir, _ := x.hookInput("SessionEnded", "")
+	x.mu.Lock()
+	ev := session.New("", end)
+	ev.Seq, ev.SessionID = x.state.LastSeq+uint64(len(list))+1, x.o.SessionID
+	x.mu.Unlock()
+	ev.TS = x.clock.Now().UTC().Truncate(time.Microsecond)
 	payload, err := in.Marshal(ev)
 	if err != nil {
 		return
@@ -182,7 +194,10 @@ func (x *Orchestrator) sessionEndedHooks(ev session.Event, kill bool) {
 	if kill {
 		ctx = x.hookCtx
 	}
-	for _, h := range r.Matching("SessionEnded", "", "") {
-		r.Run(ctx, h, dir, payload, false)
+	for _, h := range list {
+		res := r.Run(ctx, h, dir, payload, false)
+		if _, err := x.emit("", res.Event(h, "SessionEnded", 0)); err != nil {
+			return
+		}
 	}
 }

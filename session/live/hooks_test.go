@@ -191,8 +191,8 @@ func TestHookEnvironmentScrubbed(t *testing.T) {
 	}
 }
 
-// A workspace's hooks run only when trusted; the user's always do. SessionEnded hooks run
-// after the recording ends and are not recorded.
+// A workspace's hooks run only when trusted; the user's always do. A SessionEnded hook's
+// HookRan is recorded just before the end.
 func TestHookWorkspaceTrust(t *testing.T) {
 	for _, trusted := range []bool{false, true} {
 		h := newHarness(t)
@@ -221,11 +221,18 @@ func TestHookWorkspaceTrust(t *testing.T) {
 				t.Errorf("trusted %v: %s ran = %v, want %v", trusted, name, err == nil, want)
 			}
 		}
-		if n := len(o.find(session.TypeHookRan, "")); n != map[bool]int{false: 1, true: 2}[trusted] {
+		if n := len(o.find(session.TypeHookRan, "")); n != map[bool]int{false: 1, true: 3}[trusted] {
 			t.Errorf("trusted %v: %d HookRan", trusted, n)
 		}
-		if evs := o.events; evs[len(evs)-1].Type != session.TypeSessionEnded {
+		evs := o.events
+		if evs[len(evs)-1].Type != session.TypeSessionEnded {
 			t.Errorf("the last event is %s", evs[len(evs)-1].Type)
+		}
+		if prev := evs[len(evs)-2]; trusted {
+			d, ok := prev.Data.(session.HookRan)
+			if !ok || d.HookEvent != "SessionEnded" || d.Outcome != session.HookOK || d.TriggerSeq != 0 {
+				t.Errorf("before the end: %v %+v", prev, prev.Data)
+			}
 		}
 	}
 }

@@ -739,10 +739,9 @@ func (x *Orchestrator) Close(reason string) error {
 	x.mu.Lock()
 	d := x.clock.Now().Sub(x.startedAt)
 	x.mu.Unlock()
-	ended, err := x.emit("", session.SessionEnded{Reason: reason, DurationMS: d.Milliseconds()})
-	if err == nil {
-		x.sessionEndedHooks(ended, kill)
-	}
+	end := session.SessionEnded{Reason: reason, DurationMS: d.Milliseconds()}
+	x.sessionEndedHooks(end, kill) // recorded before the end itself (hooks.go)
+	_, err := x.emit("", end)
 	x.hookStop()
 	x.stop()
 	x.closeIsolation()
