@@ -639,7 +639,8 @@ const (
 // HookRan records one run of a user's hook (session/hooks): which event ran it, the command
 // as configured, how it ended. subagent_id is the subagent the event is about, if any. A
 // SubagentStop hook that runs before the stop (a subagent that ended its turn, which the hook
-// may send back to work) has no trigger_seq: the stop is not recorded yet. A block is
+// may send back to work) has no trigger_seq: the stop is not recorded yet; nor has a
+// SessionEnded hook, whose HookRan comes just before the SessionEnded it ran for. A block is
 // followed by the reason as a UserNote to the subagent, then its next turn.
 type HookRan struct {
 	HookEvent string `json:"hook_event"`
