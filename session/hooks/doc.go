@@ -64,13 +64,15 @@
 //
 // # Blocking a stop
 //
-// A subagent summit runs itself (not an ACP or remote agent) runs its SubagentStop hooks when
-// its model ends with a final message, before the stop is recorded. A block sends the reason
-// to the subagent as a new user message (a UserNote to it) and the subagent takes another
-// turn; stop_hook_active and block_count tell the hook it already blocked. After max_blocks
-// blocks a further block is recorded as failed, saying why, and the subagent stops. Other
-// subagents' SubagentStop hooks, and every other event's, run after the event is recorded
-// and cannot block: exit code 2 there is a failure.
+// A subagent summit runs itself runs its SubagentStop hooks when its model ends with a final
+// message, and an external (ACP) agent when its prompt turn ends (end_turn) with nothing more
+// to say to it, before the stop is recorded. A block sends the reason to the subagent as a
+// new user message (a UserNote to it; for an ACP agent, its next session/prompt) and the
+// subagent takes another turn; stop_hook_active and block_count tell the hook it already
+// blocked. After max_blocks blocks a further block is recorded as failed, saying why, and the
+// subagent stops. A remote ABI agent's run (one invocation) and an ACP agent's own children
+// stop where they are: their SubagentStop hooks, and every other event's, run after the event
+// is recorded and cannot block: exit code 2 there is a failure.
 //
 // # Trust
 //

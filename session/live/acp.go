@@ -267,6 +267,16 @@ func (x *Orchestrator) runACP(s *sub, deadline time.Time) (res runtime.Result) {
 			turnErr = acp.ErrCancelled
 			break
 		}
+		if !ok && x.o.Hooks.Any("SubagentStop") {
+			// Its SubagentStop hooks may send it back to work, as for a native subagent: the
+			// reason goes to the agent as its next prompt (hooks.go, bounded by max_blocks).
+			reason, err := x.stopHooks(ctx, s, last)
+			if err != nil {
+				turnErr = acp.ErrCancelled
+				break
+			}
+			more, ok = reason, reason != ""
+		}
 		if !ok {
 			break
 		}

@@ -22,7 +22,9 @@ import (
 // when the model ends with a final message (runtime.Config.BeforeStop): a hook that blocks
 // sends its reason back as a UserNote to the subagent, which takes another turn. At most
 // Runner.MaxBlocks blocks per subagent; past that a block is recorded as failed and the stop
-// proceeds. When the hooks let it stop, they are not run again for its SubagentStop.
+// proceeds. When the hooks let it stop, they are not run again for its SubagentStop. An ACP
+// agent's run does the same when its prompt turn ends with nothing more to send (acp.go): a
+// block's reason is its next prompt.
 //
 // SessionEnded hooks run as the session ends, after the hooks in flight, and each HookRan is
 // recorded just before SessionEnded (nothing may follow it). Close waits for the hooks in

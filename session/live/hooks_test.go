@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,5 +252,28 @@ func TestReplayRunsNoHooks(t *testing.T) {
 	after, _ := os.ReadFile(count)
 	if string(before) != "ran\n" || string(after) != string(before) || !strings.Contains(text, "SubagentStart hook `echo ran") {
 		t.Errorf("hook ran %q, after replay %q; replay shows the hook: %v", before, after, strings.Contains(text, "SubagentStart hook"))
+	}
+}
+
+// An external (ACP) agent's SubagentStop hook may block its stop as a native subagent's does:
+// the reason is the agent's next prompt, then it stops; the hook is not run again at the
+// recorded stop.
+func TestACPStopHookBlocks(t *testing.T) {
+	c := newACPCase(t, "say a first answer\n---\nsay "+capsule+"\n", nil)
+	marker := filepath.Join(t.TempDir(), "blocked")
+	cmd := fmt.Sprintf(`if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; echo "run the linter first" >&2; exit 2`, marker)
+	c.hooks = hooks.New(hooks.Options{Hooks: hookList("SubagentStop", provider.Hook{Command: cmd}),
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}})
+	o := c.live(nil, "/delegate paint --agent-type fake")
+	c.logHas(t, `prompt 2: "run the linter first"`)
+	if st := o.stop(t, "sa-1"); st.Outcome != session.OutcomeSuccess || st.Capsule == nil || st.Capsule.Summary != "wrote pkg/new.go" {
+		t.Errorf("stop: %+v", st)
+	}
+	var outcomes []string
+	for _, e := range o.find(session.TypeHookRan, "sa-1") {
+		outcomes = append(outcomes, e.Data.(session.HookRan).Outcome)
+	}
+	if strings.Join(outcomes, ",") != "blocked,ok" {
+		t.Errorf("hook outcomes %v, want blocked then ok", outcomes)
 	}
 }
