@@ -61,8 +61,9 @@ a note for the log
 			}
 		}
 	}
-	want := []string{"SubagentSpawned", "SubagentIsolated", "subagent_start", "SubagentActive", "token", "tool_call", "tool_result",
-		"tool_call", "tool_result", "token", "SubagentChanges", "SubagentStop"}
+	// Each model call ends with its ModelTurn, after its text and before the tool calls it asked for.
+	want := []string{"SubagentSpawned", "SubagentIsolated", "subagent_start", "SubagentActive", "token", "ModelTurn", "tool_call", "tool_result",
+		"tool_call", "tool_result", "token", "ModelTurn", "SubagentChanges", "SubagentStop"}
 	if !slices.Equal(order, want) {
 		t.Errorf("sa-1 order\n got %v\nwant %v", order, want)
 	}
