@@ -790,12 +790,18 @@ type scriptStream struct {
 	req     Request
 	steps   []Step
 	pending []Delta
-	wait    time.Duration // before each pending text delta
-	next    time.Time     // when the next paced delta is due (zero: at the first one)
-	slept   time.Duration // what this stream slept: its clock when the config has no Now
-	calls   int
-	out     int64
-	done    bool
+	// text is a say, think or ask step's text still to stream, from textPos, a word a delta
+	// (one delta when the tape has no rate): split as it streams, so a long step costs its
+	// text, not a delta per word up front. pending follows it.
+	text     string
+	textKind DeltaKind
+	textPos  int
+	wait     time.Duration // before each text delta
+	next     time.Time     // when the next paced delta is due (zero: at the first one)
+	slept    time.Duration // what this stream slept: its clock when the config has no Now
+	calls    int
+	out      int64
+	done     bool
 }
 
 func (s *scriptStream) Close() error { return nil }
@@ -805,9 +811,15 @@ func (s *scriptStream) Next() (Delta, error) {
 		if err := s.ctx.Err(); err != nil {
 			return Delta{}, err
 		}
-		if len(s.pending) > 0 {
-			d := s.pending[0]
+		var d Delta
+		ok := false
+		if s.textPos < len(s.text) {
+			d, ok = s.nextText(), true
+		} else if len(s.pending) > 0 {
+			d, ok = s.pending[0], true
 			s.pending = s.pending[1:]
+		}
+		if ok {
 			if s.wait > 0 && (d.Kind == DeltaText || d.Kind == DeltaThinking) {
 				now := time.Time{}.Add(s.slept)
 				if s.p.c.Now != nil {
@@ -849,12 +861,12 @@ func (s *scriptStream) Next() (Delta, error) {
 		}
 		switch {
 		case st.Say != "":
-			s.pending = words(DeltaText, st.Say, s.tape.Rate)
+			s.setText(DeltaText, st.Say)
 		case st.Think != "":
-			s.pending = words(DeltaThinking, st.Think, s.tape.Rate)
+			s.setText(DeltaThinking, st.Think)
 		case st.Ask != "":
-			s.pending = append(words(DeltaText, st.Ask, s.tape.Rate),
-				Delta{Kind: DeltaUsage, Usage: Usage{Output: s.out}}, Delta{Kind: DeltaStop, StopReason: StopAwaitUser})
+			s.setText(DeltaText, st.Ask)
+			s.pending = []Delta{{Kind: DeltaUsage, Usage: Usage{Output: s.out}}, {Kind: DeltaStop, StopReason: StopAwaitUser}}
 			s.done = true
 		case st.Text != "":
 			s.pending = []Delta{{Kind: DeltaText, Text: st.Text}}
@@ -877,25 +889,30 @@ func (s *scriptStream) Next() (Delta, error) {
 	}
 }
 
-// words splits text into word deltas (each word keeps the spaces before it), or one delta when
-// rate is 0.
-func words(kind DeltaKind, text string, rate float64) []Delta {
-	if rate <= 0 {
-		return []Delta{{Kind: kind, Text: text}}
-	}
-	var out []Delta
-	start := 0
-	inWord := false
-	for i, r := range text {
-		sp := unicode.IsSpace(r)
-		if sp && inWord {
-			out = append(out, Delta{Kind: kind, Text: text[start:i]})
-			start = i
+// setText starts streaming a step's text.
+func (s *scriptStream) setText(kind DeltaKind, text string) {
+	s.text, s.textKind, s.textPos = text, kind, 0
+}
+
+// nextText is the next delta of the text streaming: the next word with the spaces before it,
+// or the whole text when the tape has no rate. The text is not empty past textPos.
+func (s *scriptStream) nextText() Delta {
+	rest := s.text[s.textPos:]
+	end := len(rest)
+	if s.tape.Rate > 0 {
+		inWord := false
+		for i, r := range rest {
+			sp := unicode.IsSpace(r)
+			if sp && inWord {
+				end = i
+				break
+			}
+			inWord = !sp
 		}
-		inWord = !sp
 	}
-	if start < len(text) {
-		out = append(out, Delta{Kind: kind, Text: text[start:]})
+	s.textPos += end
+	if s.textPos >= len(s.text) {
+		s.text, s.textPos = "", 0
 	}
-	return out
+	return Delta{Kind: s.textKind, Text: rest[:end]}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -510,5 +512,61 @@ func TestScriptEndTurn(t *testing.T) {
 	}
 	if _, err := ParseTapes([]byte("tapes:\n  - name: a\n    steps:\n      - end_turn: false\n"), "t.yaml"); err == nil || !strings.Contains(err.Error(), "t.yaml:4: end_turn takes true") {
 		t.Errorf("end_turn: false: %v", err)
+	}
+}
+
+// TestScriptLongSayStreamsLazily: a say of a million words streams word by word, the words
+// (spaces kept) joining back to the text exactly, without splitting the whole text up front:
+// the first delta allocates next to nothing (a delta per word up front was ~150 MB here, and
+// 200 such streams at once took a session past 20 GB).
+func TestScriptLongSayStreamsLazily(t *testing.T) {
+	var b strings.Builder
+	for i := range 1_000_000 {
+		if i%12 == 11 {
+			fmt.Fprintf(&b, "w%d\\n", i)
+		} else {
+			fmt.Fprintf(&b, "w%d ", i)
+		}
+	}
+	say := "  " + b.String() + "end"
+	tape := "tapes:\n  - name: long\n    match: {agent: long}\n    rate: 1000000\n    steps:\n      - say: \"" + say + "\"\n"
+	tapes, err := ParseTapes([]byte(tape), "long.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewScript(ScriptConfig{Tapes: tapes, Sleep: func(context.Context, time.Duration) error { return nil }})
+	st, err := p.Stream(context.Background(), Request{Agent: "long", AgentType: "long", Task: "x", Attempt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	first, err := st.Next()
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("the first delta of a long say allocated %d bytes", grew)
+	}
+	var got strings.Builder
+	got.WriteString(first.Text)
+	n := 1
+	for {
+		d, err := st.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind == DeltaText {
+			got.WriteString(d.Text)
+			n++
+		}
+	}
+	want := strings.ReplaceAll(say, `\n`, "\n")
+	if got.String() != want || n != 1_000_001 || first.Text != "  w0" {
+		t.Errorf("%d deltas, first %q; the text joins back: %v", n, first.Text, got.String() == want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
@@ -48,6 +49,7 @@ func main() {
 	stop := startProfile()
 	code := run(os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	writeHeapProfile()
 	os.Exit(code)
 }
 
@@ -70,6 +72,25 @@ func startProfile() func() {
 		return func() {}
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// writeHeapProfile writes what the heap holds at exit to $SUMMIT_MEMPROFILE when it is set
+// (what a long session retains: testdata/perf reads it).
+func writeHeapProfile() {
+	path := os.Getenv("SUMMIT_MEMPROFILE")
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "summit: SUMMIT_MEMPROFILE: %v\n", err)
+		return
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "summit: SUMMIT_MEMPROFILE: %v\n", err)
+	}
 }
 
 // run executes the CLI with args and returns the exit code; tests call it directly.
