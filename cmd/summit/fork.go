@@ -103,11 +103,11 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 		fmt.Fprintf(stderr, "summit: fork: %s\n", session.Sanitize(restored))
 	}
 	if res.Prefix != "" {
-		notes = append(notes, fmt.Sprintf("the parent workspace is the folder %s of its repository: the parent's subagent changes cannot be /apply-ed here", res.Prefix))
+		notes = append(notes, fmt.Sprintf("the parent workspace is the folder %s of its repository: the parent's subagents' changes do not fit this workspace, and /apply and /converge refuse them (/retry makes them again)", res.Prefix))
 	}
 	fmt.Fprintf(stderr, "summit: fork of %s at #%d, in %s\n", session.Sanitize(p.Parent.SessionID), p.Parent.Seq, session.Sanitize(res.Dir))
 	ok = true
-	return &live.ForkStart{Plan: p, Restored: restored, Notes: notes}, res.Dir, nil
+	return &live.ForkStart{Plan: p, Restored: restored, Notes: notes, Foreign: res.Prefix != ""}, res.Dir, nil
 }
 
 // removeForkDir undoes a fork's folder: removed when the fork made it, emptied when it was an

@@ -466,3 +466,47 @@ func TestForkImported(t *testing.T) {
 		t.Errorf("only %d forks", forks)
 	}
 }
+
+// TestForkOfSubfolderWorkspace: a parent whose workspace was a folder inside a repository forks
+// into a workspace holding that folder's files at its top; the parent's subagents' commits
+// (which hold the whole repository) are refused by /apply, naming /retry, which works.
+func TestForkOfSubfolderWorkspace(t *testing.T) {
+	forkEnv(t)
+	repo := t.TempDir()
+	app := filepath.Join(repo, "app")
+	os.MkdirAll(app, 0o755)
+	for name, body := range demoFiles {
+		os.WriteFile(filepath.Join(app, name), []byte(body), 0o644)
+	}
+	os.WriteFile(filepath.Join(repo, "TOP.md"), []byte("top\n"), 0o644)
+	gitRun(t, repo, "init", "-q")
+	gitRun(t, repo, "add", ".")
+	gitRun(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x")
+	script := filepath.Join(t.TempDir(), "s.summit")
+	os.WriteFile(script, []byte("/delegate \"fix rounding in cart.go, variant A\" --agent-type builder\n/wait sa-1\n"), 0o644)
+	rec := filepath.Join(t.TempDir(), "p.jsonl")
+	if code, _, errOut := summit(t, "run", "--script", script, "--workspace", app, "--record", rec); code != 0 {
+		t.Fatalf("parent: %d\n%s", code, errOut)
+	}
+	st, _, _ := record.LoadFile(rec, record.ReadOptions{})
+	code, errOut, out, into := forkRun(t, app, rec, st.LastSeq-1, "/apply sa-1\n/retry sa-1\n/wait sa-2\n/apply sa-2\n")
+	if code != 1 || !strings.Contains(errOut, "do not fit this fork's workspace; /retry sa-1") {
+		t.Fatalf("exit %d (the /apply of the parent's change is rejected):\n%s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(into, "cart.go")); err != nil {
+		t.Errorf("the fork's workspace lacks the folder's files at its top: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(into, "TOP.md")); err == nil {
+		t.Error("the fork's workspace holds the repository's top, not the folder")
+	}
+	fst, _, err := record.LoadFile(out, record.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fst.Applies) != 1 || fst.Applies[0].Source != "sa-2" || len(fst.Fork.Notes) == 0 {
+		t.Errorf("applies %+v notes %v", fst.Applies, fst.Fork.Notes)
+	}
+	if b, _ := os.ReadFile(filepath.Join(into, "cart.go")); string(b) == demoFiles["cart.go"] {
+		t.Error("the retried subagent's change did not land in the fork")
+	}
+}

@@ -53,6 +53,11 @@ func (x *Orchestrator) converge(line string, c commands.Converge) (Reply, error)
 	if bad != "" {
 		return x.rejectf(line, c, "unknown subagent %s%s", bad, didYouMean(bad, ids))
 	}
+	for _, id := range c.SubagentIDs {
+		if why := x.foreignChanges(id); why != "" {
+			return x.rejectf(line, c, "%s", why)
+		}
+	}
 	if err := x.issue(line, c); err != nil {
 		return Reply{}, err
 	}

@@ -20,6 +20,25 @@ type ForkStart struct {
 	// carried over.
 	Restored string
 	Notes    []string
+	// Foreign is set when the parent's recorded commits do not fit the fork's repository (the
+	// parent workspace was a folder inside a repository: its commits hold the whole
+	// repository): the parent's subagents' changes are then refused by /apply and /converge.
+	Foreign bool
+}
+
+// foreignChanges says why subagent id's recorded changes cannot land in this fork ("" when
+// they can).
+func (x *Orchestrator) foreignChanges(id string) string {
+	if x.o.Fork == nil || !x.o.Fork.Foreign {
+		return ""
+	}
+	x.mu.Lock()
+	inherited := x.inherited[id]
+	x.mu.Unlock()
+	if !inherited {
+		return ""
+	}
+	return fmt.Sprintf("%s's changes were recorded in the parent session, whose workspace was a folder inside a repository: they do not fit this fork's workspace; /retry %s makes them again here", id, id)
 }
 
 // startFork records the fork's beginning (x.mu is not held; nothing else runs yet).

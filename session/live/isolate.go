@@ -222,6 +222,8 @@ func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
 		return x.rejectf(line, c, "/apply writes files and needs acceptEdits or higher; this session runs in %s", mode)
 	case sa.Isolation == nil:
 		return x.rejectf(line, c, "%s worked in the main workspace: it has no isolated changes to apply", sa.ID)
+	case x.foreignChanges(sa.ID) != "":
+		return x.rejectf(line, c, "%s", x.foreignChanges(sa.ID))
 	case sa.Changes == nil:
 		return x.rejectf(line, c, "%s is still running; /wait %s, then /apply it", sa.ID, sa.ID)
 	case sa.Changes.Error != "":
