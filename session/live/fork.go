@@ -49,8 +49,6 @@ func (x *Orchestrator) foreignChanges(id string) string {
 // redacted when it recorded them, and the recorder redacts every line again anyway.
 func (x *Orchestrator) startFork(started session.SessionStarted) error {
 	f := x.o.Fork
-	x.setForking(true)
-	defer x.setForking(false)
 	if _, err := x.emit("", f.Plan.Forked(started, f.Restored, f.Notes)); err != nil {
 		return err
 	}
@@ -61,7 +59,6 @@ func (x *Orchestrator) startFork(started session.SessionStarted) error {
 	if err != nil {
 		return err
 	}
-	x.setForking(false)
 	// What was open is closed at the fork point's time: an interrupted subagent ran until then.
 	at := f.Plan.State.LastTS
 	for _, e := range f.Plan.Closing() {
@@ -119,20 +116,6 @@ func (x *Orchestrator) emitAt(subagentID string, d session.Data, ts time.Time) (
 		x.o.OnEvent(ev)
 	}
 	return ev, err
-}
-
-func (x *Orchestrator) setForking(on bool) {
-	x.mu.Lock()
-	x.forking = on
-	x.mu.Unlock()
-}
-
-// Forking reports whether the session is still recording its parent's events (a fork's
-// start): observers that act on events (hooks, exports) leave those alone.
-func (x *Orchestrator) Forking() bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.forking
 }
 
 var numberedID = regexp.MustCompile(`^(base|apply)-(\d+)$`)

@@ -149,8 +149,6 @@ type Orchestrator struct {
 	rejected  int
 	startedAt time.Time
 	ended     bool
-	// forking is set while a fork's start records its parent's events (mu).
-	forking bool
 	// inherited are a fork's parent's subagent and convergence ids (mu; nil otherwise).
 	inherited map[string]bool
 
