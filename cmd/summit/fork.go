@@ -80,16 +80,28 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 	if restored == "" {
 		// No snapshot to start from: the parent workspace as it is now, which may hold later
 		// changes than the fork point had.
-		if st, serr := os.Stat(parentWS); parentWS == "" || serr != nil || !st.IsDir() {
-			// Nothing to rebuild from (an imported session from another machine, a demo's
-			// removed workspace without snapshots): the fork starts in an empty folder.
+		why := ""
+		home, _ := os.UserHomeDir()
+		_, imported := p.ParentStarted.Config["imported_from"]
+		switch st, serr := os.Stat(parentWS); {
+		case parentWS == "":
+			why = "the recording names no workspace and holds no snapshot"
+		case serr != nil || !st.IsDir():
+			why = fmt.Sprintf("the parent workspace %q no longer exists and the recording holds no snapshot of it", parentWS)
+		case filepath.Clean(parentWS) == "/" || home != "" && filepath.Clean(parentWS) == filepath.Clean(home):
+			// A session run in the home folder (or /): copying it would copy everything.
+			why = fmt.Sprintf("the parent workspace %q is a home or root folder, which summit does not copy", parentWS)
+		case imported && !gitws.InRepository(ctx, parentWS):
+			// Another tool's session names a folder summit never snapshotted; without git's
+			// ignore files nothing bounds what a copy would take.
+			why = fmt.Sprintf("the imported session's folder %q is not a repository and the recording holds no snapshot of it", parentWS)
+		}
+		if why != "" {
+			// Nothing to rebuild from: the fork starts in an empty folder.
 			if res.Dir, err = emptyFolder(dir); err != nil {
 				return nil, "", err
 			}
-			restored = fmt.Sprintf("an empty folder: the parent workspace %q no longer exists and the recording holds no snapshot of it", parentWS)
-			if parentWS == "" {
-				restored = "an empty folder: the recording names no workspace and holds no snapshot"
-			}
+			restored = "an empty folder: " + why
 		} else {
 			commit, private, serr := gitws.SnapshotNow(ctx, parentWS, gitws.Options{SessionID: id})
 			if serr != nil {

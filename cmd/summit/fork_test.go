@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -508,5 +509,51 @@ func TestForkOfSubfolderWorkspace(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(into, "cart.go")); string(b) == demoFiles["cart.go"] {
 		t.Error("the retried subagent's change did not land in the fork")
+	}
+}
+
+// TestForkImportedWorkspace: an imported session whose folder still exists forks with a copy of
+// it when it is a repository (bounded by git's ignore files), and into an empty folder when
+// it is not (nothing bounds what a copy would take), saying which.
+func TestForkImportedWorkspace(t *testing.T) {
+	forkEnv(t)
+	plain, repo := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(plain, "big.bin"), []byte("not copied"), 0o644)
+	os.WriteFile(filepath.Join(repo, "kept.txt"), []byte("copied"), 0o644)
+	gitRun(t, repo, "init", "-q")
+	gitRun(t, repo, "add", ".")
+	gitRun(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x")
+	for _, c := range []struct {
+		cwd, file, restored string
+		copied              bool
+	}{
+		{plain, "big.bin", "is not a repository", false},
+		{repo, "kept.txt", "as it is now", true},
+	} {
+		src := filepath.Join(t.TempDir(), "proj")
+		os.MkdirAll(src, 0o755)
+		line := func(typ, uuid, body string) string {
+			return fmt.Sprintf(`{"parentUuid":null,"isSidechain":false,"cwd":%q,"sessionId":"imp-1","version":"2.0.50","type":%q,"uuid":%q,"timestamp":"2026-01-01T10:00:0%sZ",%s}`,
+				c.cwd, typ, uuid, uuid[1:], body)
+		}
+		data := line("user", "u1", `"message":{"role":"user","content":"hello"}`) + "\n" +
+			line("assistant", "u2", `"message":{"model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":3,"output_tokens":1}}`) + "\n"
+		os.WriteFile(filepath.Join(src, "imp-1.jsonl"), []byte(data), 0o644)
+		out := t.TempDir()
+		if code, _, errOut := summit(t, "import", "-o", out, src); code != 0 {
+			t.Fatalf("import: %d %s", code, errOut)
+		}
+		rec := filepath.Join(out, "s-claude-imp-1.jsonl")
+		code, errOut, fork, into := forkRun(t, c.cwd, rec, 3, "/status\n")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", c.cwd, code, errOut)
+		}
+		st, _, err := record.LoadFile(fork, record.ReadOptions{})
+		if err != nil || !strings.Contains(st.Fork.Restored, c.restored) {
+			t.Errorf("%s: %v restored %q", c.cwd, err, st.Fork.Restored)
+		}
+		if _, err := os.Stat(filepath.Join(into, c.file)); (err == nil) != c.copied {
+			t.Errorf("%s: %s copied = %v, want %v", c.cwd, c.file, err == nil, c.copied)
+		}
 	}
 }

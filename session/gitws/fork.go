@@ -172,3 +172,14 @@ func short(c string) string {
 	}
 	return c
 }
+
+// InRepository reports whether dir is inside a git work tree (git rev-parse), for callers that
+// copy a workspace only when git bounds what it holds (its ignore files).
+func InRepository(ctx context.Context, dir string) bool {
+	bin, err := findGit(ctx, "")
+	if err != nil {
+		return false
+	}
+	out, _, err := runGit(ctx, bin, gitCmd{dir: dir, args: []string{"rev-parse", "--is-inside-work-tree"}})
+	return err == nil && strings.TrimSpace(string(out)) == "true"
+}
