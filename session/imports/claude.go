@@ -159,14 +159,11 @@ func claudeChildren(path string) []string {
 
 // firstSessionID reads the sessionId of a Claude Code file's first lines.
 func firstSessionID(path string) string {
-	f, err := os.Open(path)
+	head, err := readHead(path, 64<<10)
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	n, _ := f.Read(buf)
-	for _, l := range bytes.Split(buf[:n], []byte{'\n'}) {
+	for _, l := range bytes.Split(head, []byte{'\n'}) {
 		var v struct {
 			SessionID string `json:"sessionId"`
 		}

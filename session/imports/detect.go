@@ -43,17 +43,10 @@ var codexItems = map[string]bool{"message": true, "reasoning": true, "function_c
 // Detect tells a session file's format by its content: the keys of its first lines (JSONL),
 // or its shape (a Gemini CLI whole-JSON session or checkpoint).
 func Detect(path string) (Format, error) {
-	f, err := os.Open(path)
+	head, err := readHead(path, detectHead)
 	if err != nil {
 		return "", lineErr(path, 0, "%v", unwrapPath(err))
 	}
-	defer f.Close()
-	head := make([]byte, detectHead)
-	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return "", lineErr(path, 0, "%v", unwrapPath(err))
-	}
-	head = head[:n]
 	if fm, ok := detect(head); ok {
 		return fm, nil
 	}
@@ -125,4 +118,20 @@ func detect(head []byte) (Format, bool) {
 		}
 	}
 	return "", false
+}
+
+// readHead is the first n bytes of the file at path (all of it when shorter): what detection
+// and the links between a session's files are read from.
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, n)
+	k, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, err
+	}
+	return head[:k], nil
 }

@@ -180,14 +180,10 @@ func geminiChildren(path string) []string {
 
 // geminiSessionID reads the sessionId a chat file starts with.
 func geminiSessionID(path string) string {
-	f, err := os.Open(path)
+	head, err := readHead(path, 64<<10)
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	n, _ := f.Read(buf)
-	head := buf[:n]
 	if i := bytes.IndexByte(head, '\n'); i >= 0 && strings.HasSuffix(path, ".jsonl") {
 		head = head[:i]
 	}
