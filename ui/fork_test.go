@@ -34,7 +34,7 @@ func TestReplayForkKey(t *testing.T) {
 		t.Fatal("F then . forked")
 	}
 	press(m, "F")
-	_, cmd := m.Update(tea.KeyPressMsg{Code: 'F', Text: "F"})
+	_, cmd := m.Update(keyMsg("F"))
 	if m.ForkSeq() != seq+1 {
 		t.Errorf("fork seq %d, want %d (the event stepped to)", m.ForkSeq(), seq+1)
 	}
@@ -54,7 +54,7 @@ func TestReplayForkKey(t *testing.T) {
 		t.Fatal("the test recording has no SessionEnded")
 	}
 	press(m2, "F")
-	m2.Update(tea.KeyPressMsg{Code: 'F', Text: "F"})
+	m2.Update(keyMsg("F"))
 	if m2.ForkSeq() != end.LastSeq-1 {
 		t.Errorf("at the end: fork seq %d, want %d", m2.ForkSeq(), end.LastSeq-1)
 	}
@@ -75,7 +75,7 @@ func TestSplitForkKey(t *testing.T) {
 		s := NewSplit(a, b, [2]string{"a", "b"}, SyncSeq, Options{Now: time.Now, Dark: true, After: noTimer})
 		s.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
 		send := func(k string) tea.Cmd {
-			_, cmd := s.Update(tea.KeyPressMsg{Code: []rune(k)[0], Text: k})
+			_, cmd := s.Update(keyMsg(k))
 			return cmd
 		}
 		if lead == 1 {

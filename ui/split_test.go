@@ -57,20 +57,7 @@ func newSplit(t *testing.T, w, h int, sync SyncMode) (*Split, *Replay, *Replay, 
 // splitPress sends keys to the split the way the program would, running what they return.
 func splitPress(s *Split, keys ...string) {
 	for _, k := range keys {
-		var msg tea.KeyPressMsg
-		switch k {
-		case "tab":
-			msg = tea.KeyPressMsg{Code: tea.KeyTab}
-		case "down":
-			msg = tea.KeyPressMsg{Code: tea.KeyDown}
-		case "enter":
-			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
-		case "space":
-			msg = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
-		default:
-			msg = tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
-		}
-		_, cmd := s.Update(msg)
+		_, cmd := s.Update(keyMsg(k))
 		runSplitCmd(s, cmd)
 	}
 }
