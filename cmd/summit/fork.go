@@ -47,11 +47,11 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 	defer cancel()
 	// A fork that cannot be restored leaves no half-written folder: the folder goes again
 	// (it was missing or empty before).
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return nil, "", fmt.Errorf("%s is not empty; a fork's workspace must be a new folder", dir)
-	}
 	_, statErr := os.Stat(dir)
 	created := errors.Is(statErr, os.ErrNotExist)
+	if _, err := gitws.NewFolder(dir); err != nil { // refuses a folder that holds anything
+		return nil, "", err
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -98,7 +98,7 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 		}
 		if why != "" {
 			// Nothing to rebuild from: the fork starts in an empty folder.
-			if res.Dir, err = emptyFolder(dir); err != nil {
+			if res.Dir, err = gitws.NewFolder(dir); err != nil {
 				return nil, "", err
 			}
 			restored = "an empty folder: " + why
@@ -133,17 +133,6 @@ func removeForkDir(dir string, created bool) {
 	for _, e := range ents {
 		os.RemoveAll(filepath.Join(dir, e.Name()))
 	}
-}
-
-// emptyFolder makes dir, which must be missing or empty, and returns it resolved.
-func emptyFolder(dir string) (string, error) {
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return "", fmt.Errorf("%s is not empty; a fork's workspace must be a new folder", dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(dir)
 }
 
 func short(c string) string {

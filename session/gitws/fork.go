@@ -71,7 +71,7 @@ func Restore(ctx context.Context, source string, private bool, commit, dir strin
 		args: []string{"cat-file", "-e", commit + "^{commit}"}}); err != nil {
 		return Restored{}, fmt.Errorf("gitws: commit %s in %s: %w", short(commit), r.common, ErrSnapshotGone)
 	}
-	out, err := newFolder(dir)
+	out, err := NewFolder(dir)
 	if err != nil {
 		return Restored{}, err
 	}
@@ -153,8 +153,9 @@ func privateDir(cache, workspace string) string {
 	return filepath.Join(cache, "repos", hex.EncodeToString(sum[:])[:16])
 }
 
-// newFolder makes dir (a missing or empty folder) and returns it resolved.
-func newFolder(dir string) (string, error) {
+// NewFolder makes dir (a missing or empty folder) and returns it resolved: a fork's workspace,
+// which Restore fills, or which stays empty when there is nothing to restore.
+func NewFolder(dir string) (string, error) {
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 		return "", fmt.Errorf("gitws: %s is not empty; a fork's workspace must be a new folder", dir)
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
