@@ -106,19 +106,16 @@ func Load(path string, seq uint64) (*Plan, error) {
 		p.Parent.Path = path
 	}
 
-	// The fold at the fork point, and the content hash of the bytes it came from.
+	// The fold at the fork point, and the content hash of the bytes it came from, in one read.
 	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, p.end)); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	p.Parent.SHA256 = hex.EncodeToString(h.Sum(nil))
 	st := &session.State{}
-	_, err = record.ForEach(io.NewSectionReader(f, 0, p.end), record.ReadOptions{NoText: true}, func(e session.Event) error {
+	_, err = record.ForEach(io.TeeReader(io.NewSectionReader(f, 0, p.end), h), record.ReadOptions{NoText: true}, func(e session.Event) error {
 		return session.Apply(st, e)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	p.Parent.SHA256 = hex.EncodeToString(h.Sum(nil))
 	if st.LastSeq != seq {
 		return nil, fmt.Errorf("%s: the fold stopped at #%d, not #%d", path, st.LastSeq, seq)
 	}
