@@ -557,3 +557,25 @@ func TestForkImportedWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// TestForkOddSubagentIDs: a recording made by hand, whose subagent id is not sa-N, forks
+// (its running subagent interrupted) instead of crashing on the id's shape.
+func TestForkOddSubagentIDs(t *testing.T) {
+	forkEnv(t)
+	ev := func(seq int, typ, sub, data string) string {
+		return fmt.Sprintf(`{"v":1,"seq":%d,"ts":"2026-01-01T00:00:0%dZ","session_id":"s-odd","type":%q,"subagent_id":%q,"data":%s}`+"\n", seq, seq, typ, sub, data)
+	}
+	rec := filepath.Join(t.TempDir(), "odd.jsonl")
+	os.WriteFile(rec, []byte(ev(1, "SessionStarted", "", `{"schema":1,"workspace":"","permission_mode":"acceptEdits","allowed_tools":[],"provider":"script"}`)+
+		ev(2, "SubagentSpawned", "x", `{"agent_type":"explore","agent_name":"explore","permission_mode":"plan","tools":[],"task_description":"t","timeout_s":10}`)+
+		ev(3, "SubagentActive", "x", `{"initial_state":"running"}`)+
+		ev(4, "UserNote", "", `{"text":"n"}`)), 0o644)
+	code, errOut, out, _ := forkRun(t, t.TempDir(), rec, 4, "/status\n")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	st, _, err := record.LoadFile(out, record.ReadOptions{})
+	if err != nil || st.Subagent("x") == nil || st.Subagent("x").Status != session.StatusInterrupted {
+		t.Fatalf("%v %+v", err, st.Subagent("x"))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/summit-dev/summit/commands"
@@ -76,7 +77,7 @@ func (x *Orchestrator) startFork(started session.SessionStarted) error {
 	}
 	for _, sa := range x.state.Subagents {
 		x.inherited[sa.ID] = true
-		n, _ := strconv.Atoi(sa.ID[len("sa-"):])
+		n, _ := strconv.Atoi(strings.TrimPrefix(sa.ID, "sa-")) // 0 for an id of another shape (a hand-made recording)
 		s := &sub{id: sa.ID, n: n, ctx: x.ctx, stopCtx: func() {}, slot: x.clock.NewEvent(), stopped: x.clock.NewEvent(),
 			arrived: x.clock.NewEvent(), clock: x.clock, outcome: sa.Outcome}
 		s.slot.Fire()
