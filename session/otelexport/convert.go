@@ -689,10 +689,7 @@ func (c *Converter) subagentError(sa *subagent, e session.Event, d session.Subag
 // reported for it and how it stopped; a call that streamed nothing (only tool calls, or a
 // failure) was asked at the subagent's previous event.
 func (c *Converter) modelTurn(sa *subagent, e session.Event, d session.ModelTurn) {
-	if !sa.exact {
-		// A stream-inferred call may be open from before: the ModelTurn ends it.
-		sa.exact = true
-	}
+	sa.exact = true // from here its calls end at their ModelTurns (one inferred before ends here)
 	if sa.phase != phaseStreaming || sa.call == nil {
 		c.openCall(sa, e, sa.lastTS)
 	}
