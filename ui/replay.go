@@ -267,6 +267,17 @@ func (r *Replay) Folded() int {
 	return r.bg.folded
 }
 
+// CaughtUp reports whether the background fold has folded every event or stopped. It is safe
+// to call from any goroutine.
+func (r *Replay) CaughtUp() bool {
+	select {
+	case <-r.bg.caughtUp:
+		return true
+	default:
+		return false
+	}
+}
+
 // WaitCaughtUp blocks until the background fold has folded every event or stopped.
 func (r *Replay) WaitCaughtUp() { <-r.bg.caughtUp }
 

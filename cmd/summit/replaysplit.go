@@ -3,9 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/summit-dev/summit/cmd/summit/internal/idlecores"
 	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/ui"
 )
@@ -35,7 +37,9 @@ func replaySplitUI(pathA, pathB string, sync ui.SyncMode, lenient bool, speed fl
 		}
 	}
 	s := ui.NewSplit(a, b, [2]string{filepath.Base(pathA), filepath.Base(pathB)}, sync, ui.Options{})
-	if _, err := tea.NewProgram(s, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile())).Run(); err != nil {
+	cores := idlecores.New(time.Second, func() bool { return !a.CaughtUp() || !b.CaughtUp() })
+	defer cores.Stop()
+	if _, err := tea.NewProgram(s, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()), tea.WithFilter(cores.Filter)).Run(); err != nil {
 		return badFile(err)
 	}
 	if pane, seq := s.ForkAt(); seq > 0 {

@@ -15,12 +15,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/summit-dev/summit/cmd/summit/internal/idlecores"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/live"
 	"github.com/summit-dev/summit/session/record"
@@ -115,7 +117,12 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		Agents: w.agents, Demo: joinNotice(warnNotice(w.changed), w.startHint(hint))})
 	// summit handles the signals itself: Bubble Tea's own handler, racing with ours, can block
 	// sending to an event loop that already ended and hang the shutdown (v2.0.10).
-	p := tea.NewProgram(m, tea.WithoutSignalHandler(), tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()))
+	// A workbench with nothing to show runs on one core (see idlecores): Bubble Tea's frame
+	// timer wakes it every frame regardless, and on one P each wake-up costs less.
+	cores := idlecores.New(time.Second, nil)
+	defer cores.Stop()
+	p := tea.NewProgram(m, tea.WithoutSignalHandler(), tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()),
+		tea.WithFilter(cores.Filter))
 	done := make(chan struct{})
 	go bridge.Run(p.Send, done)
 	if guide != nil {
@@ -188,7 +195,10 @@ func replayUI(path string, lenient bool, speed float64, from uint64) error {
 		}
 	}
 	m := ui.New(ui.Options{Replay: r})
-	if _, err := tea.NewProgram(m, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile())).Run(); err != nil {
+	// Idle on one core, as the workbench, once the background fold has caught up.
+	cores := idlecores.New(time.Second, func() bool { return !r.CaughtUp() })
+	defer cores.Stop()
+	if _, err := tea.NewProgram(m, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()), tea.WithFilter(cores.Filter)).Run(); err != nil {
 		return badFile(err)
 	}
 	if seq := m.ForkSeq(); seq > 0 {
