@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // The Summit Agent ABI (seed 002): agents are services with a manifest and three JSON-RPC 2.0
@@ -197,16 +195,7 @@ func (m Manifest) validate(schema map[string]any, which string, value map[string
 	if err != nil {
 		return fmt.Errorf("manifest %s: %sSchema: %w", m.Metadata.Name, which, err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
-	if err != nil {
-		return fmt.Errorf("manifest %s: %sSchema: %w", m.Metadata.Name, which, err)
-	}
-	c := jsonschema.NewCompiler()
-	url := "summit:agent/" + m.Metadata.Name + "/" + which + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return fmt.Errorf("manifest %s: %sSchema: %w", m.Metadata.Name, which, err)
-	}
-	sch, err := c.Compile(url)
+	v, err := compileSchema(schemaJSON)
 	if err != nil {
 		return fmt.Errorf("manifest %s: %sSchema does not compile: %w", m.Metadata.Name, which, err)
 	}
@@ -214,17 +203,16 @@ func (m Manifest) validate(schema map[string]any, which string, value map[string
 	if err != nil {
 		return err
 	}
-	inDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(inJSON))
-	if err != nil {
+	var doc any
+	if err := json.Unmarshal(inJSON, &doc); err != nil {
 		return err
 	}
-	if err := sch.Validate(inDoc); err != nil {
-		v := violations(err, prefix)
+	if msgs := v.violations(doc, prefix); len(msgs) > 0 {
 		path := prefix
-		if first, _, ok := strings.Cut(v[0], ": "); ok {
+		if first, _, ok := strings.Cut(msgs[0], ": "); ok {
 			path = first
 		}
-		return &RPCError{Code: CodeInvalidParams, Message: strings.Join(v, "; "), Data: map[string]any{"path": path}}
+		return &RPCError{Code: CodeInvalidParams, Message: strings.Join(msgs, "; "), Data: map[string]any{"path": path}}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,9 +165,9 @@ func TestValidateInputs(t *testing.T) {
 		want   string
 	}{
 		{map[string]any{"query": "x", "depth": 3}, ""},
-		{map[string]any{}, "missing property 'query'"},
-		{map[string]any{"query": 7}, "inputs/query: got number, want string"},
-		{map[string]any{"query": "x", "depth": 2.5}, "inputs/depth: got number, want integer"},
+		{map[string]any{}, `inputs: required: missing properties: ["query"]`},
+		{map[string]any{"query": 7}, `inputs/query: type: 7 has type "integer", want "string"`},
+		{map[string]any{"query": "x", "depth": 2.5}, `inputs/depth: type: 2.5 has type "number", want "integer"`},
 	}
 	for _, c := range cases {
 		err := m.ValidateInputs(c.inputs)
@@ -200,5 +201,77 @@ func TestDecodeRequestErrors(t *testing.T) {
 	m := Manifest{APIVersion: "summit.io/v2", Kind: "Tool"}
 	if err := m.Check(); err == nil || !strings.Contains(err.Error(), "apiVersion must be summit.io/v1") || !strings.Contains(err.Error(), "metadata.name is required") {
 		t.Errorf("Check: %v", err)
+	}
+}
+
+// Every violation is named by the JSON pointer of the value that breaks it, at any depth, in
+// key order, and the path of the first is the error's data.
+func TestValidateNamesEveryViolation(t *testing.T) {
+	m := Manifest{Metadata: ManifestMetadata{Name: "deep"}, Spec: ManifestSpec{Interface: Interface{InputSchema: map[string]any{
+		"type":     "object",
+		"required": []any{"items"},
+		"properties": map[string]any{
+			"items": map[string]any{"type": "array", "items": map[string]any{
+				"type": "object", "required": []any{"id"}, "additionalProperties": false,
+				"properties": map[string]any{"id": map[string]any{"type": "integer", "minimum": 1}, "tag": map[string]any{"enum": []any{"a", "b"}}},
+			}},
+			"a/b": map[string]any{"type": "string"},
+		},
+	}}}}
+	err := m.ValidateInputs(map[string]any{
+		"a/b":   false,
+		"items": []any{map[string]any{"id": 1}, map[string]any{"id": 0, "tag": "c"}, map[string]any{"tag": "a", "extra": true}},
+	})
+	var rpc *RPCError
+	if !errors.As(err, &rpc) || rpc.Code != CodeInvalidParams {
+		t.Fatalf("got %v, want invalid params", err)
+	}
+	want := []string{
+		`inputs/a~1b: type: false has type "boolean", want "string"`,
+		`inputs/items/1/id: minimum: 0 is less than 1`,
+		`inputs/items/1/tag: enum: c does not equal any of: [a b]`,
+		`inputs/items/2/extra: not allowed (no such property)`,
+		`inputs/items/2: required: missing properties: ["id"]`,
+	}
+	if got := strings.Split(rpc.Message, "; "); !slices.Equal(got, want) {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if p := rpc.Data.(map[string]any)["path"]; p != "inputs/a~1b" {
+		t.Errorf("data path %v", p)
+	}
+	// A value that passes has no error; a model sending a million wrong items gets a bounded
+	// report.
+	if err := m.ValidateInputs(map[string]any{"items": []any{map[string]any{"id": 3, "tag": "b"}}}); err != nil {
+		t.Errorf("valid inputs: %v", err)
+	}
+	many := make([]any, 100000)
+	for i := range many {
+		many[i] = map[string]any{"id": "x"}
+	}
+	err = m.ValidateInputs(map[string]any{"items": many})
+	if !errors.As(err, &rpc) || strings.Count(rpc.Message, "; ")+1 != maxViolations {
+		t.Errorf("a huge array reported %d violations, want %d", strings.Count(rpc.Message, "; ")+1, maxViolations)
+	}
+}
+
+// A violation inside a $ref'd definition cannot be placed deeper than the property that
+// refers to it; it is still reported, with the validator's own words. Draft-07 schemas work.
+func TestValidateRefsAndDraft7(t *testing.T) {
+	m := Manifest{Metadata: ManifestMetadata{Name: "refs"}, Spec: ManifestSpec{Interface: Interface{InputSchema: map[string]any{
+		"$schema":     "http://json-schema.org/draft-07/schema#",
+		"definitions": map[string]any{"pos": map[string]any{"type": "integer", "minimum": 0}},
+		"type":        "object",
+		"properties":  map[string]any{"at": map[string]any{"$ref": "#/definitions/pos"}},
+	}}}}
+	err := m.ValidateInputs(map[string]any{"at": -2})
+	if err == nil || !strings.Contains(err.Error(), "minimum: -2 is less than 0") || !strings.Contains(err.Error(), "inputs") {
+		t.Fatalf("got %v", err)
+	}
+	if err := m.ValidateInputs(map[string]any{"at": 4}); err != nil {
+		t.Errorf("valid: %v", err)
+	}
+	bad := Manifest{Metadata: ManifestMetadata{Name: "bad"}, Spec: ManifestSpec{Interface: Interface{InputSchema: map[string]any{"type": 7}}}}
+	if err := bad.ValidateInputs(map[string]any{}); err == nil || !strings.Contains(err.Error(), "inputSchema does not compile") {
+		t.Errorf("a schema that does not compile: %v", err)
 	}
 }
