@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -86,11 +87,11 @@ func splitMarkdown(text string) (document, *lineError) {
 
 var (
 	// topKey matches a top-level `key:` line; group 2 is the value, if any.
-	topKey = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*))?$`)
+	topKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*))?$`) })
 	// yamlLineRe finds the line number yaml.v3 puts in its messages.
-	yamlLineRe = regexp.MustCompile(`line (\d+):? ?`)
-	openTag    = regexp.MustCompile(`<[A-Za-z][A-Za-z0-9_-]*>`)
-	closeTag   = regexp.MustCompile(`</[A-Za-z][A-Za-z0-9_-]*>`)
+	yamlLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+):? ?`) })
+	openTag    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<[A-Za-z][A-Za-z0-9_-]*>`) })
+	closeTag   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`</[A-Za-z][A-Za-z0-9_-]*>`) })
 )
 
 // precheck finds mistakes yaml.v3 reports vaguely: tab indentation and
@@ -106,7 +107,7 @@ func precheck(src string, firstLine int) *lineError {
 		}
 		t := strings.TrimSpace(l)
 		val := t
-		if m := topKey.FindStringSubmatch(l); m != nil {
+		if m := topKey().FindStringSubmatch(l); m != nil {
 			val = m[2]
 		} else if _, v, ok := strings.Cut(t, ": "); ok {
 			val = strings.TrimSpace(v)
@@ -158,7 +159,7 @@ func yamlError(err error, firstLine int) *lineError {
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
 	msg = strings.TrimSpace(msg)
 	line := firstLine
-	if m := yamlLineRe.FindStringSubmatchIndex(msg); m != nil {
+	if m := yamlLineRe().FindStringSubmatchIndex(msg); m != nil {
 		n, _ := strconv.Atoi(msg[m[2]:m[3]])
 		msg = msg[:m[0]] + msg[m[1]:]
 		if isParserError(msg) {
@@ -218,7 +219,7 @@ func repairYAML(src string) (string, []int) {
 	lines := strings.Split(src, "\n")
 	var fixed []int
 	for i := 0; i < len(lines); {
-		m := topKey.FindStringSubmatch(lines[i])
+		m := topKey().FindStringSubmatch(lines[i])
 		if m == nil || strings.TrimSpace(m[2]) == "" || strings.ContainsRune(`"'[{|>&*!#`, rune(m[2][0])) {
 			i++
 			continue
@@ -229,7 +230,7 @@ func repairYAML(src string) (string, []int) {
 		odd := false       // a continuation line plain YAML could not hold
 		for ; j < len(lines); j++ {
 			l := lines[j]
-			if depth <= 0 && topKey.MatchString(l) {
+			if depth <= 0 && topKey().MatchString(l) {
 				break
 			}
 			if strings.TrimSpace(l) != "" {
@@ -261,7 +262,7 @@ func repairYAML(src string) (string, []int) {
 // tagDepth counts XML-ish tags opened minus closed on a line, so lines inside
 // an `<example>` block stay with the value even when they look like keys.
 func tagDepth(s string) int {
-	return len(openTag.FindAllStringIndex(s, -1)) - len(closeTag.FindAllStringIndex(s, -1))
+	return len(openTag().FindAllStringIndex(s, -1)) - len(closeTag().FindAllStringIndex(s, -1))
 }
 
 // quoteYAML writes s as a YAML double-quoted scalar. Only JSON-compatible

@@ -4,11 +4,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 var (
-	kebabRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	snakeRe = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)+$`)
+	kebabRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
+	snakeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)+$`) })
 )
 
 // roleTiers maps a declared role to the tool classes it may hold. Maestro
@@ -40,9 +41,9 @@ func Validate(d *Definition) []Problem {
 	switch {
 	case d.Name == "":
 		ps.errorf(line("name"), "name is required")
-	case snakeRe.MatchString(d.Name):
+	case snakeRe().MatchString(d.Name):
 		ps.warnf(line("name"), "name %q is snake_case; use kebab-case (%s)", d.Name, strings.ReplaceAll(d.Name, "_", "-"))
-	case !kebabRe.MatchString(d.Name):
+	case !kebabRe().MatchString(d.Name):
 		ps.errorf(line("name"), "name %q is not kebab-case (lower-case words joined by hyphens)", d.Name)
 	}
 	if d.Source.Path != "" && d.Source.Layer != "builtin" {

@@ -220,7 +220,7 @@ func (c *completer) values(f *Flag, prefix string) []Candidate {
 		}
 	case KindName:
 		names := sortedNames(c.live.Agents, func(s string) bool {
-			return len(s) <= maxAgentName && agentNameRE.MatchString(s)
+			return len(s) <= maxAgentName && agentNameRE().MatchString(s)
 		})
 		if len(names) == 0 {
 			names = valueNames(f.Values)
@@ -234,7 +234,7 @@ func (c *completer) values(f *Flag, prefix string) []Candidate {
 		listed := strings.Split(prefix[:max(i, 0)], ",")
 		c.start += i + 1
 		names := sortedNames(c.live.Tools, func(s string) bool {
-			return len(s) <= maxToolName && toolNameRE.MatchString(s)
+			return len(s) <= maxToolName && toolNameRE().MatchString(s)
 		})
 		for _, n := range names {
 			if !slices.Contains(listed, n) {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // IsCommand reports whether line is a slash command (its first non-whitespace character is
@@ -274,8 +275,8 @@ func valueHint(f *Flag) string {
 }
 
 var (
-	agentNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
-	toolNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.:-]*$`)
+	agentNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) })
+	toolNameRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.:-]*$`) })
 )
 
 const (
@@ -315,11 +316,11 @@ func parseFlagValue(f *Flag, s string) (v any, msg, sugg string) {
 	case KindList:
 		return parseList(f, s)
 	case KindName:
-		if len(s) <= maxAgentName && agentNameRE.MatchString(s) {
+		if len(s) <= maxAgentName && agentNameRE().MatchString(s) {
 			return s, "", ""
 		}
 		sugg := strings.ToLower(s)
-		if len(sugg) > maxAgentName || !agentNameRE.MatchString(sugg) {
+		if len(sugg) > maxAgentName || !agentNameRE().MatchString(sugg) {
 			sugg = nearest(s, valueNames(f.Values))
 		}
 		return nil, fmt.Sprintf("--%s takes an agent name like builder (lowercase letters, digits, - and _): got %s",
@@ -356,7 +357,7 @@ func parseList(f *Flag, s string) (any, string, string) {
 		switch {
 		case name == "":
 			return bad("got an empty name in " + quoted(s))
-		case len(name) > maxToolName || !toolNameRE.MatchString(name):
+		case len(name) > maxToolName || !toolNameRE().MatchString(name):
 			return bad(quoted(name) + " is not a tool name")
 		case !seen[name]:
 			seen[name] = true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ParseCapsule recovers a subagent's result capsule from its final message, in this order:
@@ -46,13 +47,13 @@ func ParseCapsule(text, agentName string) Capsule {
 	return c
 }
 
-var fenceRE = regexp.MustCompile("(?m)^[ \t]*```[ \t]*([A-Za-z0-9_-]*)[ \t]*$")
+var fenceRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(?m)^[ \t]*```[ \t]*([A-Za-z0-9_-]*)[ \t]*$") })
 
 // fencedCapsule finds fenced blocks tagged json or capsule (or untagged blocks that hold an
 // object) and decodes the last one that is a capsule.
 func fencedCapsule(text string) (Capsule, []string, bool) {
 	var warns []string
-	fences := fenceRE.FindAllStringSubmatchIndex(text, -1)
+	fences := fenceRE().FindAllStringSubmatchIndex(text, -1)
 	var best *Capsule
 	for i := 0; i+1 < len(fences); {
 		open, close := fences[i], fences[i+1]
@@ -91,13 +92,13 @@ func fencedCapsule(text string) (Capsule, []string, bool) {
 
 func lineOf(text string, off int) int { return strings.Count(text[:off], "\n") + 1 }
 
-var headingRE = regexp.MustCompile(`(?m)^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$`)
+var headingRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$`) })
 
 // section returns the body of the first Markdown section whose heading is title (any level,
 // case-insensitive, "Part 1 - Task Report" style prefixes allowed), up to the next heading of
 // the same or a higher level.
 func section(text, title string) string {
-	hs := headingRE.FindAllStringSubmatchIndex(text, -1)
+	hs := headingRE().FindAllStringSubmatchIndex(text, -1)
 	for i, h := range hs {
 		name := strings.ToLower(strings.TrimSpace(text[h[2]:h[3]]))
 		name = strings.Trim(name, "*_ ")

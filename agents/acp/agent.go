@@ -211,14 +211,14 @@ func FromDefinition(d *agents.Definition) (a Agent, ok bool, err error) {
 	case []any:
 		for _, x := range v {
 			s, ok := x.(string)
-			if !ok || !provider.MCPServerName.MatchString(s) {
+			if !ok || !provider.MCPServerName().MatchString(s) {
 				return a, true, fmt.Errorf("agent %s: mcpServers entry %v is not a server name", d.Name, x)
 			}
 			a.MCPServers = append(a.MCPServers, s)
 		}
 	case map[string]any:
 		for k := range v {
-			if !provider.MCPServerName.MatchString(k) {
+			if !provider.MCPServerName().MatchString(k) {
 				return a, true, fmt.Errorf("agent %s: mcpServers key %q is not a server name", d.Name, k)
 			}
 			a.MCPServers = append(a.MCPServers, k)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -47,7 +48,7 @@ var keyVars = map[string][]string{
 	"openai":    {"OPENAI_API_KEY", "CODEX_API_KEY"},
 }
 
-var apiKeyRE = regexp.MustCompile(`(?i)api[-_ ]?key`)
+var apiKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)api[-_ ]?key`) })
 
 type authChoice struct {
 	id   string
@@ -125,7 +126,7 @@ func chooseAuth(methods []sdk.AuthMethod, env []string) (authChoice, string, boo
 				continue
 			}
 			k, isKey := a.Meta["api-key"]
-			if !isKey && !apiKeyRE.MatchString(a.Id+" "+desc) {
+			if !isKey && !apiKeyRE().MatchString(a.Id+" "+desc) {
 				continue // a login of some kind: it needs a browser
 			}
 			provider := ""

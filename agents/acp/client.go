@@ -220,7 +220,7 @@ func (c *client) updateLocked(u sdk.SessionUpdate) {
 	switch {
 	case u.AgentMessageChunk != nil:
 		t := blockText(u.AgentMessageChunk.Content)
-		if modeNotice.MatchString(t) || codexNotice(c.r.info.AgentInfo, u.AgentMessageChunk) {
+		if modeNotice().MatchString(t) || codexNotice(c.r.info.AgentInfo, u.AgentMessageChunk) {
 			// Gemini CLI's answer to session/set_mode, or a Codex warning, sent as a message
 			// chunk: a notice, not part of the turn's text.
 			c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage, Text: strings.TrimSpace(t)})
@@ -392,7 +392,7 @@ func (c *client) refusesAlways() bool {
 }
 
 // modeNotice is a mode change an agent reports as message text ("[MODE_UPDATE] autoEdit").
-var modeNotice = regexp.MustCompile(`^\[MODE_UPDATE\] \S+$`)
+var modeNotice = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[MODE_UPDATE\] \S+$`) })
 
 // pick answers with the first option of the first kind offered; cancelled when none is.
 func pick(options []sdk.PermissionOption, kinds ...sdk.PermissionOptionKind) sdk.RequestPermissionResponse {

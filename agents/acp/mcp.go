@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -22,7 +23,7 @@ import (
 // The agent's calls of their tools are its tool calls: recorded, and asked about through the
 // subagent's policy like any tool summit cannot tell the effects of.
 
-var bracedVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var bracedVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // mcpServers is the session/new list for the named servers; an error names a server the
 // agent cannot take.
@@ -33,7 +34,7 @@ func mcpServers(servers map[string]provider.MCPServer, caps sdk.McpCapabilities,
 	}
 	slices.Sort(names) // the agent gets them in a stable order
 	braced := func(s string) string {
-		return bracedVar.ReplaceAllStringFunc(s, func(v string) string { return getenv(v[2 : len(v)-1]) })
+		return bracedVar().ReplaceAllStringFunc(s, func(v string) string { return getenv(v[2 : len(v)-1]) })
 	}
 	out := []sdk.McpServer{}
 	for _, n := range names {

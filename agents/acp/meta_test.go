@@ -13,7 +13,7 @@ func TestMetaUsageAndModeNotice(t *testing.T) {
 		t.Error("usage from nothing")
 	}
 	for s, want := range map[string]bool{"[MODE_UPDATE] autoEdit": true, "[MODE_UPDATE] plan": true, "[MODE_UPDATE] autoEdit and more": false, "Writing [MODE_UPDATE] x": false} {
-		if modeNotice.MatchString(s) != want {
+		if modeNotice().MatchString(s) != want {
 			t.Errorf("%q: %v", s, !want)
 		}
 	}

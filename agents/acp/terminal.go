@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -33,7 +34,7 @@ type terminal struct {
 	res    tools.Result // set before done closes
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // shQuote quotes s for bash.
 func shQuote(s string) string {
@@ -64,7 +65,7 @@ func shellLine(root string, p sdk.CreateTerminalRequest) (string, error) {
 		b.WriteString("cd " + shQuote(cwd) + " && ")
 	}
 	for _, e := range p.Env {
-		if !envName.MatchString(e.Name) {
+		if !envName().MatchString(e.Name) {
 			return "", fmt.Errorf("env %q is not a variable name", e.Name)
 		}
 		b.WriteString("export " + e.Name + "=" + shQuote(e.Value) + "; ")
@@ -216,9 +217,11 @@ func (t *terminal) stop() {
 }
 
 var (
-	exitCodeRE = regexp.MustCompile(`\n?\[exit code (-?\d+)\]$`)
-	signalRE   = regexp.MustCompile(`\n?\[killed by signal ([^\]]+)\]$`)
-	stoppedRE  = regexp.MustCompile(`\n?\[([^\]]*); the command and its process group were killed\]$`)
+	exitCodeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n?\[exit code (-?\d+)\]$`) })
+	signalRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n?\[killed by signal ([^\]]+)\]$`) })
+	stoppedRE  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\n?\[([^\]]*); the command and its process group were killed\]$`)
+	})
 )
 
 // result is the output without the shell's closing note, and the exit code or signal that
@@ -229,15 +232,15 @@ func (t *terminal) result() (string, *int, *string) {
 		zero := 0
 		return out, &zero, nil
 	}
-	if m := exitCodeRE.FindStringSubmatchIndex(out); m != nil {
+	if m := exitCodeRE().FindStringSubmatchIndex(out); m != nil {
 		n, _ := strconv.Atoi(out[m[2]:m[3]])
 		return out[:m[0]], &n, nil
 	}
-	if m := signalRE.FindStringSubmatchIndex(out); m != nil {
+	if m := signalRE().FindStringSubmatchIndex(out); m != nil {
 		sig := signalName(out[m[2]:m[3]])
 		return out[:m[0]], nil, &sig
 	}
-	if m := stoppedRE.FindStringSubmatchIndex(out); m != nil {
+	if m := stoppedRE().FindStringSubmatchIndex(out); m != nil {
 		sig := "SIGKILL"
 		return out[:m[0]] + "\n[" + out[m[2]:m[3]] + "]", nil, &sig
 	}

@@ -502,11 +502,11 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
-var bracedVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var bracedVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // expandBraced replaces ${VAR} only: a command's arguments may hold a lone $ for their own use.
 func expandBraced(s string, getenv func(string) string) string {
-	return bracedVar.ReplaceAllStringFunc(s, func(v string) string { return getenv(v[2 : len(v)-1]) })
+	return bracedVar().ReplaceAllStringFunc(s, func(v string) string { return getenv(v[2 : len(v)-1]) })
 }
 
 // listTools reads every page of the server's tools.

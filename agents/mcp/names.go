@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -20,7 +21,7 @@ const prefix = "mcp__"
 func Qualify(server, tool string) string { return prefix + server + "__" + tool }
 
 // modelName is what model APIs accept as a tool name (OpenAI's rule, the strictest).
-var modelName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var modelName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // entry is one MCP entry of an agent's tools: a server and a pattern on its tools' names.
 type entry struct {

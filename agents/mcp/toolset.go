@@ -185,7 +185,7 @@ func (m *Manager) Toolset(ctx context.Context, def *agents.Definition, p *agents
 				q := Qualify(g.name, t.Name)
 				switch {
 				case slices.Contains(added, q):
-				case !modelName.MatchString(q):
+				case !modelName().MatchString(q):
 					ts.notes = append(ts.notes, fmt.Sprintf("%s left out: model APIs take tool names of at most 64 letters, digits, _ and -", q))
 				case slices.ContainsFunc(denied, func(d entry) bool { return d.matches(g.name, t.Name) }):
 					ts.notes = append(ts.notes, q+" removed: disallowedTools")

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -528,12 +529,12 @@ type MCPServer struct {
 
 // MCPServerName is what a server name may be: it becomes part of the tool names
 // mcp__<server>__<tool>, which model APIs restrict to these characters.
-var MCPServerName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var MCPServerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // Check says what is wrong with the server named name, or nil.
 func (s MCPServer) Check(name string) error {
 	switch {
-	case !MCPServerName.MatchString(name):
+	case !MCPServerName().MatchString(name):
 		return fmt.Errorf("the name %q may hold only letters, digits, _ and -", name)
 	case (s.Command == "") == (s.URL == ""):
 		return errors.New("give exactly one of command (a stdio server) and url (an HTTP server)")
@@ -599,25 +600,25 @@ type ACPAgent struct {
 }
 
 var (
-	acpAgentName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	envVarName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	acpAgentName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
+	envVarName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // Check says what is wrong with the ACP agent named name, or nil.
 func (a ACPAgent) Check(name string) error {
 	switch {
-	case !acpAgentName.MatchString(name):
+	case !acpAgentName().MatchString(name):
 		return fmt.Errorf("the name %q is not kebab-case (lower-case words joined by hyphens), as agent names are", name)
 	case strings.TrimSpace(a.Command) == "":
 		return errors.New("command is required: the program that speaks ACP on stdin/stdout")
 	}
 	for k := range a.Env {
-		if !envVarName.MatchString(k) {
+		if !envVarName().MatchString(k) {
 			return fmt.Errorf("env %q is not a variable name", k)
 		}
 	}
 	for _, s := range a.MCPServers {
-		if !MCPServerName.MatchString(s) {
+		if !MCPServerName().MatchString(s) {
 			return fmt.Errorf("mcp_servers: %q is not a server name (a key of mcp_servers)", s)
 		}
 	}
@@ -673,13 +674,13 @@ type Remote struct {
 // Check says what is wrong with the remote agent named name, or nil.
 func (r Remote) Check(name string) error {
 	switch {
-	case !acpAgentName.MatchString(name):
+	case !acpAgentName().MatchString(name):
 		return fmt.Errorf("the name %q is not kebab-case (lower-case words joined by hyphens), as agent names are", name)
 	case r.URL == "":
 		return errors.New("url is required: the server's address, such as http://127.0.0.1:8787")
 	case !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "https://"):
 		return fmt.Errorf("url %q: want http:// or https://", r.URL)
-	case r.TokenEnv != "" && !envVarName.MatchString(r.TokenEnv):
+	case r.TokenEnv != "" && !envVarName().MatchString(r.TokenEnv):
 		return fmt.Errorf("token_env %q is not a variable name", r.TokenEnv)
 	}
 	return nil

@@ -135,7 +135,7 @@ func (p *geminiProvider) apiKey() (string, error) {
 }
 
 // apiVersionSuffix is an API version at the end of a base URL ("…/v1beta").
-var apiVersionSuffix = regexp.MustCompile(`/(v\d+(?:alpha|beta)?\d*)/?$`)
+var apiVersionSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/(v\d+(?:alpha|beta)?\d*)/?$`) })
 
 // clientFor returns the SDK client for key, built once per key. The SDK logs a warning with the
 // standard logger whenever a client is built while both GEMINI_API_KEY and GOOGLE_API_KEY are
@@ -151,7 +151,7 @@ func (p *geminiProvider) clientFor(ctx context.Context, key string) (*genai.Clie
 		// Set explicitly so that GOOGLE_GEMINI_BASE_URL in the environment does not redirect
 		// requests behind the configuration's back.
 		base = defaultGeminiBaseURL
-	} else if m := apiVersionSuffix.FindStringSubmatchIndex(base); m != nil {
+	} else if m := apiVersionSuffix().FindStringSubmatchIndex(base); m != nil {
 		version, base = base[m[2]:m[3]], base[:m[0]]+"/"
 	}
 	hc := &http.Client{}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 )
@@ -195,19 +196,19 @@ func split(lines []gitdiff.Line, start int) []*hunk {
 }
 
 var (
-	oldHeaderRe = regexp.MustCompile(`(?m)^--- (a/|/dev/null)`)
-	newHeaderRe = regexp.MustCompile(`(?m)^\+\+\+ (b/|/dev/null)`)
-	gitHeaderRe = regexp.MustCompile(`(?m)^diff --git `)
+	oldHeaderRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^--- (a/|/dev/null)`) })
+	newHeaderRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\+\+\+ (b/|/dev/null)`) })
+	gitHeaderRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^diff --git `) })
 )
 
 // isGitDiff reports whether a diff has git's "diff --git" headers: the parser has stripped
 // its a/ and b/ prefixes already, so they must not be stripped twice (a directory named a).
-func isGitDiff(diff string) bool { return gitHeaderRe.MatchString(diff) }
+func isGitDiff(diff string) bool { return gitHeaderRe().MatchString(diff) }
 
 // hasABPrefixes reports whether a plain unified diff names its files a/… and b/… (as git
 // and diff -u with labels do). The parser strips those only for "diff --git" patches.
 func hasABPrefixes(diff string) bool {
-	return oldHeaderRe.MatchString(diff) && newHeaderRe.MatchString(diff)
+	return oldHeaderRe().MatchString(diff) && newHeaderRe().MatchString(diff)
 }
 
 // patchPath is the workspace-relative path a file diff changes.

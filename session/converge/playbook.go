@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/summit-dev/summit/session"
 )
@@ -23,10 +24,14 @@ import (
 // existing entry of the same section becomes TAG helpful instead: the fact was confirmed.
 
 var (
-	bulletRe  = regexp.MustCompile(`^\s*[-*+]\s+(.*)$`)
-	headingRe = regexp.MustCompile(`^\s*#{1,6}\s+(.*?)\s*#*\s*$`)
-	labelRe   = regexp.MustCompile(`^\*{0,2}([A-Za-z][A-Za-z0-9 /&_-]{0,60}?)\*{0,2}:\s*(.*)$`)
-	explicit  = regexp.MustCompile(`^(?i)(UPDATE|REMOVE|TAG)\s+([A-Za-z0-9._-]+)\s*:?\s*(.*)$`)
+	bulletRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*[-*+]\s+(.*)$`) })
+	headingRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*#{1,6}\s+(.*?)\s*#*\s*$`) })
+	labelRe   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\*{0,2}([A-Za-z][A-Za-z0-9 /&_-]{0,60}?)\*{0,2}:\s*(.*)$`)
+	})
+	explicit = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?i)(UPDATE|REMOVE|TAG)\s+([A-Za-z0-9._-]+)\s*:?\s*(.*)$`)
+	})
 )
 
 // item is one parsed bullet.
@@ -40,14 +45,14 @@ func parseDownstream(text string, book []session.PlaybookEntry) []item {
 	section := ""
 	var cur *item
 	for _, line := range strings.Split(text, "\n") {
-		if m := headingRe.FindStringSubmatch(line); m != nil {
+		if m := headingRe().FindStringSubmatch(line); m != nil {
 			if strings.EqualFold(m[1], "Downstream Context") {
 				continue
 			}
 			section, cur = sectionKey(m[1]), nil
 			continue
 		}
-		m := bulletRe.FindStringSubmatch(line)
+		m := bulletRe().FindStringSubmatch(line)
 		if m == nil {
 			// An indented continuation line belongs to the bullet above it.
 			if t := strings.TrimSpace(line); t != "" && cur != nil && (strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")) {
@@ -59,7 +64,7 @@ func parseDownstream(text string, book []session.PlaybookEntry) []item {
 		}
 		body := strings.TrimSpace(m[1])
 		var it item
-		switch e := explicit.FindStringSubmatch(body); {
+		switch e := explicit().FindStringSubmatch(body); {
 		case e != nil:
 			typ, id, rest := strings.ToUpper(e[1]), e[2], strings.TrimSpace(e[3])
 			it.op = session.PlaybookOp{Type: typ, BulletID: id}
@@ -81,7 +86,7 @@ func parseDownstream(text string, book []session.PlaybookEntry) []item {
 			}
 		default:
 			sec, content := section, body
-			if l := labelRe.FindStringSubmatch(body); l != nil {
+			if l := labelRe().FindStringSubmatch(body); l != nil {
 				sec, content = sectionKey(l[1]), strings.TrimSpace(l[2])
 			}
 			if sec == "" {

@@ -143,7 +143,7 @@ var (
 	gitFound = map[string]string{} // name as given -> resolved path, once its version passed
 )
 
-var versionRe = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
+var versionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`) })
 
 // findGit resolves the git binary and checks its version once per process.
 func findGit(ctx context.Context, name string) (string, error) {
@@ -164,7 +164,7 @@ func findGit(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("%w: running %s version failed: %v; %s", ErrGitMissing, p, err, installHint)
 	}
 	v := strings.TrimSpace(string(out))
-	m := versionRe.FindStringSubmatch(v)
+	m := versionRe().FindStringSubmatch(v)
 	if m == nil {
 		return "", fmt.Errorf("%w: cannot read the version of %s from %q; %s", ErrGitMissing, p, v, installHint)
 	}

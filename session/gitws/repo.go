@@ -84,10 +84,10 @@ type Repo struct {
 	worktrees map[string]*Worktree
 }
 
-var idRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var idRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 func validID(what, s string) error {
-	if !idRe.MatchString(s) || strings.Contains(s, "..") || strings.HasSuffix(s, ".lock") || strings.HasSuffix(s, ".") {
+	if !idRe().MatchString(s) || strings.Contains(s, "..") || strings.HasSuffix(s, ".lock") || strings.HasSuffix(s, ".") {
 		return fmt.Errorf("gitws: invalid %s %q: use letters, digits, '.', '_' and '-'", what, s)
 	}
 	return nil
@@ -303,8 +303,8 @@ func writeRecord(f *os.File, rec record) error {
 func (r *Repo) sessionRef(name string) string { return "refs/summit/" + r.session + "/" + name }
 
 var (
-	baseRefRe  = regexp.MustCompile(`^base-([0-9]+)$`)
-	applyRefRe = regexp.MustCompile(`^apply-([0-9]+)-(pre|post)$`)
+	baseRefRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^base-([0-9]+)$`) })
+	applyRefRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^apply-([0-9]+)-(pre|post)$`) })
 )
 
 // loadRefs continues the numbering of a session that was opened before and restores its newest
@@ -320,13 +320,13 @@ func (r *Repo) loadRefs(ctx context.Context) error {
 			continue
 		}
 		name := strings.TrimPrefix(f[0], "refs/summit/"+r.session+"/")
-		if m := baseRefRe.FindStringSubmatch(name); m != nil {
+		if m := baseRefRe().FindStringSubmatch(name); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			if n > r.baseN {
 				r.baseN = n
 				r.lastBase = &Base{ID: name, Commit: f[1], Tree: f[2]}
 			}
-		} else if m := applyRefRe.FindStringSubmatch(name); m != nil {
+		} else if m := applyRefRe().FindStringSubmatch(name); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			r.applyN = max(r.applyN, n)
 		}

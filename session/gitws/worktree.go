@@ -71,7 +71,7 @@ func (r *Repo) AddWorktree(ctx context.Context, base Base, name string) (*Worktr
 	if err := validID("worktree name", name); err != nil {
 		return nil, err
 	}
-	if baseRefRe.MatchString(name) || applyRefRe.MatchString(name) {
+	if baseRefRe().MatchString(name) || applyRefRe().MatchString(name) {
 		return nil, fmt.Errorf("gitws: worktree name %q is reserved for summit's own refs", name)
 	}
 	if base.Commit == "" {

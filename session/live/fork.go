@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/summit-dev/summit/commands"
@@ -119,21 +120,21 @@ func (x *Orchestrator) emitAt(subagentID string, d session.Data, ts time.Time) (
 	return ev, err
 }
 
-var numberedID = regexp.MustCompile(`^(base|apply)-(\d+)$`)
+var numberedID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(base|apply)-(\d+)$`) })
 
 // usedIDs are the highest base-N and apply-N the state holds: a fork's own git snapshots and
 // applies are numbered after its parent's, which its state already has.
 func usedIDs(st *session.State) (bases, applies int) {
 	for _, sa := range st.Subagents {
 		if sa.Isolation != nil {
-			if m := numberedID.FindStringSubmatch(sa.Isolation.Base); m != nil {
+			if m := numberedID().FindStringSubmatch(sa.Isolation.Base); m != nil {
 				n, _ := strconv.Atoi(m[2])
 				bases = max(bases, n)
 			}
 		}
 	}
 	for _, a := range st.Applies {
-		if m := numberedID.FindStringSubmatch(a.ApplyID); m != nil {
+		if m := numberedID().FindStringSubmatch(a.ApplyID); m != nil {
 			n, _ := strconv.Atoi(m[2])
 			applies = max(applies, n)
 		}

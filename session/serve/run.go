@@ -76,7 +76,7 @@ func (rn *run) recorded() {
 	rn.mu.Unlock()
 }
 
-var delegatedTo = regexp.MustCompile(`^delegated to (sa-\d+)`)
+var delegatedTo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^delegated to (sa-\d+)`) })
 
 // taskOf is the delegation's task: inputs.task, else inputs.query, else the inputs as JSON.
 func taskOf(inputs map[string]any) string {
@@ -141,7 +141,7 @@ func (s *Server) execute(rn *run) {
 	case reply.Rejected:
 		rn.fail("the delegation was refused: " + reply.Error)
 	default:
-		if m := delegatedTo.FindStringSubmatch(reply.Output); m != nil {
+		if m := delegatedTo().FindStringSubmatch(reply.Output); m != nil {
 			rn.mu.Lock()
 			rn.subID = m[1]
 			rn.mu.Unlock()

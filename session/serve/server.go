@@ -303,7 +303,7 @@ func seqOf(line []byte) uint64 {
 	return n
 }
 
-var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var runIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 func newRunID() string {
 	b := make([]byte, 8)
@@ -332,7 +332,7 @@ func (s *Server) invoke(ctx context.Context, p protocols.InvokeParams) (any, *pr
 	if err != nil {
 		return nil, &protocols.RPCError{Code: protocols.CodeInvalidParams, Message: err.Error(), Data: map[string]any{"path": "context/budget"}}
 	}
-	if p.RunID != "" && !runIDRE.MatchString(p.RunID) {
+	if p.RunID != "" && !runIDRE().MatchString(p.RunID) {
 		return nil, &protocols.RPCError{Code: protocols.CodeInvalidParams, Message: fmt.Sprintf("runId %q: want 1 to 64 letters, digits, '.', '_' or '-'", p.RunID),
 			Data: map[string]any{"path": "runId"}}
 	}
