@@ -28,8 +28,10 @@
 //	agent.status {runId}                         → the same, status running while it runs
 //	agent.cancel {runId}                         → the run's status after the cancellation
 //
-// inputs are checked against the manifest's inputSchema; a violation is error -32602 with
-// data.path the JSON pointer of the failing value. The delegation's task is inputs.task, else
+// inputs are checked against the manifest's inputSchema (draft 2020-12, or draft-07 where its
+// $schema says so); a violation is error -32602 whose message names each violation (up to 20,
+// "; "-separated) by the JSON pointer of the failing value after "inputs", with data.path the
+// first of those (inputs/items/1/id). The delegation's task is inputs.task, else
 // inputs.query, else the inputs as JSON. A budget stops the run once its model usage passes
 // it (tokens counted as input plus output), checked after each model turn; the result is then
 // failed with the reason. A usd budget holds only for models with a price in the config: for
