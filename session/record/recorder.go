@@ -86,6 +86,9 @@ type Recorder struct {
 
 	syncs atomic.Uint64 // fsyncs done (tests and diagnostics)
 
+	// wake tells a sync loop that stopped its ticker (nothing to write or fsync) that there is
+	// something again; capacity 1, sent without blocking.
+	wake      chan struct{}
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -189,6 +192,7 @@ func newRecorder(f recFile, path string, opts RecorderOptions) *Recorder {
 		red:  red,
 		f:    f,
 		buf:  make([]byte, 0, 64<<10),
+		wake: make(chan struct{}, 1),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
@@ -201,8 +205,10 @@ func newRecorder(f recFile, path string, opts RecorderOptions) *Recorder {
 		}
 		ticker = time.NewTicker(interval)
 		tick = ticker.C
+		go r.syncLoop(tick, ticker, interval, opts.afterTick)
+		return r
 	}
-	go r.syncLoop(tick, ticker, opts.afterTick)
+	go r.syncLoop(tick, nil, 0, opts.afterTick)
 	return r
 }
 
@@ -316,6 +322,10 @@ func (r *Recorder) Append(ev session.Event) (session.Event, error) {
 			return session.Event{}, err
 		}
 	}
+	select {
+	case r.wake <- struct{}{}:
+	default: // a wake-up is pending already
+	}
 	return ev, nil
 }
 
@@ -369,7 +379,7 @@ func (r *Recorder) syncLocked() error {
 // anything was written since the last fsync. The fsync runs without r.mu so Append is not
 // held up by the disk; Close stops the loop before it closes the file, so the file is open
 // for the whole of every Sync here.
-func (r *Recorder) syncLoop(tick <-chan time.Time, ticker *time.Ticker, afterTick func(bool)) {
+func (r *Recorder) syncLoop(tick <-chan time.Time, ticker *time.Ticker, interval time.Duration, afterTick func(bool)) {
 	defer close(r.done)
 	if ticker != nil {
 		defer ticker.Stop()
@@ -378,6 +388,14 @@ func (r *Recorder) syncLoop(tick <-chan time.Time, ticker *time.Ticker, afterTic
 		select {
 		case <-r.stop:
 			return
+		case <-r.wake:
+			// Something was appended. A sleeping loop starts ticking again; a ticking one
+			// needs nothing.
+			if ticker != nil && tick == nil {
+				ticker.Reset(interval)
+				tick = ticker.C
+			}
+			continue
 		case <-tick:
 		}
 		r.mu.Lock()
@@ -391,6 +409,13 @@ func (r *Recorder) syncLoop(tick <-chan time.Time, ticker *time.Ticker, afterTic
 		}
 		need := r.dirty && r.err == nil
 		r.dirty = false // writes from here on are covered by the next tick
+		// Nothing was buffered or written since the last tick: the loop sleeps until the next
+		// Append wakes it, so an idle session does not wake ten times a second for nothing.
+		// (Append signals wake under this same lock, so none is missed.)
+		if ticker != nil && !need && len(r.buf) == 0 {
+			ticker.Stop()
+			tick = nil // a nil channel never fires
+		}
 		r.mu.Unlock()
 		if need {
 			if err := r.f.Sync(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -306,6 +307,48 @@ func TestRecorderTicker(t *testing.T) {
 			t.Fatal("the sync loop never fsynced")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestRecorderSleepsWhenIdle: with the real ticker, the sync loop stops ticking once a tick
+// finds nothing to write or fsync (an idle workbench must not wake ten times a second), and
+// the next Append starts it again: that write is fsynced like any other.
+func TestRecorderSleepsWhenIdle(t *testing.T) {
+	var ticks atomic.Int64
+	opts := RecorderOptions{Environ: []string{}, SyncInterval: 2 * time.Millisecond, afterTick: func(bool) { ticks.Add(1) }}
+	r, err := OpenRecorder(t.TempDir(), "s-idle", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second) // generous: the machine is shared
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// Nothing appended: at most the first tick, then silence for fifty periods.
+	time.Sleep(100 * time.Millisecond)
+	if n := ticks.Load(); n > 1 {
+		t.Fatalf("an idle recorder ticked %d times in 50 periods", n)
+	}
+	for i := range 3 {
+		before := r.syncs.Load()
+		mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "x"}), uint64(i+1)))
+		waitFor("an append after a sleep was never fsynced", func() bool { return r.syncs.Load() == before+1 })
+		settled := ticks.Load()
+		time.Sleep(100 * time.Millisecond)
+		// The tick that fsynced, then one that found nothing and stopped the ticker.
+		if n := ticks.Load() - settled; n > 1 {
+			t.Fatalf("round %d: %d ticks after the write was fsynced, want at most 1", i, n)
+		}
+	}
+	if got := len(fileLines(t, r.Path())); got != 3 {
+		t.Errorf("%d lines on disk, want 3", got)
 	}
 }
 
