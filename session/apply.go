@@ -55,7 +55,15 @@ func Apply(s *State, e Event) error {
 		return fail("session_id %q does not match the session %q", e.SessionID, s.SessionID)
 	case s.Ended:
 		return fail("event after SessionEnded")
-	case !plainID(e.SessionID) || !plainID(e.SubagentID):
+	}
+	// The subagent the event is about, looked up once: a known one was checked when it
+	// spawned, as the session id was at the start, so the check below runs on ids not seen
+	// before only (every event of a recording would otherwise pay it).
+	var known *Subagent
+	if e.SubagentID != "" && s.Started {
+		known = s.subagents[e.SubagentID]
+	}
+	if !s.Started && !plainID(e.SessionID) || known == nil && !plainID(e.SubagentID) {
 		// Ids are printed bare in tree rows and lines of --print: one with a line break or a
 		// control character would forge lines there.
 		return fail("session_id %q or subagent_id %q holds a control or invisible character", e.SessionID, e.SubagentID)
@@ -65,7 +73,7 @@ func Apply(s *State, e Event) error {
 	// permission bookkeeping may follow its SubagentStop.
 	var sa *Subagent
 	if e.Type != TypeSessionStarted && e.Type != TypeSubagentSpawned && e.SubagentID != "" {
-		if sa = s.subagents[e.SubagentID]; sa == nil {
+		if sa = known; sa == nil {
 			return fail("unknown subagent %s", e.SubagentID)
 		}
 	}
@@ -146,7 +154,7 @@ func Apply(s *State, e Event) error {
 		if err = needSub(); err != nil {
 			return err
 		}
-		if s.subagents[e.SubagentID] != nil {
+		if known != nil {
 			return fail("subagent %s spawned twice", e.SubagentID)
 		}
 		if p := d.ParentSubagentID; p != "" {
@@ -160,7 +168,7 @@ func Apply(s *State, e Event) error {
 			PermissionMode: d.PermissionMode, Tools: d.Tools, Task: d.TaskDescription,
 			TimeoutS: d.TimeoutS, InheritContext: d.InheritContext, SessionID: d.SubagentSessionID,
 			ParentRef: d.ParentSessionRef, Status: StatusQueued, SpawnedAt: e.TS,
-			Parent: d.ParentSubagentID, AgentSessionID: d.AgentSessionID, Transcript: &Transcript{},
+			Parent: d.ParentSubagentID, AgentSessionID: d.AgentSessionID, Transcript: &Transcript{counted: s.countOnly},
 		}
 		s.Subagents = append(s.Subagents, n)
 		s.subagents[n.ID] = n
@@ -265,6 +273,9 @@ func Apply(s *State, e Event) error {
 		}
 		p := &Permission{ID: d.RequestID, SubagentID: sa.ID, Tool: d.Tool, Args: d.Args,
 			Reason: d.Reason, Seq: e.Seq, At: e.TS, Decision: DecisionPending}
+		if s.countOnly {
+			p.Args, p.Reason = nil, "" // shown, never counted
+		}
 		s.Permissions = append(s.Permissions, p)
 		s.permissions[p.ID] = p
 		sa.PendingRequest = p.ID
@@ -613,6 +624,9 @@ func Apply(s *State, e Event) error {
 }
 
 func (s *State) log(e Event, kind, text, detail string) {
+	if s.countOnly {
+		return // a counting state keeps no log (SetCountOnly)
+	}
 	s.Log = append(s.Log, LogItem{Seq: e.Seq, Kind: kind, Text: text, Detail: detail, SubagentID: e.SubagentID})
 }
 
@@ -661,7 +675,7 @@ func (s *State) transcript(e Event, sa *Subagent, d TranscriptEvent) {
 		}
 		// --- ACP
 	}
-	if t.Len() > before {
+	if t.Len() > before && !s.countOnly {
 		if h := s.openHandoff(sa.ID); h != nil && h.Status == HandoffActive && h.Mode == HandoffMonitor {
 			s.Log = append(s.Log, LogItem{Seq: e.Seq, Kind: "mirror", SubagentID: sa.ID, Ref: t.Len() - 1})
 		}

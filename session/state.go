@@ -54,6 +54,8 @@ type State struct {
 	// the event being folded lies (ApplyAt).
 	text *TextStore
 	at   Loc
+	// countOnly: see SetCountOnly.
+	countOnly bool
 }
 
 // Subagent statuses.
