@@ -56,6 +56,8 @@ type State struct {
 	at   Loc
 	// countOnly: see SetCountOnly.
 	countOnly bool
+	// recent caches indexes in Subagents of recently seen ids (see lookup).
+	recent [16]uint32
 }
 
 // Subagent statuses.
@@ -160,6 +162,7 @@ type Subagent struct {
 	// --- ACP
 
 	Transcript *Transcript
+	index      int // in State.Subagents
 }
 
 // Applied is one /apply of real changes into the main workspace.
