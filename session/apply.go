@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 )
@@ -32,43 +33,94 @@ func (e *ApplyError) Error() string {
 // Events of a type this build does not know (Unknown data) advance seq and are counted in
 // Counters.Unknown, nothing else: a newer writer's extra events never break an older reader.
 func Apply(s *State, e Event) error {
-	fail := func(format string, args ...any) error {
-		return &ApplyError{Seq: e.Seq, Type: e.Type, SubagentID: e.SubagentID, Msg: fmt.Sprintf(format, args...)}
-	}
 	switch {
 	case e.V > SchemaVersion:
-		return fail("schema version %d is newer than this summit reads (%d)", e.V, SchemaVersion)
+		return reject(&e, "schema version %d is newer than this summit reads (%d)", e.V, SchemaVersion)
 	case e.Data == nil:
-		return fail("event has no data")
+		return reject(&e, "event has no data")
 	case e.Data.Type() != e.Type:
-		return fail("data is %s, envelope says %s", e.Data.Type(), e.Type)
+		return reject(&e, "data is %s, envelope says %s", e.Data.Type(), e.Type)
 	case !s.Started && e.Type != TypeSessionStarted && e.Type != TypeSessionForked:
-		return fail("the first event must be SessionStarted (or SessionForked)")
+		return reject(&e, "the first event must be SessionStarted (or SessionForked)")
 	case !s.Started && e.Seq != 1:
-		return fail("seq must start at 1, got %d", e.Seq)
+		return reject(&e, "seq must start at 1, got %d", e.Seq)
 	case s.Started && e.Seq != s.LastSeq+1:
 		if e.Seq <= s.LastSeq {
-			return fail("seq %d repeats or goes back (last was %d)", e.Seq, s.LastSeq)
+			return reject(&e, "seq %d repeats or goes back (last was %d)", e.Seq, s.LastSeq)
 		}
-		return fail("gap in seq: expected %d after %d", s.LastSeq+1, s.LastSeq)
+		return reject(&e, "gap in seq: expected %d after %d", s.LastSeq+1, s.LastSeq)
 	case s.Started && e.SessionID != s.SessionID:
-		return fail("session_id %q does not match the session %q", e.SessionID, s.SessionID)
+		return reject(&e, "session_id %q does not match the session %q", e.SessionID, s.SessionID)
 	case s.Ended:
-		return fail("event after SessionEnded")
-	case !plainID(e.SessionID) || !plainID(e.SubagentID):
+		return reject(&e, "event after SessionEnded")
+	}
+	// The subagent the event is about, looked up once: a known one was checked when it
+	// spawned, as the session id was at the start, so the check below runs on ids not seen
+	// before only (every event of a recording would otherwise pay it).
+	var known *Subagent
+	if e.SubagentID != "" && s.Started {
+		known = s.lookup(e.SubagentID)
+	}
+	if !s.Started && !plainID(e.SessionID) || known == nil && !plainID(e.SubagentID) {
 		// Ids are printed bare in tree rows and lines of --print: one with a line break or a
 		// control character would forge lines there.
-		return fail("session_id %q or subagent_id %q holds a control or invisible character", e.SessionID, e.SubagentID)
+		return reject(&e, "session_id %q or subagent_id %q holds a control or invisible character", e.SessionID, e.SubagentID)
 	}
 
 	// Rules for events about one subagent: it must exist, and nothing but a late error or
 	// permission bookkeeping may follow its SubagentStop.
 	var sa *Subagent
 	if e.Type != TypeSessionStarted && e.Type != TypeSubagentSpawned && e.SubagentID != "" {
-		if sa = s.subagents[e.SubagentID]; sa == nil {
-			return fail("unknown subagent %s", e.SubagentID)
+		if sa = known; sa == nil {
+			return reject(&e, "unknown subagent %s", e.SubagentID)
 		}
 	}
+
+	// TranscriptEvent, nine events in ten, is folded here; every other type by applyOther
+	// (which keeps this function's frame small: it is paid on every event).
+	if d, ok := e.Data.(TranscriptEvent); ok {
+		switch {
+		case e.SubagentID == "":
+			return reject(&e, "subagent_id is required for %s", e.Type)
+		case sa.Stopped:
+			return reject(&e, "%s already stopped", sa.ID)
+		case !slices.Contains(TranscriptEvents, d.EventType):
+			return reject(&e, "unknown transcript event_type %q", d.EventType)
+		}
+		s.transcript(&e, sa, &d)
+	} else if err := s.applyOther(e, sa, known); err != nil {
+		return err
+	}
+
+	s.LastSeq, s.LastTS = e.Seq, e.TS
+	s.Counters.Events[e.Type]++
+	return nil
+}
+
+// reject is the *ApplyError refusing e.
+func reject(e *Event, format string, args ...any) error {
+	return &ApplyError{Seq: e.Seq, Type: e.Type, SubagentID: e.SubagentID, Msg: fmt.Sprintf(format, args...)}
+}
+
+// lookup is s.subagents[id], through a small cache of recent ids (s.recent): a recording
+// interleaves the events of the few subagents running at once. The cache holds indexes into
+// s.Subagents, checked against the id found there, so a clone that copies it stays right.
+func (s *State) lookup(id string) *Subagent {
+	h := (uint(id[len(id)-1]) + uint(len(id))) % uint(len(s.recent))
+	if i := s.recent[h]; int(i) < len(s.Subagents) && s.Subagents[i].ID == id {
+		return s.Subagents[i]
+	}
+	sa := s.subagents[id]
+	if sa != nil && sa.index < len(s.Subagents) && sa.index <= math.MaxUint32 && s.Subagents[sa.index] == sa {
+		s.recent[h] = uint32(sa.index)
+	}
+	return sa
+}
+
+// applyOther folds an event of any type but TranscriptEvent, after Apply's checks: sa is the
+// subagent it is about (nil for a session event or a spawn), known the subagent its id names.
+func (s *State) applyOther(e Event, sa, known *Subagent) error {
+	fail := func(format string, args ...any) error { return reject(&e, format, args...) }
 	needSub := func() error {
 		if e.SubagentID == "" {
 			return fail("subagent_id is required for %s", e.Type)
@@ -146,7 +198,7 @@ func Apply(s *State, e Event) error {
 		if err = needSub(); err != nil {
 			return err
 		}
-		if s.subagents[e.SubagentID] != nil {
+		if known != nil {
 			return fail("subagent %s spawned twice", e.SubagentID)
 		}
 		if p := d.ParentSubagentID; p != "" {
@@ -160,8 +212,9 @@ func Apply(s *State, e Event) error {
 			PermissionMode: d.PermissionMode, Tools: d.Tools, Task: d.TaskDescription,
 			TimeoutS: d.TimeoutS, InheritContext: d.InheritContext, SessionID: d.SubagentSessionID,
 			ParentRef: d.ParentSessionRef, Status: StatusQueued, SpawnedAt: e.TS,
-			Parent: d.ParentSubagentID, AgentSessionID: d.AgentSessionID, Transcript: &Transcript{},
+			Parent: d.ParentSubagentID, AgentSessionID: d.AgentSessionID, Transcript: &Transcript{counted: s.countOnly},
 		}
+		n.index = len(s.Subagents)
 		s.Subagents = append(s.Subagents, n)
 		s.subagents[n.ID] = n
 		s.Counters.Spawns++
@@ -178,15 +231,6 @@ func Apply(s *State, e Event) error {
 		if sa.ActiveAt.IsZero() {
 			sa.ActiveAt = e.TS
 		}
-
-	case TranscriptEvent:
-		if err = live(); err != nil {
-			return err
-		}
-		if !slices.Contains(TranscriptEvents, d.EventType) {
-			return fail("unknown transcript event_type %q", d.EventType)
-		}
-		s.transcript(e, sa, d)
 
 	case SubagentError:
 		if err = needSub(); err != nil {
@@ -265,6 +309,9 @@ func Apply(s *State, e Event) error {
 		}
 		p := &Permission{ID: d.RequestID, SubagentID: sa.ID, Tool: d.Tool, Args: d.Args,
 			Reason: d.Reason, Seq: e.Seq, At: e.TS, Decision: DecisionPending}
+		if s.countOnly {
+			p.Args, p.Reason = nil, "" // shown, never counted
+		}
 		s.Permissions = append(s.Permissions, p)
 		s.permissions[p.ID] = p
 		sa.PendingRequest = p.ID
@@ -606,13 +653,13 @@ func Apply(s *State, e Event) error {
 		// test catches that before it ships.
 		return fail("no fold rule for %s", e.Type)
 	}
-
-	s.LastSeq, s.LastTS = e.Seq, e.TS
-	s.Counters.Events[e.Type]++
 	return nil
 }
 
 func (s *State) log(e Event, kind, text, detail string) {
+	if s.countOnly {
+		return // a counting state keeps no log (SetCountOnly)
+	}
 	s.Log = append(s.Log, LogItem{Seq: e.Seq, Kind: kind, Text: text, Detail: detail, SubagentID: e.SubagentID})
 }
 
@@ -627,7 +674,7 @@ func (s *State) typeCounters(agentType string) *TypeCounters {
 
 // transcript folds one TranscriptEvent into the subagent's store and, while a monitor handoff
 // is open, mirrors each new item into the parent log.
-func (s *State) transcript(e Event, sa *Subagent, d TranscriptEvent) {
+func (s *State) transcript(e *Event, sa *Subagent, d *TranscriptEvent) {
 	t, ref := sa.Transcript, s.ref()
 	before := t.Len()
 	switch d.EventType {
@@ -661,7 +708,7 @@ func (s *State) transcript(e Event, sa *Subagent, d TranscriptEvent) {
 		}
 		// --- ACP
 	}
-	if t.Len() > before {
+	if t.Len() > before && !s.countOnly {
 		if h := s.openHandoff(sa.ID); h != nil && h.Status == HandoffActive && h.Mode == HandoffMonitor {
 			s.Log = append(s.Log, LogItem{Seq: e.Seq, Kind: "mirror", SubagentID: sa.ID, Ref: t.Len() - 1})
 		}

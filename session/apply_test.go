@@ -144,87 +144,91 @@ func TestFoldResult(t *testing.T) {
 
 // TestRejectsInvalidSequences: each bad event is refused with an error naming its seq, and
 // the state is exactly what it was (never half-applied).
+// invalidBase is a valid session that each of invalidCases continues with an event the fold
+// refuses (the last one it adds), with the error it must give.
+func invalidBase() *sessiontest.Builder {
+	b := sessiontest.NewBuilder()
+	b.Add("", session.SessionStarted{Schema: 1, PermissionMode: "acceptEdits"})
+	b.Add("sa-1", session.SubagentSpawned{AgentType: "builder", TaskDescription: "x"})
+	b.Add("sa-1", session.SubagentActive{InitialState: "running"})
+	b.Add("sa-1", session.PermissionRequested{RequestID: "pr-1", Tool: "run_shell_command"})
+	b.Add("", session.ConvergenceInitiated{ConvergenceID: "cv-1", SubagentIDs: []string{"sa-1"}, Strategy: "merge"})
+	b.Add("", session.ConflictDetected{ConvergenceID: "cv-1", ConflictID: "cf-1", Kind: "hunk"})
+	b.Add("", session.ConflictResolved{ConvergenceID: "cv-1", ConflictID: "cf-1", Method: "manual", Choice: "none"})
+	return b
+}
+
+var invalidCases = []struct {
+	name string
+	mk   func(b *sessiontest.Builder) session.Event
+	want string
+}{
+	{"gap in seq", func(b *sessiontest.Builder) session.Event { b.Seq++; return b.Add("", session.UserNote{Text: "x"}) }, "gap in seq: expected 8 after 7"},
+	{"repeated seq", func(b *sessiontest.Builder) session.Event { b.Seq--; return b.Add("", session.UserNote{Text: "x"}) }, "repeats or goes back"},
+	{"stop before spawn", func(b *sessiontest.Builder) session.Event {
+		return b.Add("sa-9", session.SubagentStop{Outcome: session.OutcomeSuccess})
+	}, "unknown subagent sa-9"},
+	{"transcript of unknown subagent", func(b *sessiontest.Builder) session.Event {
+		return b.Add("sa-2", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "x"})
+	}, "unknown subagent sa-2"},
+	{"lifecycle without subagent id", func(b *sessiontest.Builder) session.Event { return b.Add("", session.SubagentActive{}) }, "subagent_id is required"},
+	{"spawn twice", func(b *sessiontest.Builder) session.Event {
+		return b.Add("sa-1", session.SubagentSpawned{AgentType: "x"})
+	}, "spawned twice"},
+	{"second SessionStarted", func(b *sessiontest.Builder) session.Event { return b.Add("", session.SessionStarted{}) }, "second SessionStarted"},
+	{"session id mismatch", func(b *sessiontest.Builder) session.Event { b.SID = "s-other"; return b.Add("", session.UserNote{}) }, "does not match"},
+	{"unknown transcript type", func(b *sessiontest.Builder) session.Event {
+		return b.Add("sa-1", session.TranscriptEvent{EventType: "shout"})
+	}, `unknown transcript event_type "shout"`},
+	{"bad outcome", func(b *sessiontest.Builder) session.Event { return b.Add("sa-1", session.SubagentStop{Outcome: "meh"}) }, `outcome "meh"`},
+	{"unknown permission", func(b *sessiontest.Builder) session.Event {
+		return b.Add("sa-1", session.PermissionGranted{RequestID: "pr-7"})
+	}, `unknown permission request "pr-7"`},
+	{"duplicate request id", func(b *sessiontest.Builder) session.Event {
+		return b.Add("sa-1", session.PermissionRequested{RequestID: "pr-1"})
+	}, "already used"},
+	{"handoff complete without initiation", func(b *sessiontest.Builder) session.Event {
+		return b.Add("sa-1", session.HandoffComplete{Outcome: session.OutcomeSuccess})
+	}, "no active handoff to sa-1"},
+	{"bad handoff mode", func(b *sessiontest.Builder) session.Event {
+		return b.Add("sa-1", session.HandoffInitiated{HandoffMode: "watch"})
+	}, `handoff_mode "watch"`},
+	{"converge unknown subagent", func(b *sessiontest.Builder) session.Event {
+		return b.Add("", session.ConvergenceInitiated{ConvergenceID: "cv-2", SubagentIDs: []string{"sa-1", "sa-5"}})
+	}, "unknown subagent sa-5"},
+	{"conflict of unknown convergence", func(b *sessiontest.Builder) session.Event {
+		return b.Add("", session.ConflictDetected{ConvergenceID: "cv-3", ConflictID: "cf-2"})
+	}, `unknown convergence "cv-3"`},
+	{"resolve twice", func(b *sessiontest.Builder) session.Event {
+		return b.Add("", session.ConflictResolved{ConvergenceID: "cv-1", ConflictID: "cf-1", Choice: "sa-1"})
+	}, "already resolved"},
+	{"manual review names unknown conflict", func(b *sessiontest.Builder) session.Event {
+		return b.Add("", session.ManualReviewRequired{ConvergenceID: "cv-1", ConflictIDs: []string{"cf-1", "cf-9"}})
+	}, `unknown conflict "cf-9"`},
+	{"apply without batch twice", func(b *sessiontest.Builder) session.Event {
+		b.Add("", session.DeltaBatchApplied{ConvergenceID: "cv-1"})
+		return b.Add("", session.DeltaBatchApplied{ConvergenceID: "cv-1"})
+	}, "applied twice"},
+	{"bad playbook op", func(b *sessiontest.Builder) session.Event {
+		b.Add("", session.DeltaBatch{ConvergenceID: "cv-1", Operations: []session.PlaybookOp{{Type: session.OpAdd, BulletID: "a"}, {Type: session.OpRemove, BulletID: "zz"}}})
+		return b.Add("", session.DeltaBatchApplied{ConvergenceID: "cv-1"})
+	}, `(REMOVE) names unknown entry "zz"`},
+	{"event after SessionEnded", func(b *sessiontest.Builder) session.Event {
+		b.Add("", session.SessionEnded{Reason: "quit"})
+		return b.Add("", session.UserNote{Text: "late"})
+	}, "event after SessionEnded"},
+	{"data type mismatch", func(b *sessiontest.Builder) session.Event {
+		e := b.Add("", session.UserNote{})
+		e.Type = session.TypeSessionEnded
+		return e
+	}, "data is UserNote"},
+	{"future version", func(b *sessiontest.Builder) session.Event { e := b.Add("", session.UserNote{}); e.V = 2; return e }, "schema version 2"},
+}
+
 func TestRejectsInvalidSequences(t *testing.T) {
-	base := func() *sessiontest.Builder {
-		b := sessiontest.NewBuilder()
-		b.Add("", session.SessionStarted{Schema: 1, PermissionMode: "acceptEdits"})
-		b.Add("sa-1", session.SubagentSpawned{AgentType: "builder", TaskDescription: "x"})
-		b.Add("sa-1", session.SubagentActive{InitialState: "running"})
-		b.Add("sa-1", session.PermissionRequested{RequestID: "pr-1", Tool: "run_shell_command"})
-		b.Add("", session.ConvergenceInitiated{ConvergenceID: "cv-1", SubagentIDs: []string{"sa-1"}, Strategy: "merge"})
-		b.Add("", session.ConflictDetected{ConvergenceID: "cv-1", ConflictID: "cf-1", Kind: "hunk"})
-		b.Add("", session.ConflictResolved{ConvergenceID: "cv-1", ConflictID: "cf-1", Method: "manual", Choice: "none"})
-		return b
-	}
-	cases := []struct {
-		name string
-		mk   func(b *sessiontest.Builder) session.Event
-		want string
-	}{
-		{"gap in seq", func(b *sessiontest.Builder) session.Event { b.Seq++; return b.Add("", session.UserNote{Text: "x"}) }, "gap in seq: expected 8 after 7"},
-		{"repeated seq", func(b *sessiontest.Builder) session.Event { b.Seq--; return b.Add("", session.UserNote{Text: "x"}) }, "repeats or goes back"},
-		{"stop before spawn", func(b *sessiontest.Builder) session.Event {
-			return b.Add("sa-9", session.SubagentStop{Outcome: session.OutcomeSuccess})
-		}, "unknown subagent sa-9"},
-		{"transcript of unknown subagent", func(b *sessiontest.Builder) session.Event {
-			return b.Add("sa-2", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "x"})
-		}, "unknown subagent sa-2"},
-		{"lifecycle without subagent id", func(b *sessiontest.Builder) session.Event { return b.Add("", session.SubagentActive{}) }, "subagent_id is required"},
-		{"spawn twice", func(b *sessiontest.Builder) session.Event {
-			return b.Add("sa-1", session.SubagentSpawned{AgentType: "x"})
-		}, "spawned twice"},
-		{"second SessionStarted", func(b *sessiontest.Builder) session.Event { return b.Add("", session.SessionStarted{}) }, "second SessionStarted"},
-		{"session id mismatch", func(b *sessiontest.Builder) session.Event { b.SID = "s-other"; return b.Add("", session.UserNote{}) }, "does not match"},
-		{"unknown transcript type", func(b *sessiontest.Builder) session.Event {
-			return b.Add("sa-1", session.TranscriptEvent{EventType: "shout"})
-		}, `unknown transcript event_type "shout"`},
-		{"bad outcome", func(b *sessiontest.Builder) session.Event { return b.Add("sa-1", session.SubagentStop{Outcome: "meh"}) }, `outcome "meh"`},
-		{"unknown permission", func(b *sessiontest.Builder) session.Event {
-			return b.Add("sa-1", session.PermissionGranted{RequestID: "pr-7"})
-		}, `unknown permission request "pr-7"`},
-		{"duplicate request id", func(b *sessiontest.Builder) session.Event {
-			return b.Add("sa-1", session.PermissionRequested{RequestID: "pr-1"})
-		}, "already used"},
-		{"handoff complete without initiation", func(b *sessiontest.Builder) session.Event {
-			return b.Add("sa-1", session.HandoffComplete{Outcome: session.OutcomeSuccess})
-		}, "no active handoff to sa-1"},
-		{"bad handoff mode", func(b *sessiontest.Builder) session.Event {
-			return b.Add("sa-1", session.HandoffInitiated{HandoffMode: "watch"})
-		}, `handoff_mode "watch"`},
-		{"converge unknown subagent", func(b *sessiontest.Builder) session.Event {
-			return b.Add("", session.ConvergenceInitiated{ConvergenceID: "cv-2", SubagentIDs: []string{"sa-1", "sa-5"}})
-		}, "unknown subagent sa-5"},
-		{"conflict of unknown convergence", func(b *sessiontest.Builder) session.Event {
-			return b.Add("", session.ConflictDetected{ConvergenceID: "cv-3", ConflictID: "cf-2"})
-		}, `unknown convergence "cv-3"`},
-		{"resolve twice", func(b *sessiontest.Builder) session.Event {
-			return b.Add("", session.ConflictResolved{ConvergenceID: "cv-1", ConflictID: "cf-1", Choice: "sa-1"})
-		}, "already resolved"},
-		{"manual review names unknown conflict", func(b *sessiontest.Builder) session.Event {
-			return b.Add("", session.ManualReviewRequired{ConvergenceID: "cv-1", ConflictIDs: []string{"cf-1", "cf-9"}})
-		}, `unknown conflict "cf-9"`},
-		{"apply without batch twice", func(b *sessiontest.Builder) session.Event {
-			b.Add("", session.DeltaBatchApplied{ConvergenceID: "cv-1"})
-			return b.Add("", session.DeltaBatchApplied{ConvergenceID: "cv-1"})
-		}, "applied twice"},
-		{"bad playbook op", func(b *sessiontest.Builder) session.Event {
-			b.Add("", session.DeltaBatch{ConvergenceID: "cv-1", Operations: []session.PlaybookOp{{Type: session.OpAdd, BulletID: "a"}, {Type: session.OpRemove, BulletID: "zz"}}})
-			return b.Add("", session.DeltaBatchApplied{ConvergenceID: "cv-1"})
-		}, `(REMOVE) names unknown entry "zz"`},
-		{"event after SessionEnded", func(b *sessiontest.Builder) session.Event {
-			b.Add("", session.SessionEnded{Reason: "quit"})
-			return b.Add("", session.UserNote{Text: "late"})
-		}, "event after SessionEnded"},
-		{"data type mismatch", func(b *sessiontest.Builder) session.Event {
-			e := b.Add("", session.UserNote{})
-			e.Type = session.TypeSessionEnded
-			return e
-		}, "data is UserNote"},
-		{"future version", func(b *sessiontest.Builder) session.Event { e := b.Add("", session.UserNote{}); e.V = 2; return e }, "schema version 2"},
-	}
-	for _, tc := range cases {
+	for _, tc := range invalidCases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := base()
+			b := invalidBase()
 			bad := tc.mk(b)
 			s := sessiontest.Fold(t, b.Evs[:len(b.Evs)-1])
 			before := observable(s) + fmt.Sprint(s.LastSeq, s.Counters.Events)

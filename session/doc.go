@@ -24,6 +24,11 @@
 // text source is the caller's (record.FileSource, record.PathSource). An event folded without
 // a Loc keeps its text in memory, so both kinds mix in one transcript.
 //
+// A counting state (SetCountOnly, what `summit inspect` folds) runs the same Apply with the
+// same rules and counters but keeps no transcript items (each transcript counts its items and
+// bytes and remembers its last item's kind) and no log, so its memory depends on the numbers
+// of subagents, handoffs, convergences and permission requests, not on the recording's length.
+//
 // # Schema v1
 //
 // The wire format (the JSONL envelope, the line cap) is described in session/record.

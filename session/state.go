@@ -54,6 +54,10 @@ type State struct {
 	// the event being folded lies (ApplyAt).
 	text *TextStore
 	at   Loc
+	// countOnly: see SetCountOnly.
+	countOnly bool
+	// recent caches indexes in Subagents of recently seen ids (see lookup).
+	recent [16]uint32
 }
 
 // Subagent statuses.
@@ -158,6 +162,7 @@ type Subagent struct {
 	// --- ACP
 
 	Transcript *Transcript
+	index      int // in State.Subagents
 }
 
 // Applied is one /apply of real changes into the main workspace.

@@ -66,6 +66,21 @@ func NewTextStore(src TextSource, maxBytes int) *TextStore {
 // before the first event; nil (the default) keeps every text in memory.
 func (s *State) SetTextStore(ts *TextStore) { s.text = ts }
 
+// SetCountOnly makes s a counting state, for a reader that wants the counters and the tree
+// but not the transcripts (`summit inspect`): the fold is the same Apply, with the same rules,
+// errors and counters, but each transcript keeps only its length (Len), its size (Bytes) and
+// the kind of its last item (which decides whether the next delta extends it), not its items;
+// the parent log (Log) is not kept; a permission request keeps its id, subagent, tool and
+// decision, not its arguments and reason. So what the state holds grows with the subagents,
+// handoffs, convergences and permission requests, never with the number of transcript events
+// or items: a recording of any length folds in the same memory. Transcript.Item, Text and
+// TextLen must not be called on a counting state's transcripts (they panic), nor Print.
+// Set it before the first event.
+func (s *State) SetCountOnly() { s.countOnly = true }
+
+// CountOnly reports whether s is a counting state (SetCountOnly).
+func (s *State) CountOnly() bool { return s.countOnly }
+
 // TextStore is the state's store, or nil.
 func (s *State) TextStore() *TextStore { return s.text }
 

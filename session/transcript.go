@@ -33,6 +33,11 @@ type Transcript struct {
 	data    byteStore
 	bytes   int
 	src     *TextStore // where span items are read back from (nil: every item is inline)
+	// counted is set on the transcripts of a counting state (State.SetCountOnly): n counts
+	// the items and open.kind is the last one's kind; closed, data and the rest of open stay
+	// empty.
+	counted bool
+	n       int
 }
 
 // Item is one entry of a transcript: a coalesced run of token deltas (Kind "token"), a
@@ -86,6 +91,9 @@ func (t *Transcript) Len() int {
 	if t == nil {
 		return 0
 	}
+	if t.counted {
+		return t.n
+	}
 	if t.hasOpen {
 		return t.closed.len() + 1
 	}
@@ -93,6 +101,9 @@ func (t *Transcript) Len() int {
 }
 
 func (t *Transcript) at(i int) *item {
+	if t.counted {
+		panic("a counting state (State.SetCountOnly) keeps no transcript items")
+	}
 	if n := t.closed.len(); i == n && t.hasOpen {
 		return &t.open
 	} else if i < 0 || i >= n {
@@ -156,6 +167,12 @@ type textRef struct {
 
 // add appends a new item holding text (the text of the event at ref).
 func (t *Transcript) add(it Item, text string, ref textRef) {
+	if t.counted {
+		t.n++
+		t.open.kind, t.hasOpen = kindIndex(it.Kind), true
+		t.bytes += len(text)
+		return
+	}
 	if t.hasOpen {
 		t.closed.append(t.open)
 	}
@@ -188,6 +205,10 @@ func (t *Transcript) extend(seq uint64, kind, delta string, ref textRef) bool {
 // put adds one event's text to the open item: the bytes, or the event's span (the text itself
 // when the event has no place in the recording).
 func (t *Transcript) put(text string, ref textRef) {
+	if t.counted {
+		t.bytes += len(text)
+		return
+	}
 	o := &t.open
 	o.count++
 	o.textLen += int64(len(text))

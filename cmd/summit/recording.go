@@ -159,9 +159,11 @@ with +/- line counts). --json prints the comparison as one object (see session/c
 			if len(args) == 2 {
 				return inspectCompare(args[0], args[1], lenient, asJSON, stdout, stderr)
 			}
-			// The metrics are counters: the fold needs no transcript text, and the reader
-			// does not even keep it.
+			// The metrics are counters: the reader leaves out the transcripts' text, and the
+			// state counts items without keeping them (nor the log), so it takes the same
+			// memory whatever the recording's length.
 			st := &session.State{}
+			st.SetCountOnly()
 			if err := load(args[0], record.ReadOptions{Lenient: lenient, NoText: true}, st, session.Apply, stderr); err != nil {
 				return err
 			}

@@ -62,8 +62,8 @@ func TestReadersMatchGolden(t *testing.T) {
 }
 
 // TestReadersMatchFullFold: on recordings of real runs (the scripts of the run tests, on the
-// test tapes), inspect's counters-only read gives the metrics of a full fold (LoadFile), and
-// replay --print's spooled fold prints what Print prints for the full fold.
+// test tapes, and the demo's), inspect's counting fold without text gives the metrics of a full
+// fold (LoadFile), and replay --print's spooled fold prints what Print prints for the full fold.
 func TestReadersMatchFullFold(t *testing.T) {
 	ws := runWorkspace(t)
 	var recs []string
@@ -75,13 +75,26 @@ func TestReadersMatchFullFold(t *testing.T) {
 		_, _, _, r := runScript(t, ws, script, "--approve", "shell")
 		recs = append(recs, r)
 	}
-	recs = append(recs, rec+"valid.jsonl", rec+"unknown-type.jsonl", rec+"torn.jsonl")
+	// The demo's session (summit demo, headless): convergence, conflicts, handoffs, an apply.
+	demoWS := t.TempDir()
+	for name, body := range demoFiles {
+		os.WriteFile(filepath.Join(demoWS, name), []byte(body), 0o644)
+	}
+	sf := filepath.Join(t.TempDir(), "demo.summit")
+	os.WriteFile(sf, []byte(demoScript("The Usage section please")), 0o644)
+	demoRec := filepath.Join(t.TempDir(), "demo.jsonl")
+	if code, _, errOut := summit(t, "run", "--script", sf, "--workspace", demoWS, "--provider", "script",
+		"--approve", "shell", "--record", demoRec); code != 0 {
+		t.Fatalf("demo: exit %d\n%s", code, errOut)
+	}
+	recs = append(recs, demoRec, rec+"valid.jsonl", rec+"unknown-type.jsonl", rec+"torn.jsonl")
 	for _, r := range recs {
 		full, _, err := record.LoadFile(r, record.ReadOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", r, err)
 		}
 		st := &session.State{}
+		st.SetCountOnly() // as inspect folds
 		if _, err := record.FoldFile(r, record.ReadOptions{NoText: true}, st, session.Apply); err != nil {
 			t.Fatal(err)
 		}

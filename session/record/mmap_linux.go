@@ -33,19 +33,6 @@ func (m *mapping) close() {
 	m.data = nil
 }
 
-// release drops the process's mapping of the pages that lie wholly within b (see releaseTo).
-func (m *mapping) release(b []byte) {
-	if len(b) == 0 {
-		return
-	}
-	pg := os.Getpagesize()
-	end := m.end(b)
-	lo, hi := (end-len(b)+pg-1)/pg*pg, end/pg*pg
-	if hi > lo {
-		madvise(m.data[lo:hi], syscall.MADV_DONTNEED)
-	}
-}
-
 // releaseTo drops the process's mapping of the pages before off that were not dropped yet (the
 // file stays in the page cache): what has been decoded no longer counts toward the process's
 // resident memory, so reading a file through its mapping costs memory in proportion to the

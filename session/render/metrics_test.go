@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/internal/sessiontest"
 )
 
@@ -45,6 +46,28 @@ func TestMetrics(t *testing.T) {
 	for _, want := range []string{"success rate                 50.0% (2 of 4 stopped)", "convergence conflict rate    100.0% (1 of 1 convergences)", "builder"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text metrics lack %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestMetricsOfCountingFold: the metrics of a counting state (State.SetCountOnly, as inspect
+// folds) are those of the full fold, on the fixture session and random ones full of handoffs,
+// notes, denials, permissions and errors.
+func TestMetricsOfCountingFold(t *testing.T) {
+	sessions := [][]session.Event{sessiontest.FullSession()}
+	for seed := range uint64(10) {
+		sessions = append(sessions, genSession(200+seed, 2000))
+	}
+	for i, evs := range sessions {
+		st := &session.State{}
+		st.SetCountOnly()
+		for _, e := range evs {
+			if err := session.Apply(st, e); err != nil {
+				t.Fatalf("session %d: %v", i, err)
+			}
+		}
+		if got, want := ComputeMetrics(st), ComputeMetrics(fold(t, evs)); !reflect.DeepEqual(got, want) {
+			t.Errorf("session %d: metrics of the counting fold\n%+v\nwant\n%+v", i, got, want)
 		}
 	}
 }
