@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -48,28 +49,56 @@ func Sanitize(s string) string {
 }
 
 // clean reports whether s needs no change: the common case costs one pass and no allocation.
+// Plain ASCII is skipped eight bytes at a time (--print sanitises every byte a recording's
+// models and tools said: the byte loop was 40 % of it); each byte that stops the scan is then
+// judged on its own.
 func clean(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
-			return false
+	for i := 0; i < len(s); {
+		i = scanPlain(s, i)
+		if i == len(s) {
+			return true
 		}
-		if c >= 0x80 {
-			return cleanUTF8(s[i:])
+		switch c := s[i]; {
+		case c == '\n' || c == '\t':
+			i++
+		case c < 0x80: // another control character, or DEL
+			return false
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r < 0xa0 || invisible(r) {
+				return false
+			}
+			i += size
 		}
 	}
 	return true
 }
 
-func cleanUTF8(s string) bool {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 || invisible(r) {
-			return false
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// scanPlain returns the position of the first byte at or after i that is a control
+// character, DEL or ≥ 0x80 (len(s) if none).
+func scanPlain(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		// The compiler makes this one 8-byte load.
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		del := x ^ (lsb * 0x7f)
+		// Each term flags, in a byte's high bit, bytes < 0x20, bytes == 0x7f and bytes ≥ 0x80.
+		// The lowest flag is exact: a borrow only makes false flags above a true one.
+		if m := ((x - lsb*0x20) &^ x) | ((del - lsb) &^ del) | x; m&msb != 0 {
+			return i + bits.TrailingZeros64(m&msb)>>3
 		}
-		i += size
 	}
-	return true
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return i
+		}
+	}
+	return i
 }
 
 // invisible reports bidi controls and zero-width characters: they reorder or hide text.

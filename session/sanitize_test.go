@@ -2,9 +2,11 @@ package session
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSanitize(t *testing.T) {
@@ -94,5 +96,84 @@ func TestSanitizeJSON(t *testing.T) {
 	}
 	if got := string(SanitizeJSON([]byte("\"a\xffb\""))); got != `"a\ufffdb"` {
 		t.Errorf("invalid UTF-8: %q", got)
+	}
+}
+
+// cleanByByte is clean as it was before the eight-byte scan, byte by byte: the reference.
+func cleanByByte(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+			return false
+		}
+		if c >= 0x80 {
+			for j := i; j < len(s); {
+				r, size := utf8.DecodeRuneInString(s[j:])
+				if r == utf8.RuneError && size == 1 || r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 || invisible(r) {
+					return false
+				}
+				j += size
+			}
+			return true
+		}
+	}
+	return true
+}
+
+// The eight-byte scan judges every string as the byte loop does: each special byte or rune
+// at every offset of a word, alone and among others, and random mixes.
+func TestCleanMatchesByteLoop(t *testing.T) {
+	specials := []string{"\x00", "\x1b", "\x1f", " ", "~", "\x7f", "\n", "\t", "\r", "\x80", "\xff", "\xc3", "é", "\u0085", "\u009f", "\u00a0",
+		"\u200b", "\u202e", "\u2069", "\ufeff", "\ufffd", "✓", "😀", "\xed\xa0\x80"}
+	base := strings.Repeat("plain text, ", 3)
+	for _, sp := range specials {
+		for at := 0; at <= 24; at++ {
+			s := base[:at] + sp + base[at:]
+			if got, want := clean(s), cleanByByte(s); got != want {
+				t.Errorf("clean(%q) = %v, want %v", s, got, want)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			if rng.IntN(4) == 0 {
+				b.WriteString(specials[rng.IntN(len(specials))])
+			} else {
+				b.WriteByte(byte(' ' + rng.IntN(95)))
+			}
+		}
+		if s := b.String(); clean(s) != cleanByByte(s) {
+			t.Fatalf("clean(%q) = %v, the byte loop says %v", s, clean(s), cleanByByte(s))
+		}
+	}
+}
+
+func FuzzClean(f *testing.F) {
+	f.Add("plain\ttext\n\x1b[31m \u202e é")
+	f.Fuzz(func(t *testing.T, s string) {
+		if clean(s) != cleanByByte(s) {
+			t.Fatalf("clean(%q) = %v, the byte loop says %v", s, clean(s), cleanByByte(s))
+		}
+	})
+}
+
+// BenchmarkClean: model text as --print writes it (ASCII lines of about 70 bytes), the
+// eight-byte scan against the byte loop it replaced.
+func BenchmarkClean(b *testing.B) {
+	text := strings.Repeat("The builder wrote the fix in main.go and ran the tests again; all pass.\n", 4096)
+	for _, c := range []struct {
+		name string
+		fn   func(string) bool
+	}{{"scan8", clean}, {"bytes", cleanByByte}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				if !c.fn(text) {
+					b.Fatal("not clean")
+				}
+			}
+		})
 	}
 }
