@@ -38,8 +38,9 @@ func replaySplitUI(pathA, pathB string, sync ui.SyncMode, lenient bool, speed fl
 	}
 	s := ui.NewSplit(a, b, [2]string{filepath.Base(pathA), filepath.Base(pathB)}, sync, ui.Options{})
 	cores := idlecores.New(time.Second, func() bool { return !a.CaughtUp() || !b.CaughtUp() })
-	defer cores.Stop()
-	if _, err := tea.NewProgram(s, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()), tea.WithFilter(cores.Filter)).Run(); err != nil {
+	_, err = tea.NewProgram(s, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()), tea.WithFilter(cores.Filter)).Run()
+	cores.Stop() // before a fork's workbench starts, which must find every core
+	if err != nil {
 		return badFile(err)
 	}
 	if pane, seq := s.ForkAt(); seq > 0 {

@@ -142,6 +142,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		}
 	}()
 	_, runErr := p.Run()
+	cores.Stop() // every core for closing the session
 	reason := "quit"
 	sig, _ := signalled.Load().(os.Signal)
 	if sig != nil {
@@ -197,8 +198,9 @@ func replayUI(path string, lenient bool, speed float64, from uint64) error {
 	m := ui.New(ui.Options{Replay: r})
 	// Idle on one core, as the workbench, once the background fold has caught up.
 	cores := idlecores.New(time.Second, func() bool { return !r.CaughtUp() })
-	defer cores.Stop()
-	if _, err := tea.NewProgram(m, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()), tea.WithFilter(cores.Filter)).Run(); err != nil {
+	_, err = tea.NewProgram(m, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()), tea.WithFilter(cores.Filter)).Run()
+	cores.Stop() // before a fork's workbench starts, which must find every core
+	if err != nil {
 		return badFile(err)
 	}
 	if seq := m.ForkSeq(); seq > 0 {
