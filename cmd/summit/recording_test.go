@@ -76,17 +76,7 @@ func TestReadersMatchFullFold(t *testing.T) {
 		recs = append(recs, r)
 	}
 	// The demo's session (summit demo, headless): convergence, conflicts, handoffs, an apply.
-	demoWS := t.TempDir()
-	for name, body := range demoFiles {
-		os.WriteFile(filepath.Join(demoWS, name), []byte(body), 0o644)
-	}
-	sf := filepath.Join(t.TempDir(), "demo.summit")
-	os.WriteFile(sf, []byte(demoScript("The Usage section please")), 0o644)
-	demoRec := filepath.Join(t.TempDir(), "demo.jsonl")
-	if code, _, errOut := summit(t, "run", "--script", sf, "--workspace", demoWS, "--provider", "script",
-		"--approve", "shell", "--record", demoRec); code != 0 {
-		t.Fatalf("demo: exit %d\n%s", code, errOut)
-	}
+	demoRec := demoRecording(t)
 	recs = append(recs, demoRec, rec+"valid.jsonl", rec+"unknown-type.jsonl", rec+"torn.jsonl")
 	for _, r := range recs {
 		full, _, err := record.LoadFile(r, record.ReadOptions{})
