@@ -212,7 +212,7 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 			PermissionMode: d.PermissionMode, Tools: d.Tools, Task: d.TaskDescription,
 			TimeoutS: d.TimeoutS, InheritContext: d.InheritContext, SessionID: d.SubagentSessionID,
 			ParentRef: d.ParentSessionRef, Status: StatusQueued, SpawnedAt: e.TS,
-			Parent: d.ParentSubagentID, AgentSessionID: d.AgentSessionID, Transcript: &Transcript{counted: s.countOnly},
+			Parent: d.ParentSubagentID, AgentSessionID: d.AgentSessionID, Transcript: &Transcript{counted: s.CountsItems()},
 		}
 		n.index = len(s.Subagents)
 		s.Subagents = append(s.Subagents, n)

@@ -77,6 +77,56 @@ func TestCountOnlyFoldsAlike(t *testing.T) {
 	}
 }
 
+// TestCountItemsFoldsAlike: a state whose transcripts count their items (SetCountItems) folds
+// every event as a full one does and keeps everything a full one keeps but the items: the
+// same log (its mirror items naming the same item indexes), permissions with their arguments.
+func TestCountItemsFoldsAlike(t *testing.T) {
+	sessions := map[string][]session.Event{"full session": sessiontest.FullSession()}
+	for seed := range uint64(8) {
+		sessions[fmt.Sprintf("streaming %d", seed)] = streamingSession(seed, 3000)
+	}
+	view := func(s *session.State) string {
+		c := s.Clone()
+		var b strings.Builder
+		for _, sa := range c.Subagents {
+			fmt.Fprintf(&b, "%s: %d items, %d bytes, %d streamed\n", sa.ID, sa.Transcript.Len(), sa.Transcript.Bytes(), sa.StreamedBytes)
+			sa.Transcript = nil
+		}
+		j, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.String() + string(j)
+	}
+	for name, evs := range sessions {
+		full, counted := &session.State{}, &session.State{}
+		counted.SetCountItems()
+		for _, e := range evs {
+			if err := session.Apply(full, e); err != nil {
+				t.Fatal(err)
+			}
+			if err := session.Apply(counted, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !counted.CountsItems() || full.CountsItems() || counted.CountOnly() {
+			t.Fatal("CountsItems does not say what SetCountItems set")
+		}
+		if a, b := view(full), view(counted); a != b {
+			t.Errorf("%s: the fold counting items differs:\n%s\nwant\n%s", name, b, a)
+		}
+		mirrors := 0
+		for _, l := range counted.Log {
+			if l.Kind == "mirror" {
+				mirrors++
+			}
+		}
+		if mirrors == 0 {
+			t.Errorf("%s: no mirror items in the log", name)
+		}
+	}
+}
+
 // TestCountOnlyRejectsAlike: every invalid event a full state refuses, a counting state refuses
 // with the same error, unchanged.
 func TestCountOnlyRejectsAlike(t *testing.T) {

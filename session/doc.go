@@ -28,6 +28,10 @@
 // same rules and counters but keeps no transcript items (each transcript counts its items and
 // bytes and remembers its last item's kind) and no log, so its memory depends on the numbers
 // of subagents, handoffs, convergences and permission requests, not on the recording's length.
+// SetCountItems counts the transcripts' items the same way and keeps the rest (the log, whose
+// mirror items then name items the state does not hold, and the permission requests whole):
+// it is for a reader that keeps each item itself as it is folded, and may empty the log
+// between events (render.TextSpool, `replay --print`).
 //
 // # Schema v1
 //

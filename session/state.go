@@ -54,8 +54,8 @@ type State struct {
 	// the event being folded lies (ApplyAt).
 	text *TextStore
 	at   Loc
-	// countOnly: see SetCountOnly.
-	countOnly bool
+	// countOnly: see SetCountOnly; countItems: see SetCountItems.
+	countOnly, countItems bool
 	// recent caches indexes in Subagents of recently seen ids (see lookup).
 	recent [16]uint32
 }

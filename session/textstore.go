@@ -81,6 +81,22 @@ func (s *State) SetCountOnly() { s.countOnly = true }
 // CountOnly reports whether s is a counting state (SetCountOnly).
 func (s *State) CountOnly() bool { return s.countOnly }
 
+// SetCountItems makes s's transcripts count their items as a counting state's do (Len, Bytes
+// and the kind of the last item, no items) and keeps everything else a full state keeps: the
+// parent log, with its mirror items (whose Ref names an item the transcript does not hold),
+// and the permission requests' arguments and reasons. It is for a reader that takes each
+// item as it is folded and keeps it itself, out of the state: render.TextSpool, which prints
+// a recording of any length (`summit replay --print`) from an Apply whose state holds nothing
+// per transcript event. Such a reader may also take the log's items as they come and empty
+// Log between events (the fold only ever appends to it), so that nothing in the state grows
+// with the recording's length. Transcript.Item, Text and TextLen must not be called on its
+// transcripts (they panic). Set it before the first event.
+func (s *State) SetCountItems() { s.countItems = true }
+
+// CountsItems reports whether s's transcripts count their items without keeping them
+// (SetCountItems or SetCountOnly).
+func (s *State) CountsItems() bool { return s.countItems || s.countOnly }
+
 // TextStore is the state's store, or nil.
 func (s *State) TextStore() *TextStore { return s.text }
 

@@ -33,9 +33,9 @@ type Transcript struct {
 	data    byteStore
 	bytes   int
 	src     *TextStore // where span items are read back from (nil: every item is inline)
-	// counted is set on the transcripts of a counting state (State.SetCountOnly): n counts
-	// the items and open.kind is the last one's kind; closed, data and the rest of open stay
-	// empty.
+	// counted is set on the transcripts of a state that counts items (State.SetCountOnly,
+	// SetCountItems): n counts the items and open.kind is the last one's kind; closed, data
+	// and the rest of open stay empty.
 	counted bool
 	n       int
 }
@@ -102,7 +102,7 @@ func (t *Transcript) Len() int {
 
 func (t *Transcript) at(i int) *item {
 	if t.counted {
-		panic("a counting state (State.SetCountOnly) keeps no transcript items")
+		panic("a state that counts items (State.SetCountOnly, SetCountItems) keeps no transcript items")
 	}
 	if n := t.closed.len(); i == n && t.hasOpen {
 		return &t.open

@@ -117,8 +117,9 @@ seq (--sync seq, the default), to the same time since its start (--sync time), o
 				return replayUI(args[0], lenient, speed, from)
 			}
 			defer boundReaderHeap()()
-			// The transcripts' text stays out of the state, in a spool (memory up to a limit,
-			// then a temporary file), and is written out as it is read back.
+			// The transcripts' items and the log stay out of the state, in a spool (memory up
+			// to a limit, then a temporary file), and are written out as they are read back:
+			// what stays in memory does not grow with the recording's length.
 			sp := render.NewTextSpool(0)
 			defer sp.Close()
 			st := &session.State{}

@@ -59,7 +59,7 @@ func Render(s *session.State) string {
 type printer struct {
 	w  *output
 	s  *session.State
-	sp *TextSpool // where the transcripts' text is, when the fold left it out of s (or nil)
+	sp *TextSpool // the transcripts' items and the log, when the fold left them out of s (or nil)
 }
 
 func (p *printer) f(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
@@ -203,31 +203,55 @@ func (in *indenter) write(s string) {
 	}
 }
 
-// itemText writes the text of item i of sa's transcript, sanitized and with its continuation
-// lines indented by pad: indentRestBy(Sanitize(text), pad).
-func (p *printer) itemText(sa *session.Subagent, i int, pad string) {
+// itemText writes the item's text, sanitized and with its continuation lines indented by pad:
+// indentRestBy(Sanitize(text), pad).
+func (p *printer) itemText(v *itemView, pad string) {
 	in := indenter{w: p.w, pad: pad}
-	in.write(session.Sanitize(sa.Transcript.Text(i)))
-	if p.sp != nil {
-		p.sp.each(sa, i, func(s string) { in.write(session.Sanitize(s)) })
-	}
+	v.each(func(s string) { in.write(session.Sanitize(s)) })
 }
 
-// toolCall writes a tool call's tool and arguments, sanitized: as they are (pad ""), or
-// through indentRestBy with pad.
-func (p *printer) toolCall(sa *session.Subagent, i int, it session.Item, pad string) {
+// toolCall writes a tool call's tool and arguments (its text: the compact JSON), sanitized:
+// as they are (pad ""), or through indentRestBy with pad.
+func (p *printer) toolCall(v *itemView, pad string) {
 	write := p.w.writeClean
 	if pad != "" {
 		in := indenter{w: p.w, pad: pad}
 		write = in.write
 	}
-	write(session.Sanitize(it.Tool) + " ")
-	if p.sp == nil {
-		write(session.Sanitize(compactJSON(it.Args)))
+	write(session.Sanitize(v.tool) + " ")
+	v.each(func(s string) { write(session.Sanitize(s)) })
+}
+
+// itemView is what the printer needs of a transcript item: kind, tool, error flag and text.
+// The text is str (an item of the state: stateItem), or (when r is set) the n bytes r reads
+// next (an item of a TextSpool's stream).
+type itemView struct {
+	kind, tool string
+	isError    bool
+	str        string
+	r          *reader
+	n          int64
+}
+
+// each calls fn with the item's text, in pieces that each end with a whole rune.
+func (v *itemView) each(fn func(string)) {
+	if v.r == nil {
+		fn(v.str)
 		return
 	}
-	// The spool keeps a tool call's arguments as the compact JSON its item prints.
-	p.sp.each(sa, i, func(s string) { write(session.Sanitize(s)) })
+	v.r.text(v.n, fn)
+}
+
+// stateItem is item i of a transcript the state keeps.
+func stateItem(sa *session.Subagent, i int) *itemView {
+	it := sa.Transcript.Item(i)
+	v := &itemView{kind: it.Kind, tool: it.Tool, isError: it.IsError}
+	if it.Kind == session.TranscriptToolCall {
+		v.str = compactJSON(it.Args)
+	} else {
+		v.str = sa.Transcript.Text(i)
+	}
+	return v
 }
 
 // StatusGlyph is the tree's one-character status mark.
@@ -285,11 +309,7 @@ func (p *printer) tree() {
 		if sa.AgentName != "" && sa.AgentName != sa.AgentType {
 			p.f(" (%s)", sa.AgentName)
 		}
-		streamed := sa.StreamedBytes
-		if p.sp != nil {
-			streamed = p.sp.streamed(sa)
-		}
-		p.f(" · %s · %s · %s tok · %s", sa.Status, FormatDuration(sa.Elapsed(p.s.LastTS)), formatTokens(sa.Tokens, streamed), session.Plural(sa.ToolCalls, "tool call"))
+		p.f(" · %s · %s · %s tok · %s", sa.Status, FormatDuration(sa.Elapsed(p.s.LastTS)), FormatTokens(sa), session.Plural(sa.ToolCalls, "tool call"))
 		if sa.Retries > 0 {
 			p.f(" · %d retries", sa.Retries)
 		}
@@ -329,8 +349,12 @@ func (p *printer) transcripts() {
 		if rt := sa.Route; rt != nil {
 			p.f("model: %s (%s)\n", session.Sanitize(sa.ModelInUse()), session.Sanitize(RouteText(sa)))
 		}
-		for i := 0; i < sa.Transcript.Len(); i++ {
-			p.item(sa, i)
+		if p.sp != nil {
+			p.sp.items(sa, p.item)
+		} else {
+			for i := 0; i < sa.Transcript.Len(); i++ {
+				p.item(stateItem(sa, i))
+			}
 		}
 		if sa.LastError != "" {
 			p.f("last error: %s\n", session.Sanitize(sa.LastError))
@@ -447,14 +471,13 @@ func shortCommit(c string) string { return c[:min(len(c), 12)] }
 
 // item prints one transcript item; its text is sanitized and continuation lines are indented
 // so an item never looks like the start of another.
-func (p *printer) item(sa *session.Subagent, i int) {
-	it := sa.Transcript.Item(i)
+func (p *printer) item(v *itemView) {
 	text := func(prefix string) {
 		p.w.WriteString(prefix)
-		p.itemText(sa, i, "  ")
+		p.itemText(v, "  ")
 		p.w.WriteString("\n")
 	}
-	switch it.Kind {
+	switch v.kind {
 	case session.TranscriptStart:
 		text("· start: ")
 	case session.TranscriptToken, session.TranscriptMessage:
@@ -463,53 +486,75 @@ func (p *printer) item(sa *session.Subagent, i int) {
 		text("thinking: ")
 	case session.TranscriptToolCall:
 		p.w.WriteString("> ")
-		p.toolCall(sa, i, it, "")
+		p.toolCall(v, "")
 		p.w.WriteString("\n")
 	case session.TranscriptToolResult:
 		mark := "<"
-		if it.IsError {
+		if v.isError {
 			mark = "< error"
 		}
-		text(mark + " " + session.Sanitize(it.Tool) + ": ")
+		text(mark + " " + session.Sanitize(v.tool) + ": ")
 	case session.TranscriptPolicyDenied:
-		text("! denied " + session.Sanitize(it.Tool) + ": ")
+		text("! denied " + session.Sanitize(v.tool) + ": ")
 	case session.TranscriptError:
 		text("! error: ")
 	case session.ItemUser:
 		text("user: ")
 	default:
-		text(it.Kind + ": ")
+		text(v.kind + ": ")
 	}
 }
 
 func (p *printer) log() {
 	p.section("session log")
+	if p.sp != nil {
+		if p.sp.logN == 0 {
+			p.f("(empty)\n")
+		}
+		p.sp.logItems(p.logItem)
+		return
+	}
 	if len(p.s.Log) == 0 {
 		p.f("(empty)\n")
 	}
 	for _, l := range p.s.Log {
-		switch l.Kind {
-		case "command":
-			p.f("#%d › %s\n", l.Seq, session.Sanitize(l.Text))
-		case "rejected":
-			p.f("#%d ✗ %s\n   %s\n", l.Seq, session.Sanitize(l.Text), indentRest(session.Sanitize(l.Detail)))
-		case "mirror":
-			sa := p.s.Subagent(l.SubagentID)
-			it := sa.Transcript.Item(l.Ref)
-			p.f("#%d [%s] %s: ", l.Seq, l.SubagentID, it.Kind)
-			if it.Kind == session.TranscriptToolCall {
-				p.toolCall(sa, l.Ref, it, "  ")
-			} else {
-				p.itemText(sa, l.Ref, "  ")
+		p.logItem(l)
+	}
+}
+
+// logItem prints one log item. A mirror item's Ref is the index of its item in the state's
+// transcript, or (printing from a spool) the place of the item in its stream.
+func (p *printer) logItem(l session.LogItem) {
+	switch l.Kind {
+	case "command":
+		p.f("#%d › %s\n", l.Seq, session.Sanitize(l.Text))
+	case "rejected":
+		p.f("#%d ✗ %s\n   %s\n", l.Seq, session.Sanitize(l.Text), indentRest(session.Sanitize(l.Detail)))
+	case "mirror":
+		var v *itemView
+		if p.sp != nil {
+			it, err := p.sp.mirrored(l.SubagentID, int64(l.Ref))
+			if err != nil {
+				p.sp.readErr(err)
+				return
 			}
-			p.w.WriteString("\n")
-		default:
-			line := fmt.Sprintf("#%d %s: %s", l.Seq, l.Kind, session.Sanitize(l.Text))
-			if l.Detail != "" {
-				line += " (" + session.Sanitize(l.Detail) + ")"
-			}
-			p.f("%s\n", indentRest(line))
+			v = &it
+		} else {
+			v = stateItem(p.s.Subagent(l.SubagentID), l.Ref)
 		}
+		p.f("#%d [%s] %s: ", l.Seq, l.SubagentID, v.kind)
+		if v.kind == session.TranscriptToolCall {
+			p.toolCall(v, "  ")
+		} else {
+			p.itemText(v, "  ")
+		}
+		p.w.WriteString("\n")
+	default:
+		line := fmt.Sprintf("#%d %s: %s", l.Seq, l.Kind, session.Sanitize(l.Text))
+		if l.Detail != "" {
+			line += " (" + session.Sanitize(l.Detail) + ")"
+		}
+		p.f("%s\n", indentRest(line))
 	}
 }
 

@@ -1,0 +1,165 @@
+package render
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/internal/sessiontest"
+)
+
+// TestSpoolPrintLongSessions: long sessions (many thousand items, monitor handoffs whose
+// mirrored items keep growing after the log names them, items spilled to the file between
+// their header and their end) and the fixture with every event type print through a spool
+// what the reference printer prints for the full fold, with the spool's memory from a few
+// bytes to the default.
+func TestSpoolPrintLongSessions(t *testing.T) {
+	defer func(m int) { memBlock = m }(memBlock)
+	sessions := map[string][]session.Event{"full session": sessiontest.FullSession()}
+	for seed := range uint64(3) {
+		sessions[fmt.Sprintf("long %d", seed)] = genSession(200+seed, 20000)
+	}
+	for name, evs := range sessions {
+		want := oldRender(fold(t, evs))
+		for _, c := range []struct{ memory, memBlock int }{{16, 5}, {4 << 10, 1 << 10}, {0, 32 << 10}} {
+			memBlock = c.memBlock
+			sp := NewTextSpool(c.memory)
+			st := &session.State{}
+			for _, e := range evs {
+				if err := sp.Apply(st, e); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+			}
+			var out strings.Builder
+			if err := sp.Print(&out, st); err != nil {
+				t.Fatal(err)
+			}
+			sp.Close()
+			if got := out.String(); got != want {
+				t.Fatalf("%s, %+v:\n%s", name, c, firstDiff(got, want))
+			}
+		}
+	}
+}
+
+// TestSpoolNeedsEveryEvent: a state folded without the spool is refused, not printed half
+// empty; nothing is folded after Print.
+func TestSpoolNeedsEveryEvent(t *testing.T) {
+	evs := genSession(9, 100)
+	st := fold(t, evs[:10])
+	sp := NewTextSpool(0)
+	if err := sp.Apply(st, evs[10]); err == nil || !strings.Contains(err.Error(), "folded without the text spool") {
+		t.Fatalf("got %v", err)
+	}
+	st = &session.State{}
+	for _, e := range evs[:10] {
+		if err := sp.Apply(st, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sp.Print(&strings.Builder{}, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Apply(st, evs[10]); err == nil {
+		t.Fatal("Apply after Print was accepted")
+	}
+}
+
+// TestSpoolMemoryFlat: what a fold through the spool keeps in memory besides the blocks of text
+// it holds (which its memory bounds) does not grow with the number of transcript items: one
+// subagent streaming 10× more tokens, tool calls and results, thinking and notes, under a
+// monitor handoff (so the log mirrors every item), with commands in the log between. A full
+// fold's memory grows (which shows the measure sees growth).
+func TestSpoolMemoryFlat(t *testing.T) {
+	retained := func(spooled bool, n int) int64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		before := int64(ms.HeapAlloc)
+		st := &session.State{}
+		apply := session.Apply
+		var sp *TextSpool
+		if spooled {
+			sp = NewTextSpool(1 << 20)
+			defer sp.Close()
+			apply = sp.Apply
+		}
+		foldStream(t, st, apply, n)
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		runtime.KeepAlive(st)
+		got := int64(ms.HeapAlloc) - before
+		if sp != nil {
+			got -= sp.blockBytes() // the text held in memory, up to the spool's memory
+		}
+		return got
+	}
+	const n = 20_000
+	fullSmall, fullBig := retained(false, n), retained(false, 10*n)
+	if fullBig-fullSmall < 1<<20 {
+		t.Fatalf("a full fold of %d more events retained only %d more bytes: the measure is off", 9*n, fullBig-fullSmall)
+	}
+	small, big := retained(true, n), retained(true, 10*n)
+	t.Logf("retained: full fold %d → %d bytes, spooled %d → %d bytes", fullSmall, fullBig, small, big)
+	if big-small > 64<<10 {
+		t.Errorf("a spooled fold of %d events retained %d bytes, of %d events %d: it grows with the transcript (a full fold: %d, %d)",
+			n, small, 10*n, big, fullSmall, fullBig)
+	}
+}
+
+// blockBytes is the memory the spool's blocks of text take: in its streams and free to reuse.
+func (sp *TextSpool) blockBytes() int64 {
+	n := 0
+	for _, s := range sp.all {
+		for _, b := range s.blocks {
+			n += cap(b)
+		}
+	}
+	for _, b := range sp.free {
+		n += cap(b)
+	}
+	return int64(n)
+}
+
+// foldStream folds with apply a session with one subagent whose transcript has n events
+// (token runs, tool calls and results, thinking, notes to it) under an open monitor handoff,
+// and a command in the log every 50 events. The events are made one at a time, so only the
+// state (and the spool) hold memory.
+func foldStream(t *testing.T, st *session.State, apply func(*session.State, session.Event) error, n int) {
+	t.Helper()
+	ts := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	seq := uint64(0)
+	add := func(sub string, d session.Data) {
+		seq++
+		e := session.Event{V: session.SchemaVersion, Seq: seq, TS: ts.Add(time.Duration(seq) * time.Millisecond), SessionID: "s-stream", Type: d.Type(), SubagentID: sub, Data: d}
+		if err := apply(st, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("", session.SessionStarted{Schema: 1})
+	add("sa-1", session.SubagentSpawned{AgentType: "builder"})
+	add("sa-1", session.SubagentActive{InitialState: "running"})
+	add("sa-1", session.HandoffInitiated{HandoffMode: session.HandoffMonitor})
+	for i := range n {
+		switch i % 10 {
+		case 0:
+			add("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: "c", Tool: "read_file", Args: map[string]any{"path": "x.go"}})
+		case 1:
+			add("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: "c", Tool: "read_file", Result: "package x\n"})
+		case 2:
+			add("sa-1", session.TranscriptEvent{EventType: session.TranscriptThinking, Text: "sum first"})
+		case 3:
+			if i%50 == 3 {
+				add("", session.CommandIssued{Line: "/status", Command: "status"})
+			} else {
+				add("sa-1", session.UserNote{Text: "go on"})
+			}
+		default:
+			add("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "word "})
+		}
+	}
+	add("sa-1", session.SubagentStop{Outcome: session.OutcomeSuccess})
+}
