@@ -128,7 +128,16 @@ func BenchmarkRedact(b *testing.B) {
 
 // benchRecording is a ~200 MB generated recording with the realistic mix, built once per
 // process and kept in memory; the benchmarks that need a file write it to their TempDir.
+// $SUMMIT_BENCH_RECORDING names a recording to read instead (one `summit run` made: the
+// program's own mix).
 var benchRecording = sync.OnceValue(func() []byte {
+	if p := os.Getenv("SUMMIT_BENCH_RECORDING"); p != "" {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			panic(err)
+		}
+		return data
+	}
 	const size = 200 << 20
 	rng := rand.New(rand.NewPCG(1, 2))
 	ts := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
