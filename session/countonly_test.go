@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/internal/sessiontest"
@@ -150,19 +148,14 @@ func TestCountOnlyRejectsAlike(t *testing.T) {
 // state's does (which shows the measure can see growth).
 func TestCountOnlyMemoryFlat(t *testing.T) {
 	retained := func(countOnly bool, n int) int64 {
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		before := int64(ms.HeapAlloc)
-		s := &session.State{}
-		if countOnly {
-			s.SetCountOnly()
-		}
-		foldStream(t, s, n)
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		runtime.KeepAlive(s)
-		return int64(ms.HeapAlloc) - before
+		return sessiontest.Retained(func() any {
+			s := &session.State{}
+			if countOnly {
+				s.SetCountOnly()
+			}
+			sessiontest.FoldStream(t, s, session.Apply, n)
+			return s
+		})
 	}
 	const n = 20_000
 	fullSmall, fullBig := retained(false, n), retained(false, 10*n)
@@ -174,39 +167,6 @@ func TestCountOnlyMemoryFlat(t *testing.T) {
 		t.Errorf("a counting fold of %d events retained %d bytes, of %d events %d: it grows with the transcript (a full fold: %d, %d)",
 			n, small, 10*n, big, fullSmall, fullBig)
 	}
-}
-
-// foldStream folds a session with one subagent whose transcript has n events: token runs, tool
-// calls and results, thinking, with a monitor handoff open (so a full fold mirrors every item
-// into the log). The events are made one at a time, so only the state holds memory.
-func foldStream(t *testing.T, s *session.State, n int) {
-	t.Helper()
-	ts := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	seq := uint64(0)
-	apply := func(sub string, d session.Data) {
-		seq++
-		e := session.Event{V: session.SchemaVersion, Seq: seq, TS: ts.Add(time.Duration(seq) * time.Millisecond), SessionID: "s-stream", Type: d.Type(), SubagentID: sub, Data: d}
-		if err := session.Apply(s, e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	apply("", session.SessionStarted{Schema: 1})
-	apply("sa-1", session.SubagentSpawned{AgentType: "builder"})
-	apply("sa-1", session.SubagentActive{InitialState: "running"})
-	apply("sa-1", session.HandoffInitiated{HandoffMode: session.HandoffMonitor})
-	for i := range n {
-		switch i % 10 {
-		case 0:
-			apply("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: "c", Tool: "read_file", Args: map[string]any{"path": "x.go"}})
-		case 1:
-			apply("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: "c", Tool: "read_file", Result: "package x\n"})
-		case 2:
-			apply("sa-1", session.TranscriptEvent{EventType: session.TranscriptThinking, Text: "sum first"})
-		default:
-			apply("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "word "})
-		}
-	}
-	apply("sa-1", session.SubagentStop{Outcome: session.OutcomeSuccess})
 }
 
 // streamingSession is a random valid session: subagents streaming tokens and thinking, tool

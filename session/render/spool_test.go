@@ -2,10 +2,8 @@ package render
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/internal/sessiontest"
@@ -75,25 +73,20 @@ func TestSpoolNeedsEveryEvent(t *testing.T) {
 // fold's memory grows (which shows the measure sees growth).
 func TestSpoolMemoryFlat(t *testing.T) {
 	retained := func(spooled bool, n int) int64 {
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		before := int64(ms.HeapAlloc)
-		st := &session.State{}
-		apply := session.Apply
 		var sp *TextSpool
-		if spooled {
-			sp = NewTextSpool(1 << 20)
-			defer sp.Close()
-			apply = sp.Apply
-		}
-		foldStream(t, st, apply, n)
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		runtime.KeepAlive(st)
-		got := int64(ms.HeapAlloc) - before
+		got := sessiontest.Retained(func() any {
+			st := &session.State{}
+			apply := session.Apply
+			if spooled {
+				sp = NewTextSpool(1 << 20)
+				apply = sp.Apply
+			}
+			sessiontest.FoldStream(t, st, apply, n)
+			return st
+		})
 		if sp != nil {
 			got -= sp.blockBytes() // the text held in memory, up to the spool's memory
+			sp.Close()
 		}
 		return got
 	}
@@ -122,44 +115,4 @@ func (sp *TextSpool) blockBytes() int64 {
 		n += cap(b)
 	}
 	return int64(n)
-}
-
-// foldStream folds with apply a session with one subagent whose transcript has n events
-// (token runs, tool calls and results, thinking, notes to it) under an open monitor handoff,
-// and a command in the log every 50 events. The events are made one at a time, so only the
-// state (and the spool) hold memory.
-func foldStream(t *testing.T, st *session.State, apply func(*session.State, session.Event) error, n int) {
-	t.Helper()
-	ts := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	seq := uint64(0)
-	add := func(sub string, d session.Data) {
-		seq++
-		e := session.Event{V: session.SchemaVersion, Seq: seq, TS: ts.Add(time.Duration(seq) * time.Millisecond), SessionID: "s-stream", Type: d.Type(), SubagentID: sub, Data: d}
-		if err := apply(st, e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add("", session.SessionStarted{Schema: 1})
-	add("sa-1", session.SubagentSpawned{AgentType: "builder"})
-	add("sa-1", session.SubagentActive{InitialState: "running"})
-	add("sa-1", session.HandoffInitiated{HandoffMode: session.HandoffMonitor})
-	for i := range n {
-		switch i % 10 {
-		case 0:
-			add("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: "c", Tool: "read_file", Args: map[string]any{"path": "x.go"}})
-		case 1:
-			add("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: "c", Tool: "read_file", Result: "package x\n"})
-		case 2:
-			add("sa-1", session.TranscriptEvent{EventType: session.TranscriptThinking, Text: "sum first"})
-		case 3:
-			if i%50 == 3 {
-				add("", session.CommandIssued{Line: "/status", Command: "status"})
-			} else {
-				add("sa-1", session.UserNote{Text: "go on"})
-			}
-		default:
-			add("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "word "})
-		}
-	}
-	add("sa-1", session.SubagentStop{Outcome: session.OutcomeSuccess})
 }
