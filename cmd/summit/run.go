@@ -30,17 +30,16 @@ import (
 
 // sessionFlags are the options every live session takes (summit, summit run).
 type sessionFlags struct {
-	workspace  string
-	mode       string
-	provider   string
-	agentDirs  []string
-	record     string
-	recordDir  string // where the default recording goes ("" = <workspace>/.summit/sessions)
-	noRecord   bool
-	tapes      string
-	approve    string
-	parallel   int
-	maxScriptB int64
+	workspace string
+	mode      string
+	provider  string
+	agentDirs []string
+	record    string
+	recordDir string // where the default recording goes ("" = <workspace>/.summit/sessions)
+	noRecord  bool
+	tapes     string
+	approve   string
+	parallel  int
 	// keepWorktrees leaves the worktrees when the session ends.
 	keepWorktrees bool
 	// trustHooks runs the workspace's hooks without asking (hooks.go).

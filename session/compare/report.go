@@ -302,13 +302,12 @@ func fileOf(f *finalChange) *FileChange {
 // candidate is a divergence found while aligning, with where it lies on each side (the seq of
 // its event, or of the last event that side had there) to find the first.
 type candidate struct {
-	d          Divergence
-	atA, atB   uint64
-	descA      string // set when the description is known without reading the file
-	descB      string
-	readA      bool // describe from the event at d.A.Seq
-	readB      bool
-	subagentID string
+	d        Divergence
+	atA, atB uint64
+	descA    string // set when the description is known without reading the file
+	descB    string
+	readA    bool // describe from the event at d.A.Seq
+	readB    bool
 }
 
 // diverge aligns the two runs: their command lines in order, then each subagent id both
