@@ -193,7 +193,7 @@ const (
 )
 
 type SessionEnded struct {
-	Reason     string `json:"reason"` // quit | script_end | error | signal (SIGHUP, SIGTERM: a closed terminal)
+	Reason     string `json:"reason"` // quit | script_end | error | signal (SIGHUP, SIGTERM, SIGINT, SIGQUIT: a closed terminal)
 	DurationMS int64  `json:"duration_ms"`
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // TestTerminalEndings ends a workbench with a subagent running in every way a session ends
-// while the terminal stays open — SIGTERM, SIGINT, SIGHUP, and ctrl+c twice — and checks the
+// while the terminal stays open — SIGTERM, SIGINT, SIGHUP, SIGQUIT, and ctrl+c twice — and checks the
 // clean close: SessionEnded with its reason in the recording, the subagent stopped, the alt
 // screen left and the cursor shown again, and the documented exit code. (tmux kill-session,
 // which takes the terminal away, is TestTerminalClosed.)
@@ -27,6 +27,9 @@ func TestTerminalEndings(t *testing.T) {
 		{name: "SIGTERM", signal: "TERM", reason: "signal", exit: "1"},
 		{name: "SIGINT", signal: "INT", reason: "signal", exit: "1"},
 		{name: "SIGHUP", signal: "HUP", reason: "signal", exit: "1"},
+		// Go's own SIGQUIT handler dumps goroutines and exits 2, in the alt screen, with no
+		// SessionEnded: summit catches it like SIGTERM.
+		{name: "SIGQUIT", signal: "QUIT", reason: "signal", exit: "1"},
 		{name: "ctrl+c twice", keys: []string{"C-c", "C-c"}, reason: "quit", exit: "0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -64,6 +67,15 @@ func TestTerminalEndings(t *testing.T) {
 			if !bytes.Contains(data, []byte(`"reason":"`+c.reason+`"`)) || !bytes.Contains(data, []byte(`"type":"SubagentStop"`)) {
 				t.Errorf("the recording:\n%s", data)
 			}
+			if last := lastLine(data); !strings.Contains(last, `"type":"SessionEnded"`) || !strings.Contains(last, `"reason":"`+c.reason+`"`) {
+				t.Errorf("the recording's last line is not SessionEnded (%s): %s", c.reason, last)
+			}
 		})
 	}
+}
+
+// lastLine is the last non-empty line of a recording.
+func lastLine(data []byte) string {
+	ls := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return ls[len(ls)-1]
 }

@@ -410,8 +410,14 @@ func headless(f *sessionFlags, scriptPath string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// SIGQUIT as SIGTERM: Go's default would dump goroutines and exit 2 with no SessionEnded.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer stop()
+	if sim, ok := w.clock.(*live.SimClock); ok {
+		// The script may be parked on the clock behind a subagent that runs a real command:
+		// a signal wakes it at once, so the session closes now, not when the command ends.
+		defer context.AfterFunc(ctx, sim.Interrupt)()
+	}
 	code, runErr := live.RunScript(ctx, w.x, strings.NewReader(string(data)), errw)
 	w.closed()
 	if w.recording != "" && !errors.Is(runErr, record.ErrRecordingReplaced) {

@@ -152,6 +152,7 @@ func startServe(t *testing.T, bin, token string, extra ...string) *server {
 func post(t *testing.T, url, token, body string) (int, protocols.Response) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url+"/rpc", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -267,6 +268,7 @@ func TestServeRPC(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodPost, s2.url+"/rpc", strings.NewReader(`{"jsonrpc":"2.0","method":"agent.invoke","params":{"agentId":"deep-researcher","inputs":{"query":"quantum"}},"id":21}`))
 	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -493,6 +495,7 @@ func TestServeTLS(t *testing.T) {
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	req, _ := http.NewRequest(http.MethodPost, s.url+"/rpc", strings.NewReader(`{"jsonrpc":"2.0","method":"agent.schema","params":{"agentId":"deep-researcher"},"id":1}`))
 	req.Header.Set("Authorization", "Bearer tls-token-not-secret")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)

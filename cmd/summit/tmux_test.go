@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -65,14 +67,28 @@ func (tm *tmuxTerm) waitFor(what string, d time.Duration) string {
 	return ""
 }
 
+// buildBinary builds the summit binary once per test process (a build is a minute of a
+// shared machine); it lives in TestMain's cache dir, removed when the tests end.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "summit")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := builtBinary()
+	if err != nil {
+		t.Fatalf("go build: %v", err)
 	}
 	return bin
 }
+
+var builtBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp(os.Getenv("XDG_CACHE_HOME"), "bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "summit")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%v\n%s", err, out)
+	}
+	return bin, nil
+})
 
 // body is the screen without its header and its last three lines (notice, input or
 // timeline, footer): the tree and the transcript.

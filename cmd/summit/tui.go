@@ -128,11 +128,13 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	if guide != nil {
 		go guide(w.x, p)
 	}
-	// A closed terminal (SIGHUP, tmux kill-session), SIGTERM or SIGINT (kill -INT; ctrl+c is a
-	// key here) ends the session as cleanly as quitting: the program restores the terminal,
-	// the recording gets SessionEnded with reason signal, and summit exits 1.
+	// A closed terminal (SIGHUP, tmux kill-session), SIGTERM, SIGINT (kill -INT; ctrl+c is a
+	// key here) or SIGQUIT ends the session as cleanly as quitting: the program restores the
+	// terminal, the recording gets SessionEnded with reason signal, and summit exits 1.
+	// SIGQUIT must be caught too: Go's default handler dumps every goroutine and exits 2,
+	// leaving the terminal in the alt screen and the recording without its end.
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 	var signalled atomic.Value // os.Signal
 	go func() {
@@ -175,6 +177,8 @@ func sigName(s os.Signal) string {
 		return "SIGTERM"
 	case os.Interrupt:
 		return "SIGINT"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
 	}
 	return s.String()
 }

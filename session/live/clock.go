@@ -172,6 +172,26 @@ func (c *SimClock) Done() {
 	c.dispatch()
 }
 
+// Interrupt resumes, at once, every participant whose wait's context has ended, even while
+// another participant runs (one blocked in a real shell command holds the baton until it
+// returns). It is for a signal that ends the session (summit run on SIGTERM, SIGQUIT…): from
+// then on determinism gives way to a prompt close, which the session's code allows because
+// it is correct under RealClock, where every participant runs at once. A context that ends
+// inside the simulation (a /cancel) is still seen in dispatch order.
+func (c *SimClock) Interrupt() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.ctx.Err() != nil {
+			close(w.ch)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	c.waiters = kept
+}
+
 // Idle is closed when every participant has ended.
 func (c *SimClock) Idle() <-chan struct{} { return c.idle }
 

@@ -42,7 +42,7 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 	n := 0
 	for sc.Scan() {
 		n++
-		if ctx.Err() != nil { // SIGINT, SIGTERM or SIGHUP: close cleanly, run no more lines
+		if ctx.Err() != nil { // SIGINT, SIGTERM, SIGHUP or SIGQUIT: close cleanly, run no more lines
 			reason = "signal"
 			break
 		}

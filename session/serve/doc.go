@@ -12,8 +12,28 @@
 //	GET  /healthz              "ok"
 //
 // Every request needs `Authorization: Bearer <token>` when the server has a token
-// (SUMMIT_SERVE_TOKEN; required on any address but loopback). The token is compared in
+// (SUMMIT_SERVE_TOKEN; `summit serve` refuses to start without one unless --no-token is given
+// on a loopback address, and its banner then says that is unsafe). The token is compared in
 // constant time and is never logged or recorded.
+//
+// # What a request must be
+//
+// A server on loopback is still reachable from every web page the user opens, so before any
+// handler, and before the token check, every request is checked (Options):
+//
+//   - its Host names the served address: the listening IP literal (any IP literal on a
+//     wildcard address; any loopback one on loopback), "localhost" on loopback, or a name in
+//     AllowHosts (`--allow-host`), whose port must be the served one. A DNS-rebinding page
+//     sends its own name: 403, code -32003;
+//   - an Origin, when there is one, has such a host too: a cross-site page is 403, -32003
+//     ("null" included). No Origin is fine: curl and summit's remote client send none;
+//   - a POST is `Content-Type: application/json` (parameters such as charset allowed), else
+//     415, code -32600: a page's "simple" text/plain or form POST needs no CORS preflight;
+//   - a body arrives within BodyTimeout of the headers, else 408 and the connection closes
+//     (`--read-body-timeout`; the headers' own limit and the idle limit are http.Server's,
+//     `--read-header-timeout` and `--idle-timeout`);
+//   - LimitListener bounds the connections at once, in all and per client IP: one over the
+//     per-client limit (`--max-conns-per-client`) is closed as soon as it is accepted.
 //
 // # Methods
 //
@@ -44,6 +64,8 @@
 //	-32602 invalid params (unknown agent or    -32603 internal error
 //	       run, schema violation, a used runId)
 //	-32001 unauthorized (HTTP 401)            -32002 too many runs (HTTP 429, Retry-After)
+//	-32003 forbidden: a foreign Host or       -32600 also: not application/json (HTTP 415),
+//	       Origin (HTTP 403)                          a body that came too slowly (HTTP 408)
 //
 // # Events
 //

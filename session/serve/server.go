@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -57,6 +58,16 @@ type Options struct {
 	MaxBody    int64         // bytes of one request body (default 1 MiB)
 	MaxRuns    int           // runs at once (default 4)
 	RunTimeout time.Duration // a run's limit (default 30 min); the delegation's timeout too
+	// Addr is the address the server listens on (host:port, as the listener reports it): a
+	// request's Host, and its Origin when it has one, must name it (or an AllowHosts entry).
+	// Empty turns the Host and Origin checks off (a handler served by something else).
+	Addr string
+	// AllowHosts are other names the server is reached by (a proxy's, a DNS name): each a
+	// host, any port, or host:port.
+	AllowHosts []string
+	// BodyTimeout is how long a request's body may take to arrive, from the end of its
+	// headers (0: no limit of its own; http.Server's limits apply).
+	BodyTimeout time.Duration
 	// Log gets one line per request and per run (never a token or a body).
 	Log func(string)
 }
@@ -125,7 +136,16 @@ func (s *Server) Handler() http.Handler {
 			_, _ = io.WriteString(w, "ok\n")
 		}
 	})
-	return mux
+	g := &guard{body: s.o.BodyTimeout, maxBody: s.o.MaxBody, next: mux, disabled: s.o.Addr == ""}
+	hosts, err := newHostSet(s.o.Addr, s.o.AllowHosts)
+	if !g.disabled && err != nil {
+		// Fail closed: summit serve checks its flags first, so this is a caller's mistake.
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeRPC(w, http.StatusForbidden, nil, nil, &protocols.RPCError{Code: CodeForbidden, Message: "the server's host check: " + err.Error()})
+		})
+	}
+	g.hosts = hosts
+	return g
 }
 
 // Shutdown cancels the runs still going and waits (until ctx ends) for their sessions to
@@ -170,7 +190,13 @@ func (s *Server) rpc(w http.ResponseWriter, r *http.Request, pathAgent string) {
 	if !s.authorized(w, r) {
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, s.o.MaxBody+1))
+	body, err := readBody(w, r, s.o.MaxBody)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		w.Header().Set("Connection", "close")
+		writeRPC(w, http.StatusRequestTimeout, nil, nil, &protocols.RPCError{Code: protocols.CodeInvalidRequest,
+			Message: fmt.Sprintf("the request body did not arrive within %s", s.o.BodyTimeout)})
+		return
+	}
 	if err != nil {
 		writeRPC(w, http.StatusBadRequest, nil, nil, &protocols.RPCError{Code: protocols.CodeParseError, Message: "reading the request: " + err.Error()})
 		return
