@@ -179,6 +179,7 @@ func TestMain(m *testing.M) {
 		os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
+	testCache = cache
 	// A developer's real keys must not turn the tests' sessions into paid model calls: with no
 	// config, summit routes by the keys it finds (provider.FromEnvironment).
 	for _, k := range []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {

@@ -78,8 +78,12 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
+// testCache is TestMain's cache dir (a test's t.Setenv may point XDG_CACHE_HOME elsewhere
+// for a while: the binary must outlive that test).
+var testCache string
+
 var builtBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp(os.Getenv("XDG_CACHE_HOME"), "bin-")
+	dir, err := os.MkdirTemp(testCache, "bin-")
 	if err != nil {
 		return "", err
 	}
