@@ -125,15 +125,21 @@ func TestServeGuard(t *testing.T) {
 // slowClient opens a connection, sends a POST's headers (with a Content-Length it never
 // fulfils) and then either trickles the body a byte every 300 ms or stalls; it returns how
 // long the server took to answer or close the connection, and the answer's status line
-// (max when it held the connection to the end).
+// ("closed" when it closed without one, "held" when it held the connection to max).
 func slowClient(addr, token string, trickle bool, max time.Duration) (time.Duration, string) {
+	return slowConn(addr, fmt.Sprintf("POST /rpc HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: 4000\r\n\r\n{", addr, token), trickle, max)
+}
+
+// slowConn sends first, then trickles a byte every 300 ms (or stalls) until the server
+// answers or closes (see slowClient).
+func slowConn(addr, first string, trickle bool, max time.Duration) (time.Duration, string) {
 	start := time.Now()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return time.Since(start), "dial: " + err.Error()
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "POST /rpc HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: 4000\r\n\r\n{", addr, token)
+	io.WriteString(c, first)
 	buf := make([]byte, 512)
 	var got []byte
 	for time.Since(start) < max {
@@ -173,7 +179,7 @@ func TestServeSlowClients(t *testing.T) {
 	const token = "slow-token-not-secret-41c7"
 	const bodyTimeout = 2 * time.Second
 	const slack = 4 * time.Second // a loaded 2-core machine
-	s := startServe(t, bin, token, "--read-body-timeout", bodyTimeout.String(), "--max-conns-per-client", "200")
+	s := startServe(t, bin, token, "--read-body-timeout", bodyTimeout.String(), "--read-header-timeout", bodyTimeout.String(), "--max-conns-per-client", "200")
 	addr := strings.TrimPrefix(s.url, "http://")
 	type result struct {
 		took time.Duration
@@ -185,6 +191,14 @@ func TestServeSlowClients(t *testing.T) {
 		wg.Go(func() {
 			took, line := slowClient(addr, token, i%2 == 0, 15*time.Second)
 			results[i] = result{took, line}
+		})
+	}
+	// And 10 whose headers never end.
+	headers := make([]result, 10)
+	for i := range headers {
+		wg.Go(func() {
+			took, line := slowConn(addr, "POST /rpc HTTP/1.1\r\nHost: "+addr+"\r\nX-Slow: ", i%2 == 0, 15*time.Second)
+			headers[i] = result{took, line}
 		})
 	}
 	time.Sleep(500 * time.Millisecond) // the slow ones are in
@@ -204,6 +218,11 @@ func TestServeSlowClients(t *testing.T) {
 		t.Errorf("100 slow bodies with --read-body-timeout %v: the slowest was cut after %v; answers %v", bodyTimeout, worst, lines)
 	}
 	t.Logf("100 slow bodies: all cut within %v (--read-body-timeout %v): %v", worst.Round(10*time.Millisecond), bodyTimeout, lines)
+	for _, r := range headers {
+		if r.took > bodyTimeout+slack || r.line == "held" {
+			t.Errorf("slow headers with --read-header-timeout %v: %q after %v", bodyTimeout, r.line, r.took)
+		}
+	}
 
 	// Per client: 5 connections from 127.0.0.1 are held, the 6th is closed at once, and
 	// 127.0.0.2 is served meanwhile.
@@ -218,7 +237,7 @@ func TestServeSlowClients(t *testing.T) {
 	}
 	time.Sleep(time.Second)
 	took, line := slowClient(addr2, token, false, 5*time.Second)
-	if line != "closed" || took > time.Second {
+	if line != "closed" || took > 3*time.Second {
 		t.Errorf("a 6th connection from one address: %q after %v; want closed at once", line, took)
 	}
 	if status, body := rawPost(t, s2.url, "127.0.0.2", addr2, "", "application/json", token); status != 200 || !strings.Contains(body, `"apiVersion"`) {
