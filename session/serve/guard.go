@@ -17,8 +17,8 @@ import (
 const CodeForbidden = -32003
 
 // guard checks what every request must satisfy before any handler sees it: a Host that names
-// the served address (or a name the user allowed), no foreign Origin, and for a request with
-// a body the JSON media type and a deadline for that body. It exists because a server on
+// the served address (or a name the user allowed), no foreign Origin, the JSON media type for
+// a POST, and a deadline for any request's body. It exists because a server on
 // loopback is reachable from every web page the user opens: a page can POST cross-site (a
 // text/plain "simple request" needs no CORS preflight) and can rebind its own DNS name to
 // 127.0.0.1 (then its requests carry Host: its-name). A browser always sends the Host it
@@ -39,7 +39,7 @@ type hostSet struct {
 	allow    map[string]bool // --allow-host names (lower case), with or without a port
 }
 
-// CheckAllowHost reports what is wrong with an --allow-host value ("" when it is usable): a
+// CheckAllowHost reports what is wrong with an --allow-host value (nil when it is usable): a
 // bare host name or IP, optionally with :port.
 func CheckAllowHost(name string) error {
 	if name == "" || strings.ContainsAny(name, "/@?#* \t") {
