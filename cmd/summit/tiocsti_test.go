@@ -128,6 +128,7 @@ func (in *injection) check(t *testing.T) {
 	}
 	// The recorded result shows every attempt failed: nothing written, nothing pushed.
 	res := in.shellResult(t)
+	t.Logf("the shell step's recorded result:\n%s", res)
 	if res == "" {
 		t.Errorf("no recorded result of the shell step; the screen:\n%s", screen)
 	}
