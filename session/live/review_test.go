@@ -122,3 +122,60 @@ func TestApplyReviewShowsTheConflictLine(t *testing.T) {
 		t.Errorf("context %q / template %q", d.Context, d.EditTemplate)
 	}
 }
+
+// The demo's clash (issue 27): variant A's one git hunk changes the loop line and `return t →
+// return round(t)`, variant B replaces the loop line. Taking B's whole cart.go lands exactly
+// B's file, not a hybrid with A's return line.
+func TestDemoTakeWholeFile(t *testing.T) {
+	h := newHarness(t)
+	h.tapes = "../../agents/provider/tapes"
+	write(t, h.ws, "cart.go", demoCart)
+	x := h.start(RealClock{})
+	defer x.Close("quit")
+	accept(t, x, `/delegate "fix rounding in cart.go, variant A" --agent-type builder`, `/delegate "fix rounding in cart.go, variant B" --agent-type builder`,
+		"/wait sa-1 sa-2", "/converge sa-1 sa-2 --strategy merge", "/wait cv-1")
+	var cf *session.Conflict
+	x.View(func(st *session.State) { cf = st.Conflict("cf-1") })
+	if cf == nil || cf.Review == nil {
+		t.Fatalf("no review: %+v", cf)
+	}
+	// The review shows A's return line, and says "take sa-2 here" lands it.
+	shown := fmt.Sprint(cf.Review.Changes)
+	if !strings.Contains(shown, "+\treturn round(t)") {
+		t.Errorf("A's whole change is not in the review: %s", shown)
+	}
+	for _, o := range cf.Review.Outcomes {
+		if o.Choice == "sa-2" && !o.WholeFile && (len(o.AlsoLands) != 1 || !strings.Contains(o.AlsoLands[0].Text, "return round(t)")) {
+			t.Errorf("take sa-2 here does not list A's return line: %+v", o)
+		}
+	}
+	want := string(readFile(t, filepath.Join(x.subs["sa-2"].wt.Path, "cart.go")))
+	if !strings.Contains(want, "cents") || strings.Contains(want, "return round(t)") {
+		t.Fatalf("the tapes changed: sa-2's cart.go is\n%s", want)
+	}
+	accept(t, x, "/resolve cf-1 --choose sa-2 --whole-file", "/wait cv-1", "/apply cv-1")
+	if got := string(readFile(t, filepath.Join(h.ws, "cart.go"))); got != want {
+		t.Errorf("cart.go after taking sa-2's whole file:\n%s\nwant sa-2's:\n%s", got, want)
+	}
+}
+
+// demoCart is the demo's cart.go (cmd/summit/demo.go); the demo tapes' edits fit it.
+const demoCart = `package shop
+
+// Line is one line of a cart.
+type Line struct {
+	Price float64
+	Qty   int
+}
+
+// Total sums the cart. TODO: it rounds every line, which loses cents.
+func Total(lines []Line) float64 {
+	t := 0.0
+	for _, l := range lines {
+		t += round(l.Price * float64(l.Qty))
+	}
+	return t
+}
+
+func round(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
+`
