@@ -478,6 +478,9 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 		cf.Resolution = &r
 		s.Counters.Resolutions++
 		text := fmt.Sprintf("%s resolved by %s: %s", cf.ID, d.Method, d.Choice)
+		if d.WholeFile {
+			text += "'s whole " + cf.File
+		}
 		if len(d.Overridden) > 0 {
 			text += " (overrides " + strings.Join(d.Overridden, ", ") + ")"
 		}
