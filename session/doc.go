@@ -140,7 +140,9 @@
 // git merge-file --diff3 marks the regions with 3 lines around (numbered as in the
 // workspace's file), edit_template the whole merged file, and choice edit (ConflictResolved
 // content: the file's whole text as the reviewer wrote it). Older recordings have none of
-// these fields and replay as before.
+// these fields and replay as before. A vote or consensus conflict's sides carry reason (why the
+// side stands apart: a tie, a different result, a confidence outside the band) and diff (the
+// member's whole change set), next to value.
 //
 // # External agents
 //

@@ -475,6 +475,11 @@ type ConflictSide struct {
 	SubagentID string   `json:"subagent_id"`
 	Value      any      `json:"value"`
 	Confidence *float64 `json:"confidence,omitempty"`
+	// Reason says why this side disagrees (vote and consensus), and Diff is the member's
+	// whole change set as diffs (its recorded changes, else its proposed patches), so the
+	// reviewer reads results rather than raw values.
+	Reason string `json:"reason,omitempty"`
+	Diff   string `json:"diff,omitempty"`
 }
 
 type ConflictReviewRequest struct {

@@ -526,6 +526,25 @@ func (m *Model) renderInbox(w, h int) []string {
 	return m.box(title, content, w, true)
 }
 
+// sideText is what a side shows: its value, or for a vote or consensus side why it stands
+// apart, its result and its whole change set as diffs.
+func sideText(sd session.ConflictSide) string {
+	if sd.Reason == "" && sd.Diff == "" {
+		return valueText(sd.Value)
+	}
+	var b strings.Builder
+	if sd.Reason != "" {
+		b.WriteString("why: " + sd.Reason + "\n")
+	}
+	if v, ok := sd.Value.(map[string]any); ok {
+		if r, ok := v["result"].(string); ok {
+			b.WriteString(r + "\n")
+		}
+	}
+	b.WriteString(sd.Diff)
+	return b.String()
+}
+
 // isNotDiff reports whether a side's value is not a unified diff (a finding, a vote): it is
 // shown whole.
 func isNotDiff(v any) bool {
@@ -664,7 +683,7 @@ func (m *Model) sides(sides []session.ConflictSide, width int, changesOnly bool)
 	col := func(i int, sd session.ConflictSide, w int) []string {
 		head := m.sty.bold.Render(ansi.Truncate(session.Sanitize(fmt.Sprintf("%d %s", i+1, sideHeader(sd))), w, "…"))
 		out := []string{head}
-		for _, l := range wrap(valueText(sd.Value), w) {
+		for _, l := range wrap(sideText(sd), w) {
 			changed := (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")) && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---")
 			if changesOnly && !changed && !isNotDiff(sd.Value) {
 				continue

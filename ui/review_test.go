@@ -172,3 +172,35 @@ func TestGoldenApplyReview(t *testing.T) {
 		}
 	}
 }
+
+// A consensus review shows each member's diff and why it disagrees, not raw JSON.
+func TestConsensusReviewShowsDiffs(t *testing.T) {
+	conf := func(f float64) *float64 { return &f }
+	member := func(id string, seq uint64, c float64, diff string) converge.Member {
+		return converge.Member{ID: id, Outcome: session.OutcomeSuccess, Finished: seq,
+			Capsule: &protocols.Capsule{Summary: "fix rounding", Confidence: conf(c)},
+			Changes: &session.SubagentChanges{Base: "base-1", Files: []session.FileChange{{Path: "cart.go", Kind: session.ChangeModified,
+				OldMode: "100644", NewMode: "100644", Diff: diff}}}}
+	}
+	a, err := converge.Analyze(converge.Input{ID: "cv-1", Strategy: commands.StrategyConsensus, Resolution: commands.ResolutionManual,
+		Format: commands.FormatDeltaBatch, FirstConflict: 1, Members: []converge.Member{member("sa-2", 10, 0.8, sa2Diff), member("sa-3", 11, 0.7, sa3Diff)}})
+	if err != nil || len(a.Conflicts) != 1 {
+		t.Fatalf("%v %+v", err, a)
+	}
+	g := &evGen{}
+	evs := append(g.start(3),
+		g.ev("", session.ConvergenceInitiated{ConvergenceID: "cv-1", SubagentIDs: []string{"sa-2", "sa-3"}, Strategy: "consensus", ConflictResolution: "manual", OutputFormat: "delta_batch"}),
+		g.ev("", a.Conflicts[0]),
+		g.ev("", session.ConflictReviewRequest{ConvergenceID: "cv-1", ConflictID: "cf-1"}),
+		g.ev("", session.ManualReviewRequired{ConvergenceID: "cv-1", ConflictIDs: []string{"cf-1"}}))
+	m, _ := openOn(t, 160, 48, evs, "cf-1")
+	out := ansi.Strip(m.Render())
+	for _, want := range []string{"why: its result differs from sa-2's", "+        t += float64(cents) / 100", "+    return round(t)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the consensus review lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "finished_seq") {
+		t.Errorf("raw JSON in the consensus review:\n%s", out)
+	}
+}

@@ -716,6 +716,7 @@ func (a *Analysis) detected(c *conflict) session.ConflictDetected {
 		default:
 			_, show := a.normalised(m)
 			side.Value = map[string]any{"result": show, "finished_seq": m.Finished}
+			side.Reason, side.Diff = a.resultReason(c, m), memberDiff(m)
 		}
 		ev.Sides = append(ev.Sides, side)
 	}

@@ -332,3 +332,53 @@ func (a *Analysis) keptDropped(c *conflict, choice string) (kept, dropped []sess
 	}
 	return kept, dropped
 }
+
+// resultReason says why a side of a vote or consensus conflict stands apart.
+func (a *Analysis) resultReason(c *conflict, m Member) string {
+	key, _ := a.normalised(m)
+	switch c.kind {
+	case KindVote:
+		n := 0
+		for _, id := range c.order {
+			if k, _ := a.normalised(a.member(id)); k == key {
+				n++
+			}
+		}
+		return fmt.Sprintf("a tie: %s for this result, as many as for another", session.Plural(n, "vote"))
+	case KindConsensus:
+		ref := a.member(c.order[0])
+		if m.ID == ref.ID {
+			return "the reference: the largest group of equal results, most confident"
+		}
+		if k, _ := a.normalised(ref); k != key {
+			return fmt.Sprintf("its result differs from %s's", ref.ID)
+		}
+		if m.Capsule.Confidence != nil && ref.Capsule.Confidence != nil {
+			return fmt.Sprintf("same result as %s, but confidence %.2f is outside the 0.1 band of %.2f", ref.ID, *m.Capsule.Confidence, *ref.Capsule.Confidence)
+		}
+		return fmt.Sprintf("same result as %s, but its confidence is outside the band", ref.ID)
+	}
+	return ""
+}
+
+// memberDiff is a member's whole change set as diffs: its recorded changes, else its proposed
+// patches; "" when it changes nothing.
+func memberDiff(m Member) string {
+	var b strings.Builder
+	if m.real() {
+		for _, fc := range m.Changes.Files {
+			b.WriteString(render.FileChangeLine(fc) + "\n")
+			if !fc.Binary {
+				b.WriteString(hunkBodyWithHeaders(fc.Diff))
+			}
+		}
+		return b.String()
+	}
+	for _, ps := range m.Capsule.PatchSuggestions {
+		b.WriteString(ps.Diff)
+		if !strings.HasSuffix(ps.Diff, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}

@@ -137,3 +137,31 @@ func TestAutoResolutionRecordsKeptAndDropped(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// A consensus conflict shows each member's diff and why it disagrees, not raw values.
+func TestConsensusSidesShowDiffAndReason(t *testing.T) {
+	conf := func(f float64) *float64 { return &f }
+	A := writer("sa-1", 1, gitMod("a.go", 3, "A3"))
+	A.Capsule.Confidence = conf(0.9)
+	B := writer("sa-2", 2, gitMod("a.go", 3, "B3"))
+	B.Capsule.Confidence = conf(0.8)
+	C := writer("sa-3", 3, gitMod("a.go", 3, "A3"))
+	C.Capsule.Confidence = conf(0.5)
+	an := analyze(t, realInput(commands.StrategyConsensus, commands.ResolutionManual, A, B, C))
+	if len(an.Conflicts) != 2 {
+		t.Fatalf("conflicts %+v", an.Conflicts)
+	}
+	byOther := map[string]session.ConflictSide{}
+	for _, d := range an.Conflicts {
+		if ref := d.Sides[0]; ref.SubagentID != "sa-1" || !strings.Contains(ref.Reason, "the reference") || !strings.Contains(ref.Diff, "+A3") {
+			t.Errorf("reference side %+v", ref)
+		}
+		byOther[d.Sides[1].SubagentID] = d.Sides[1]
+	}
+	if s := byOther["sa-2"]; s.Reason != "its result differs from sa-1's" || !strings.Contains(s.Diff, "+B3") {
+		t.Errorf("sa-2: %+v", s)
+	}
+	if s := byOther["sa-3"]; !strings.Contains(s.Reason, "confidence 0.50 is outside the 0.1 band of 0.90") {
+		t.Errorf("sa-3: %+v", s)
+	}
+}
