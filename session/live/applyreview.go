@@ -238,7 +238,7 @@ func mergedReview(merged string) applyRegions {
 			case strings.HasPrefix(l, "||||||| "):
 				part = &b.base
 				continue
-			case l == "=======\n":
+			case strings.TrimRight(l, "\r\n") == "=======": // git writes CRLF markers in a CRLF file
 				part = &b.thrs
 				continue
 			case strings.HasPrefix(l, ">>>>>>> "):
@@ -311,13 +311,13 @@ func withEOL(l string) string {
 	return l + "\n"
 }
 
-// hasConflictMarkers reports whether text still holds a line of conflict markers.
+// hasConflictMarkers reports whether text still holds the opening or closing line of a
+// conflict marker block as the template wrote them ("=======" alone is left alone: it
+// underlines headings in Markdown and reStructuredText).
 func hasConflictMarkers(text string) bool {
 	for l := range strings.Lines(text) {
-		for _, mk := range []string{"<<<<<<< ", "||||||| ", "=======\n", ">>>>>>> "} {
-			if strings.HasPrefix(l, mk) || strings.TrimRight(l, "\n") == strings.TrimSpace(mk) {
-				return true
-			}
+		if strings.HasPrefix(l, "<<<<<<< workspace") || strings.HasPrefix(l, ">>>>>>> ") {
+			return true
 		}
 	}
 	return false

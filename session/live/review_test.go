@@ -179,3 +179,30 @@ func Total(lines []Line) float64 {
 
 func round(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
 `
+
+// mergedReview reads git merge-file --diff3 output: regions numbered as in the workspace's
+// file, context not repeated between close regions, CRLF markers understood.
+func TestMergedReview(t *testing.T) {
+	merged := "a\nb\nc\n<<<<<<< workspace\nW5\n||||||| base\nB5\n=======\nT5\n>>>>>>> sa-1\nf\ng\n<<<<<<< workspace\nW8\nW9\n||||||| base\nB8\n=======\n>>>>>>> sa-1\nj\nk\nl\nm\n"
+	rv := mergedReview(merged)
+	// The workspace's file: a b c W5 f g W8 W9 j k l m.
+	if !rv.ok || rv.lines != (session.LineRange{Start: 4, End: 8}) {
+		t.Fatalf("%+v", rv)
+	}
+	if rv.theirs != "@@ line 4 @@\n-B5\n+T5\n@@ line 7 @@\n-B8\n" || rv.ours != "@@ line 4 @@\n-B5\n+W5\n@@ line 7 @@\n-B8\n+W8\n+W9\n" {
+		t.Errorf("sides:\n%s\n%s", rv.theirs, rv.ours)
+	}
+	want := "    1   a\n    2   b\n    3   c\n        <<<<<<< workspace\n        W5\n        ||||||| base\n        B5\n        =======\n        T5\n        >>>>>>> sa-1\n" +
+		"    5   f\n    6   g\n        <<<<<<< workspace\n        W8\n        W9\n        ||||||| base\n        B8\n        =======\n        >>>>>>> sa-1\n" +
+		"    9   j\n   10   k\n   11   l\n"
+	if rv.context != want {
+		t.Errorf("context:\n%s\nwant:\n%s", rv.context, want)
+	}
+	crlf := mergedReview(strings.ReplaceAll(merged, "\n", "\r\n"))
+	if !crlf.ok || !strings.Contains(crlf.theirs, "+T5") || strings.Contains(crlf.theirs, "=======") {
+		t.Errorf("CRLF: %+v", crlf)
+	}
+	if rv := mergedReview("no markers\n"); rv.ok {
+		t.Errorf("no markers: %+v", rv)
+	}
+}
