@@ -34,6 +34,11 @@ func TestReviewWholeFileLandsExactly(t *testing.T) {
 			x := h.start(RealClock{})
 			accept(t, x, `/delegate "review A lines 3 and 10" --agent-type builder`, `/delegate "review B line 3" --agent-type builder`,
 				"/wait sa-1 sa-2", "/converge sa-1 sa-2 --strategy merge", "/wait cv-1")
+			// /status says what a region choice also lands, before it is made.
+			if st := accept(t, x, "/status cv-1"); !strings.Contains(st.Output, "--choose sa-2 also lands in list.txt: sa-1 @@") ||
+				!strings.Contains(st.Output, "--choose sa-2 --whole-file takes that side's whole list.txt") {
+				t.Errorf("/status cv-1:\n%s", st.Output)
+			}
 			resolve := "/resolve cf-1 --choose sa-2"
 			if whole {
 				resolve += " --whole-file"

@@ -170,7 +170,7 @@ func progress(ev session.Event) string {
 			sides[i] = sd.SubagentID
 		}
 		out := fmt.Sprintf("  %s conflict %s: %s between %s (choices: %s)", d.ConvergenceID, d.ConflictID, where, strings.Join(sides, ", "), strings.Join(d.Choices, " | "))
-		return out + reviewProgress(d)
+		return out + reviewProgress(d.Review)
 	case session.ConflictReviewRequest:
 		why := ""
 		if d.Reason != "" {
@@ -192,8 +192,7 @@ func progress(ev session.Event) string {
 
 // reviewProgress tells a script what a region choice lands beyond its side (issue 27): the
 // other sides' hunks in the file that still land with it, and the --whole-file alternative.
-func reviewProgress(d session.ConflictDetected) string {
-	rv := d.Review
+func reviewProgress(rv *session.ConflictReview) string {
 	if rv == nil {
 		return ""
 	}
