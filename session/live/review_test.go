@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // numbered is the lines l1..ln, with line k replaced where repl says.
@@ -77,6 +78,19 @@ func TestReviewWholeFileLandsExactly(t *testing.T) {
 			}
 			if res := rs[0].Data.(session.ConflictResolved); res.WholeFile != whole || res.Choice != "sa-2" {
 				t.Errorf("recorded resolution %+v", res)
+			}
+			// replay --print shows the review too.
+			var pr strings.Builder
+			if err := render.Print(&pr, o.state); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"sa-1's whole change to list.txt:", "[lands with any region choice]", "--choose sa-2 also lands sa-1's @@"} {
+				if !strings.Contains(pr.String(), want) {
+					t.Errorf("replay --print lacks %q:\n%s", want, pr.String())
+				}
+			}
+			if whole && !strings.Contains(pr.String(), "resolved by manual: sa-2's whole list.txt") {
+				t.Errorf("replay --print does not say the whole file was taken:\n%s", pr.String())
 			}
 		})
 	}
