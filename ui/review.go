@@ -117,9 +117,18 @@ func (m *Model) selectedOutcome(cf *session.Conflict, inner int) []string {
 	var out []string
 	if len(o.AlsoLands) > 0 {
 		out = append(out, m.sty.warn.Render(ansi.Truncate(session.Sanitize(fmt.Sprintf("⚠ with %s, these changes of other sides also land:", sel.label)), inner, "…")))
+		// Each hunk's changed lines only, so they fit a small screen; its context is in the
+		// side's whole change below.
 		for _, h := range o.AlsoLands {
-			out = append(out, m.sty.bold.Render(ansi.Truncate(session.Sanitize(h.SubagentID+"'s hunk"), inner, "…")))
-			out = append(out, m.diffLines(wrap(h.Text, inner))...)
+			head, rest, _ := strings.Cut(h.Text, "\n")
+			out = append(out, m.sty.bold.Render(ansi.Truncate(session.Sanitize(h.SubagentID+"'s hunk "+head), inner, "…")))
+			var changed []string
+			for _, l := range wrap(rest, inner) {
+				if strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-") {
+					changed = append(changed, l)
+				}
+			}
+			out = append(out, m.diffLines(changed)...)
 		}
 	}
 	head := fmt.Sprintf("with %s, %s becomes:", sel.label, cf.Review.File)
