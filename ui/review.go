@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -39,8 +40,17 @@ func (m *Model) reviewChoices(cf *session.Conflict, add func(choice), resolve fu
 			does: "keep " + id + "'s change to this region only; the other side's change here is dropped"}
 		if o != nil && len(o.AlsoLands) > 0 {
 			c.risky = true
-			c.does += fmt.Sprintf("; %s of other sides in %s still land%s with it (listed when selected)",
-				session.Plural(len(o.AlsoLands), "other hunk"), file, map[bool]string{true: "s", false: ""}[len(o.AlsoLands) == 1])
+			var who []string
+			for _, h := range o.AlsoLands {
+				if !slices.Contains(who, h.SubagentID) {
+					who = append(who, h.SubagentID)
+				}
+			}
+			if n := len(o.AlsoLands); n == 1 {
+				c.does += fmt.Sprintf("; %s's other hunk in %s still lands with it (listed when selected)", strings.Join(who, ", "), file)
+			} else {
+				c.does += fmt.Sprintf("; %s's %d other hunks in %s still land with it (listed when selected)", strings.Join(who, ", "), n, file)
+			}
 		}
 		add(c)
 	}
