@@ -204,3 +204,21 @@ func TestConsensusReviewShowsDiffs(t *testing.T) {
 		t.Errorf("raw JSON in the consensus review:\n%s", out)
 	}
 }
+
+// A heading underline is not a conflict marker: an apply review's edit opens whole files.
+func TestHasMarkers(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Title\n==========\n":               false,
+		"a\n=======\nb\n":                   true,
+		"<<<<<<< workspace\nx\n":            true,
+		"x\n>>>>>>> sa-1\n":                 true,
+		"x\n======= sa-3\n":                 true,
+		"x\r\n=======\r\n":                  true,
+		"plain\ntext with ======= inside\n": false,
+		"||||||| base\n":                    true,
+	} {
+		if got := hasMarkers(text); got != want {
+			t.Errorf("hasMarkers(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
