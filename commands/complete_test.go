@@ -87,7 +87,7 @@ func TestComplete(t *testing.T) {
 		{"/cancel |", []string{"sa-1", "sa-2", "sa-10"}},
 		{"/converge sa-2 |", []string{"sa-1", "sa-10", "--strategy", "--conflict-resolution", "--output-format"}},
 		{"/converge --strategy vote sa-2 sa-1 s|", []string{"sa-10"}},
-		{"/resolve |", []string{"cf-1", "cf-2", "--choose", "--note", "--content"}},
+		{"/resolve |", []string{"cf-1", "cf-2", "--choose", "--note", "--content", "--whole-file"}},
 		{"/resolve cf-1 --choose |", []string{"sa-1", "sa-2", "sa-10", "cv-1", "both", "none", "edit"}},
 		{"/resolve cf-1 --choose b|", []string{"both"}},
 		{"/approve |", []string{"pr-3", "--scope"}},

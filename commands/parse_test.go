@@ -101,6 +101,7 @@ func TestParseValid(t *testing.T) {
 		{`/resolve cf-9 --note 'sa-2 is "right"' --choose sa-2`, Resolve{ConflictID: "cf-9", Choose: "sa-2", Note: `sa-2 is "right"`}},
 		{`/resolve cf-1 --choose sa-2 --note "--x"`, Resolve{ConflictID: "cf-1", Choose: "sa-2", Note: "--x"}},
 		{`/resolve cf-1 --choose sa-2 --note ""`, Resolve{ConflictID: "cf-1", Choose: "sa-2"}},
+		{`/resolve cf-1 --choose sa-3 --whole-file`, Resolve{ConflictID: "cf-1", Choose: "sa-3", WholeFile: true}},
 
 		// /approve, /deny
 		{`/approve pr-1`, Approve{RequestID: "pr-1", Scope: ScopeOnce}},
@@ -202,7 +203,7 @@ func TestArgs(t *testing.T) {
 	for line, want := range map[string]string{
 		`/converge sa-1 sa-2 --strategy vote`: `{"conflict_resolution":"manual","output_format":"delta_batch","strategy":"vote","subagent_ids":["sa-1","sa-2"]}`,
 		`/handoff sa-1 --transfer-control`:    `{"on_failure":"escalate","subagent_id":"sa-1","timeout":600,"transfer_control":true}`,
-		`/resolve cf-1 --choose both`:         `{"choose":"both","conflict_id":"cf-1"}`,
+		`/resolve cf-1 --choose both`:         `{"choose":"both","conflict_id":"cf-1","whole_file":false}`,
 		`/approve pr-1`:                       `{"request_id":"pr-1","scope":"once"}`,
 		`/deny pr-1 --reason no`:              `{"reason":"no","request_id":"pr-1"}`,
 		`/status`:                             `{}`,

@@ -493,7 +493,8 @@ var table = []Spec{
 		Name:    "resolve",
 		Summary: "settle a conflict of a convergence",
 		Help: "Chooses one side of a conflict, both sides, or neither, or (--choose edit --content TEXT)\n" +
-			"your own text for the conflicted lines. The choice is recorded with your note.",
+			"your own text for the conflicted lines. The choice settles this region only; with --whole-file\n" +
+			"it takes the side's whole version of the file instead. The choice is recorded with your note.",
 		Args: []Arg{{
 			Name: "conflict_id", Key: "conflict_id", Kind: KindID, Placeholder: "<conflict_id>",
 			IDKinds: []IDKind{IDConflict}, Required: true, Help: "the conflict to settle (cf-N)",
@@ -516,6 +517,10 @@ var table = []Spec{
 			{
 				Name: "content", Key: "content", Kind: KindText, Placeholder: "<text>",
 				Help: "with --choose edit: the text the conflicted lines become (\n for a new line)",
+			},
+			{
+				Name: "whole-file", Key: "whole_file", Kind: KindBool, Default: "false",
+				Help: "with --choose <subagent_id>: take that side's whole version of the conflict's file, dropping every other side's hunks in it (not only this region)",
 			},
 		},
 		build: buildResolve,

@@ -13,7 +13,7 @@ func TestUsageLines(t *testing.T) {
 		"delegate": "/delegate <task> --agent-type <type|agent-name> [--inherit-context[=true|false]] [--permission-mode plan|acceptEdits|bypassPermissions] [--timeout <seconds>] [--tools a,b] [--inputs <json>]",
 		"handoff":  "/handoff <subagent_id> [--transfer-control] [--timeout <seconds>] [--on-failure retry|abort|escalate]",
 		"converge": "/converge <id1> <id2> [<id3> ...] --strategy merge|vote|consensus|first_success [--conflict-resolution manual|auto_accept_latest|prefer_higher_confidence] [--output-format json|markdown|delta_batch]",
-		"resolve":  "/resolve <conflict_id> --choose <subagent_id>|both|none|edit [--note <text>] [--content <text>]",
+		"resolve":  "/resolve <conflict_id> --choose <subagent_id>|both|none|edit [--note <text>] [--content <text>] [--whole-file]",
 		"approve":  "/approve <request_id> [--scope once|subagent]",
 		"deny":     "/deny <request_id> [--reason <text>]",
 		"apply":    "/apply <subagent_id|convergence_id>",

@@ -57,6 +57,9 @@ type Resolve struct {
 	Choose     string // a subagent id, ChooseBoth, ChooseNone or ChooseEdit
 	Note       string
 	Content    string // ChooseEdit: the reviewer's text for the conflicted lines
+	// WholeFile takes the chosen side's whole version of the conflict's file (every hunk of
+	// the other sides in that file is dropped), not only the conflicted region.
+	WholeFile bool
 }
 
 // Approve is /approve: grant a permission request.
@@ -208,6 +211,7 @@ func (c Resolve) Args() map[string]any {
 	if c.Choose == ChooseEdit || c.Content != "" {
 		m["content"] = c.Content
 	}
+	m["whole_file"] = c.WholeFile
 	return m
 }
 
@@ -336,6 +340,9 @@ func (c Resolve) String() string {
 	if c.Choose == ChooseEdit || c.Content != "" {
 		l = l.flag("content", c.Content)
 	}
+	if c.WholeFile {
+		l = l.boolFlag("whole-file", true, false)
+	}
 	return l.String()
 }
 
@@ -399,7 +406,7 @@ func buildConverge(v values) Command {
 }
 
 func buildResolve(v values) Command {
-	return Resolve{ConflictID: v.str("conflict_id"), Choose: v.str("choose"), Note: v.str("note"), Content: v.str("content")}
+	return Resolve{ConflictID: v.str("conflict_id"), Choose: v.str("choose"), Note: v.str("note"), Content: v.str("content"), WholeFile: v.bool("whole_file")}
 }
 
 func buildApprove(v values) Command {

@@ -419,7 +419,7 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 			return fail("conflict id %q is empty or already used", d.ConflictID)
 		}
 		cf := &Conflict{ID: d.ConflictID, ConvergenceID: cv.ID, Kind: d.Kind, File: d.File, Sides: d.Sides, Context: d.Context, Choices: d.Choices,
-			EditTemplate: d.EditTemplate}
+			EditTemplate: d.EditTemplate, Review: d.Review}
 		if d.Lines != nil {
 			cf.Lines = *d.Lines
 		}
@@ -478,6 +478,9 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 		cf.Resolution = &r
 		s.Counters.Resolutions++
 		text := fmt.Sprintf("%s resolved by %s: %s", cf.ID, d.Method, d.Choice)
+		if d.WholeFile {
+			text += "'s whole " + cf.File
+		}
 		if len(d.Overridden) > 0 {
 			text += " (overrides " + strings.Join(d.Overridden, ", ") + ")"
 		}

@@ -122,6 +122,28 @@
 // UserNote to the subagent, then its next turn; the fold counts it and logs it, nothing more.
 // Replays never run hooks: they read HookRan like any event.
 //
+// # Conflict reviews
+//
+// A review shows everything that will land. ConflictDetected.review (hunk and file
+// conflicts) holds the conflict's file, each member's whole change to it (changes[]: one
+// SideChange per member, its hunks[] each with text and, when it is in a conflict, that
+// conflict's id; a hunk without one lands whatever a region choice decides), and per choice
+// an outcome: choice, whole_file (the --whole-file form: that side's whole version of the
+// file, which drops every other member's hunk in it), diff (the file's change as the choice
+// leaves it), also_lands (other sides' hunks that land with it), drops, and pending (other
+// conflicts of the file, decided there). ConflictResolved.whole_file records a --whole-file
+// choice (the file's other open conflicts are resolved with it, note "settled by cf-N"), and
+// kept and dropped the hunks the choice kept and dropped: an automatic method's choice is on
+// record with its consequences. An apply review's conflict (kind apply) records the
+// conflicted regions, not whole files: lines (the first to the last region, in the
+// workspace's file), each side's value as the region's change against the base, context as
+// git merge-file --diff3 marks the regions with 3 lines around (numbered as in the
+// workspace's file), edit_template the whole merged file, and choice edit (ConflictResolved
+// content: the file's whole text as the reviewer wrote it). Older recordings have none of
+// these fields and replay as before. A vote or consensus conflict's sides carry reason (why the
+// side stands apart: a tie, a different result, a confidence outside the band) and diff (the
+// member's whole change set), next to value.
+//
 // # External agents
 //
 // A subagent run by an external ACP agent (agents/acp: Gemini CLI, Claude Code, Codex, any

@@ -426,6 +426,47 @@ type ConflictDetected struct {
 	// EditTemplate is the conflicted region with conflict markers (git's diff3 style, the
 	// sides labelled by subagent id) for choice edit: what the reviewer's editor opens.
 	EditTemplate string `json:"edit_template,omitempty"`
+	// Review is everything each choice of a hunk or file conflict lands (what the reviewer
+	// sees before enter confirms); nil for other kinds and older recordings.
+	Review *ConflictReview `json:"review,omitempty"`
+}
+
+// ConflictReview is the whole picture of a conflict's file: each side's whole change to it
+// (every hunk, those in a conflict marked) and, per choice, the file's resulting change and
+// the hunks of other sides that still land with it or are dropped.
+type ConflictReview struct {
+	File     string          `json:"file"`
+	Changes  []SideChange    `json:"changes"`
+	Outcomes []ChoiceOutcome `json:"outcomes"`
+}
+
+// SideChange is one member's whole change to the conflict's file.
+type SideChange struct {
+	SubagentID string       `json:"subagent_id"`
+	Hunks      []ReviewHunk `json:"hunks"`
+}
+
+// ReviewHunk is one hunk of one member's change (its @@ header and lines). Conflict names
+// the conflict it is part of ("" = it lands whatever a region choice decides).
+type ReviewHunk struct {
+	SubagentID string `json:"subagent_id,omitempty"`
+	File       string `json:"file,omitempty"`
+	Text       string `json:"text"`
+	Conflict   string `json:"conflict,omitempty"`
+}
+
+// ChoiceOutcome is what one /resolve choice makes of the conflict's file. WholeFile is the
+// --whole-file form (the side's whole version of the file). Diff is the file's change as the
+// choice leaves it (against the base); other conflicts of the file still open (Pending) are
+// left out of it. AlsoLands lists other sides' hunks in the file that land with the choice;
+// Drops the hunks it leaves out.
+type ChoiceOutcome struct {
+	Choice    string       `json:"choice"`
+	WholeFile bool         `json:"whole_file,omitempty"`
+	Diff      string       `json:"diff"`
+	AlsoLands []ReviewHunk `json:"also_lands,omitempty"`
+	Drops     []ReviewHunk `json:"drops,omitempty"`
+	Pending   []string     `json:"pending,omitempty"`
 }
 
 // ConflictSide is one subagent's position in a conflict. Value is any JSON value (a hunk's
@@ -434,6 +475,11 @@ type ConflictSide struct {
 	SubagentID string   `json:"subagent_id"`
 	Value      any      `json:"value"`
 	Confidence *float64 `json:"confidence,omitempty"`
+	// Reason says why this side disagrees (vote and consensus), and Diff is the member's
+	// whole change set as diffs (its recorded changes, else its proposed patches), so the
+	// reviewer reads results rather than raw values.
+	Reason string `json:"reason,omitempty"`
+	Diff   string `json:"diff,omitempty"`
 }
 
 type ConflictReviewRequest struct {
@@ -459,6 +505,14 @@ type ConflictResolved struct {
 	// Content is the reviewer's own text for the conflicted lines (choice edit): what the
 	// result holds there instead of either side, recorded so a replay has it.
 	Content string `json:"content,omitempty"`
+	// WholeFile: the choice takes the side's whole version of the conflict's file (every
+	// other member's hunk in that file is dropped), not only the conflicted region.
+	WholeFile bool `json:"whole_file,omitempty"`
+	// Kept and Dropped are the hunks the choice kept and dropped (the conflict's own, and
+	// with WholeFile every hunk of the file), so an automatic choice is on record with its
+	// consequences.
+	Kept    []ReviewHunk `json:"kept,omitempty"`
+	Dropped []ReviewHunk `json:"dropped,omitempty"`
 }
 
 type ConvergenceComplete struct {

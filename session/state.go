@@ -319,9 +319,10 @@ type Conflict struct {
 	File            string
 	Lines           LineRange
 	Sides           []ConflictSide
-	Context         string   // the file around the lines when it was detected
-	Choices         []string // valid /resolve --choose values
-	EditTemplate    string   // choice edit: the region with conflict markers
+	Context         string          // the file around the lines when it was detected
+	Choices         []string        // valid /resolve --choose values
+	EditTemplate    string          // choice edit: the region with conflict markers
+	Review          *ConflictReview // what each choice lands (nil: older recordings, other kinds)
 	ReviewRequested bool
 	ReviewReason    string
 	// ReviewSeq and ReviewAt are when the review was first asked for: the approvals inbox

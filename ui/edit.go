@@ -102,13 +102,19 @@ func (m *Model) onEdit(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// hasMarkers reports whether text still holds a line of conflict markers.
+// hasMarkers reports whether text still holds a line of conflict markers. A line of only
+// '=' longer than a marker is a Markdown or reStructuredText heading underline (an apply
+// review opens whole files), not a marker.
 func hasMarkers(text string) bool {
 	for _, l := range strings.Split(text, "\n") {
-		for _, mk := range []string{"<<<<<<<", "|||||||", "=======", ">>>>>>>"} {
+		l = strings.TrimSuffix(l, "\r")
+		for _, mk := range []string{"<<<<<<<", "|||||||", ">>>>>>>"} {
 			if strings.HasPrefix(l, mk) {
 				return true
 			}
+		}
+		if l == "=======" || strings.HasPrefix(l, "======= ") {
+			return true
 		}
 	}
 	return false

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,9 @@ type inbox struct {
 	// typed holds the numbers that selected a choice since the last other key: if a letter
 	// follows, it was typing after all, and they go to the input with it.
 	typed string
+	// scroll is the first body line shown (PgUp/PgDn): a review longer than the box is read
+	// whole before a choice is confirmed.
+	scroll int
 }
 
 // choice is one answer to an item.
@@ -59,6 +63,9 @@ type choice struct {
 	// edit: enter opens the conflicted lines in the reviewer's editor.
 	edit     bool
 	textHint string
+	// outcome is what the choice makes of the conflict's file (recorded in the review), shown
+	// when the choice is selected, before enter confirms it.
+	outcome *session.ChoiceOutcome
 }
 
 // waiting lists the items still waiting that the user has not answered in this workbench.
@@ -202,9 +209,12 @@ func (m *Model) choices(id string) []choice {
 	if cf == nil {
 		return nil
 	}
-	resolve := func(choice string) func(string) string {
+	resolve := func(choice string, flags ...string) func(string) string {
 		return func(note string) string {
 			l := "/resolve " + id + " --choose " + choice
+			for _, f := range flags {
+				l += " " + f
+			}
 			if n := strings.TrimSpace(m.notes[id]); n != "" {
 				l += " --note " + strconv.Quote(n)
 			}
@@ -220,13 +230,21 @@ func (m *Model) choices(id string) []choice {
 		}
 		add(choice{label: "keep the workspace", does: "keep the workspace's version of " + session.Sanitize(cf.File) + "; the subagent's edits to it are dropped",
 			line: resolve("none")})
+		if cf.EditTemplate != "" && allowed(cf, "edit") {
+			add(choice{label: "edit in $EDITOR…", edit: true,
+				does: "write " + session.Sanitize(cf.File) + " yourself: your editor opens it merged, with git's conflict markers; what you save lands"})
+		}
 		add(choice{label: "note…", does: "attach a note to the decision (it is recorded with it)", needsText: true, textHint: "note"})
 		return cs
 	}
-	for _, sd := range cf.Sides {
-		if allowed(cf, sd.SubagentID) {
-			add(choice{label: "take " + sd.SubagentID, does: "keep " + sd.SubagentID + "'s change here; the other side's is dropped",
-				line: resolve(sd.SubagentID)})
+	if cf.Review != nil {
+		m.reviewChoices(cf, add, resolve)
+	} else {
+		for _, sd := range cf.Sides {
+			if allowed(cf, sd.SubagentID) {
+				add(choice{label: "take " + sd.SubagentID, does: "keep " + sd.SubagentID + "'s change here; the other side's is dropped",
+					line: resolve(sd.SubagentID)})
+			}
 		}
 	}
 	if allowed(cf, "both") {
@@ -325,7 +343,13 @@ func (m *Model) inboxKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		return m.answer(c.line("")), true
-	case s == "pgup" || s == "pgdown" || s == "ctrl+f":
+	case s == "pgup":
+		ib.scroll = max(0, ib.scroll-max(1, m.h/3))
+		return nil, true
+	case s == "pgdown":
+		ib.scroll += max(1, m.h/3) // clamped when drawn
+		return nil, true
+	case s == "ctrl+f":
 		return nil, true
 	}
 	if len(s) == 1 && s[0] >= '1' && s[0] <= '9' {
@@ -449,8 +473,10 @@ func (m *Model) renderInbox(w, h int) []string {
 		body = m.permissionBody(pr, inner)
 	} else if cf := m.st.Conflict(ib.id); cf != nil {
 		body = m.reviewBody(cf, inner, false)
-		if len(lines)+len(body)+len(m.choices(ib.id))+4 > h {
-			// Short of room: each side's changed lines only, so both sides stay in view.
+		if len(lines)+len(body)+len(m.choices(ib.id))+4 > h && cf.Review == nil && cf.Kind != "apply" {
+			// Short of room: each side's changed lines only, so both sides stay in view. A
+			// review with its whole picture, and an apply review, scroll instead (PgUp/PgDn):
+			// their context lines say what lands.
 			body = m.reviewBody(cf, inner, true)
 		}
 	}
@@ -485,13 +511,38 @@ func (m *Model) renderInbox(w, h int) []string {
 		room = h - 2 - len(chooser) - 2
 	}
 	if len(body) > room {
-		body = append(body[:max(0, room-1)], m.sty.dim.Render(fmt.Sprintf("… %s more (/status or the tree shows all)", session.Plural(len(body)-room+1, "line"))))
+		// Scrolled: a window of the body and where it is; PgUp/PgDn move it.
+		show := max(1, room-1)
+		ib.scroll = min(max(0, ib.scroll), len(body)-show)
+		from := ib.scroll
+		body = append(slices.Clone(body[from:from+show]), m.sty.dim.Render(ansi.Truncate(fmt.Sprintf("lines %d-%d of %d · PgUp/PgDn scroll", from+1, from+show, len(body)), inner, "…")))
+	} else {
+		ib.scroll = 0
 	}
 	content := append(lines, body...)
 	content = append(content, "")
 	content = append(content, chooser...)
 	content = append(content, m.sty.prompt.Render(ansi.Truncate(keys, inner, "…")))
 	return m.box(title, content, w, true)
+}
+
+// sideText is what a side shows: its value, or for a vote or consensus side why it stands
+// apart, its result and its whole change set as diffs.
+func sideText(sd session.ConflictSide) string {
+	if sd.Reason == "" && sd.Diff == "" {
+		return valueText(sd.Value)
+	}
+	var b strings.Builder
+	if sd.Reason != "" {
+		b.WriteString("why: " + sd.Reason + "\n")
+	}
+	if v, ok := sd.Value.(map[string]any); ok {
+		if r, ok := v["result"].(string); ok {
+			b.WriteString(r + "\n")
+		}
+	}
+	b.WriteString(sd.Diff)
+	return b.String()
 }
 
 // isNotDiff reports whether a side's value is not a unified diff (a finding, a vote): it is
@@ -605,7 +656,19 @@ func (m *Model) reviewBody(cf *session.Conflict, inner int, changesOnly bool) []
 	if cf.ReviewReason != "" {
 		body = append(body, wrap("why: "+cf.ReviewReason, inner)...)
 	}
-	body = append(body, m.sides(cf, inner, changesOnly)...)
+	if cf.Kind == "apply" && cf.Lines.Start > 0 && cf.Context != "" {
+		// The conflicted regions as git merge-file --diff3 marks them, with their context.
+		body = append(body, m.sty.bold.Render(ansi.Truncate("merged with conflict markers (git merge-file --diff3), line numbers of the workspace's file:", inner, "…")))
+		body = append(body, m.markerLines(wrap(cf.Context, inner))...)
+		body = append(body, m.sides(cf.Sides, inner, changesOnly)...)
+		return body
+	}
+	if cf.Review != nil {
+		body = append(body, m.selectedOutcome(cf, inner)...)
+		body = append(body, m.sides(m.wholeChanges(cf), inner, changesOnly)...)
+	} else {
+		body = append(body, m.sides(cf.Sides, inner, changesOnly)...)
+	}
 	if cf.Context != "" && !changesOnly {
 		body = append(body, m.sty.bold.Render("current file:"))
 		body = append(body, m.styled(wrap(cf.Context, inner), m.sty.dim.Render)...)
@@ -616,11 +679,11 @@ func (m *Model) reviewBody(cf *session.Conflict, inner int, changesOnly bool) []
 // sides draws a conflict's sides: side by side when two fit, else one under the other. A
 // hunk is shown with its - and + lines coloured: the diff against the current file. With
 // changesOnly, a hunk's context and @@ lines are left out.
-func (m *Model) sides(cf *session.Conflict, width int, changesOnly bool) []string {
+func (m *Model) sides(sides []session.ConflictSide, width int, changesOnly bool) []string {
 	col := func(i int, sd session.ConflictSide, w int) []string {
 		head := m.sty.bold.Render(ansi.Truncate(session.Sanitize(fmt.Sprintf("%d %s", i+1, sideHeader(sd))), w, "…"))
 		out := []string{head}
-		for _, l := range wrap(valueText(sd.Value), w) {
+		for _, l := range wrap(sideText(sd), w) {
 			changed := (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")) && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---")
 			if changesOnly && !changed && !isNotDiff(sd.Value) {
 				continue
@@ -635,9 +698,9 @@ func (m *Model) sides(cf *session.Conflict, width int, changesOnly bool) []strin
 		}
 		return out
 	}
-	if len(cf.Sides) == 2 && width >= 70 {
+	if len(sides) == 2 && width >= 70 {
 		cw := (width - 3) / 2
-		a, b := col(0, cf.Sides[0], cw), col(1, cf.Sides[1], cw)
+		a, b := col(0, sides[0], cw), col(1, sides[1], cw)
 		n := max(len(a), len(b))
 		out := make([]string, n)
 		for i := range out {
@@ -653,7 +716,7 @@ func (m *Model) sides(cf *session.Conflict, width int, changesOnly bool) []strin
 		return out
 	}
 	var out []string
-	for i, sd := range cf.Sides {
+	for i, sd := range sides {
 		out = append(out, col(i, sd, width)...)
 	}
 	return out

@@ -134,7 +134,7 @@ func TestTerminalDemo(t *testing.T) {
 		t.Errorf("review prompt:\n%s", s)
 	}
 	tm.keys("2")
-	tm.waitFor(`enter confirms take sa-3`, 5*time.Second)
+	tm.waitFor(`enter confirms ⚠ take sa-3 here`, 5*time.Second) // the region only: sa-2's return line still lands
 	tm.keys("Enter")
 	s = tm.waitFor(`permission pr-1 · sa-4 tester`, 30*time.Second)
 	step(2)

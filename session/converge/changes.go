@@ -290,7 +290,10 @@ func realNotes(m Member) []string {
 		}
 	}
 	claims := slices.Sorted(maps.Keys(claimed))
-	if !slices.Equal(claims, real) {
+	// A capsule that claims no patches says nothing about files (most writers report in
+	// prose and let the worktree speak): only claims that differ from the real changes are
+	// worth a note, or the note becomes noise on every convergence and hides the real ones.
+	if len(claims) > 0 && !slices.Equal(claims, real) {
 		for _, fc := range slices.SortedFunc(slices.Values(ch.Files), func(x, y session.FileChange) int { return cmp.Compare(x.Path, y.Path) }) {
 			name := session.Sanitize(fc.Path)
 			if fc.OldPath != "" && fc.OldPath != fc.Path {
@@ -298,13 +301,10 @@ func realNotes(m Member) []string {
 			}
 			show = append(show, name)
 		}
-		claim := "claims no patches"
-		if len(claims) > 0 {
-			for i, c := range claims {
-				claims[i] = session.Sanitize(c)
-			}
-			claim = "claims patches for " + capList(claims, ", ")
+		for i, c := range claims {
+			claims[i] = session.Sanitize(c)
 		}
+		claim := "claims patches for " + capList(claims, ", ")
 		did := "changed nothing"
 		if len(show) > 0 {
 			did = "changed " + capList(slices.Compact(show), ", ")

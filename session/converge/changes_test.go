@@ -376,7 +376,8 @@ func TestRealCapsuleMismatch(t *testing.T) {
 	}{
 		{"differ", []string{"a.go", "b.go"}, []session.FileChange{gitMod("a.go", 2, "x"), gitMod("c.go", 2, "y")},
 			"sa-1's capsule claims patches for a.go, b.go; it really changed a.go, c.go"},
-		{"claims none", nil, []session.FileChange{gitMod("a.go", 2, "x")}, "sa-1's capsule claims no patches; it really changed a.go"},
+		// A capsule that claims nothing is not a mismatch (issue 27): no note.
+		{"claims none", nil, []session.FileChange{gitMod("a.go", 2, "x")}, ""},
 		{"changed nothing", []string{"a.go"}, nil, "sa-1's capsule claims patches for a.go; it really changed nothing"},
 		{"agree", []string{"a.go"}, []session.FileChange{gitMod("a.go", 2, "x")}, ""},
 		{"nothing either way", nil, nil, ""},

@@ -681,7 +681,12 @@ func (a *Analysis) number() {
 	slices.SortStableFunc(a.conflicts, func(x, y *conflict) int { return cmp.Compare(x.sortKey, y.sortKey) })
 	for i, c := range a.conflicts {
 		c.id = "cf-" + strconv.Itoa(a.in.FirstConflict+i)
-		a.Conflicts = append(a.Conflicts, a.detected(c))
+	}
+	inConflict := a.conflictOf()
+	for _, c := range a.conflicts {
+		ev := a.detected(c)
+		ev.Review = a.review(c, inConflict)
+		a.Conflicts = append(a.Conflicts, ev)
 	}
 }
 
@@ -711,6 +716,7 @@ func (a *Analysis) detected(c *conflict) session.ConflictDetected {
 		default:
 			_, show := a.normalised(m)
 			side.Value = map[string]any{"result": show, "finished_seq": m.Finished}
+			side.Reason, side.Diff = a.resultReason(c, m), memberDiff(m)
 		}
 		ev.Sides = append(ev.Sides, side)
 	}
@@ -833,6 +839,7 @@ func (a *Analysis) resolution(c *conflict, choice, method, note string) session.
 			r.Overridden = append(r.Overridden, s)
 		}
 	}
+	r.Kept, r.Dropped = a.keptDropped(c, choice)
 	return r
 }
 
@@ -1001,12 +1008,16 @@ func (a *Analysis) Output(resolved map[string]session.ConflictResolved) (Result,
 			}
 		}
 		var edits []unit
+		wf := a.wholeFileOf(resolved)
 		for i, c := range a.conflicts {
 			switch ch := resolved[c.id].Choice; ch {
 			case commands.ChooseBoth:
 				take = append(take, c.units...)
 			case commands.ChooseNone:
 			case ChooseEdit:
+				if _, ok := wf[a.conflictFile(c)]; ok {
+					continue // a side's whole version of the file stands instead
+				}
 				// The reviewer's text in place of every side's hunks.
 				u, note := a.editUnit(c, a.Conflicts[i].Lines, resolved[c.id].Content)
 				notes = append(notes, note)
@@ -1016,6 +1027,18 @@ func (a *Analysis) Output(resolved map[string]session.ConflictResolved) (Result,
 			default:
 				take = append(take, c.sides[ch]...)
 			}
+		}
+		// A side's whole version of a file (--whole-file): exactly its units there, every
+		// other member's dropped, whatever the file's region choices took.
+		for _, p := range slices.Sorted(maps.Keys(wf)) {
+			side := wf[p]
+			take = slices.DeleteFunc(take, func(i int) bool { return inFileOf(a.units[i], p) })
+			for _, i := range a.fileUnits(p) {
+				if slices.Contains(a.units[i].sources, side) {
+					take = append(take, i)
+				}
+			}
+			notes = append(notes, fmt.Sprintf("%s: %s's whole version taken; every other change of it is left out", session.Sanitize(p), side))
 		}
 		if len(edits) > 0 {
 			cp := *a

@@ -22,7 +22,8 @@
 // Real changes. A member with Changes (what summit recorded it really changed in its
 // isolated worktree, session.SubagentChanges) contributes that change set, not its capsule's
 // patch_suggestions; a capsule that claims other paths than it really changed (or claims
-// patches while nothing changed, or none while files changed) is noted. A member whose
+// patches while nothing changed) is noted; one that claims no patches is not (a claim of
+// nothing is no mismatch, and noting it on every writer hid the real ones). A member whose
 // Changes carry an Error is left out like a failed member. Members without Changes
 // (read-only agents) propose through patch_suggestions as before. A recorded text edit is
 // split into hunks like a proposal, so hunk conflicts come from real overlapping edits; every

@@ -108,6 +108,11 @@ func TestEditChoices(t *testing.T) {
 	r, err := a.ResolveEdit("cf-1", "AB\n", "both ideas")
 	want2 := session.ConflictResolved{ConvergenceID: "cv-1", ConflictID: "cf-1", Method: commands.ResolutionManual, Choice: ChooseEdit,
 		Note: "both ideas", Overridden: []string{"sa-1", "sa-2"}, Content: "AB\n"}
+	// The reviewer's text drops both sides' hunks, and says so.
+	if len(r.Kept) != 0 || len(r.Dropped) != 2 || r.Dropped[0].SubagentID != "sa-1" || r.Dropped[1].SubagentID != "sa-2" {
+		t.Errorf("resolve edit kept %+v dropped %+v", r.Kept, r.Dropped)
+	}
+	r.Kept, r.Dropped = nil, nil
 	if err != nil || fmt.Sprint(r) != fmt.Sprint(want2) {
 		t.Errorf("resolve edit: %+v %v", r, err)
 	}

@@ -2,6 +2,7 @@ package gitws
 
 import (
 	"context"
+	"fmt"
 	"strings"
 )
 
@@ -11,6 +12,14 @@ import (
 // the chosen version at each overlapping path, and returns the settled commit (parent pre).
 // Apply(pre, settled) then lands it; nothing is written here.
 func (r *Repo) Settle(ctx context.Context, base, result string, theirs map[string]bool) (pre, settled string, err error) {
+	return r.SettleEdited(ctx, base, result, theirs, nil)
+}
+
+// SettleEdited is Settle where the reviewer wrote some overlapping files by hand (the apply
+// review's choice edit): edited[path] is the file's whole new content, put at that path with
+// the workspace's mode (a regular file when the workspace has none there). A path in edited
+// that is not an overlapping file is an error: nothing else may change.
+func (r *Repo) SettleEdited(ctx context.Context, base, result string, theirs map[string]bool, edited map[string][]byte) (pre, settled string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.checkOpen(); err != nil {
@@ -48,6 +57,7 @@ func (r *Repo) Settle(ctx context.Context, base, result string, theirs map[strin
 	if _, err := run("", "read-tree", merged); err != nil {
 		return "", "", err
 	}
+	used := 0 // edited paths put in place
 	if code == 1 {
 		conflicts, err := r.conflicts(ctx, stages, msgs, "result")
 		if err != nil {
@@ -63,6 +73,18 @@ func (r *Repo) Settle(ctx context.Context, base, result string, theirs map[strin
 			if err != nil {
 				return "", "", err
 			}
+			if text, ok := edited[c.Path]; ok {
+				used++
+				oid, err := r.plainIn(ctx, text, "hash-object", "-w", "--stdin")
+				if err != nil {
+					return "", "", err
+				}
+				mode := "100644"
+				if f := strings.Fields(string(entry)); len(f) > 0 && (f[0] == "100644" || f[0] == "100755") {
+					mode = f[0]
+				}
+				entry = []byte(mode + " blob " + trim(oid) + "\t" + full + "\x00")
+			}
 			if e := strings.TrimSuffix(string(entry), "\x00"); e != "" {
 				_, err = run(e+"\x00", "update-index", "-z", "--index-info")
 			} else {
@@ -72,6 +94,9 @@ func (r *Repo) Settle(ctx context.Context, base, result string, theirs map[strin
 				return "", "", err
 			}
 		}
+	}
+	if used != len(edited) {
+		return "", "", fmt.Errorf("gitws: settle: an edited file is not one of the overlapping files")
 	}
 	tree, err := run("", "write-tree")
 	if err != nil {

@@ -58,6 +58,14 @@ func (x *Orchestrator) openApplyReview(line string, c commands.Apply, source str
 				{SubagentID: "workspace", Value: sideText(cf.Ours, cf.Binary)},
 			},
 			Context: cf.Merged, Choices: []string{source, commands.ChooseNone}}
+		if rv := mergedReview(cf.Merged); rv.ok {
+			// What differs, not the whole files: each side's change of each conflicted
+			// region against the base, and the regions with git's diff3 markers and context.
+			d.Sides[0].Value, d.Sides[1].Value = rv.theirs, rv.ours
+			d.Context, d.Lines = rv.context, &rv.lines
+			d.EditTemplate = cf.Merged
+			d.Choices = append(d.Choices, commands.ChooseEdit)
+		}
 		if _, err := x.emit("", d); err != nil {
 			return Reply{}, err
 		}
@@ -94,22 +102,33 @@ func (x *Orchestrator) resolveApply(line string, c commands.Resolve, cf *session
 	if !slices.Contains(cf.Choices, c.Choose) {
 		return x.rejectf(line, c, "%s takes %s", cf.ID, strings.Join(cf.Choices, " or "))
 	}
+	switch {
+	case c.Choose == commands.ChooseEdit && hasConflictMarkers(c.Content):
+		return x.rejectf(line, c, "the text for %s still has conflict markers (<<<<<<<, |||||||, =======, >>>>>>>); write the file as it should be", cf.ID)
+	case c.Choose != commands.ChooseEdit && c.Content != "":
+		return x.rejectf(line, c, "--content goes with --choose edit (the whole text of %s)", session.Sanitize(cf.File))
+	}
 	if err := x.issue(line, c); err != nil {
 		return Reply{}, err
 	}
 	r := session.ConflictResolved{ConvergenceID: cf.ConvergenceID, ConflictID: cf.ID, Method: "manual", Choice: c.Choose, Note: c.Note}
+	if c.Choose == commands.ChooseEdit {
+		r.Content = c.Content
+	}
 	if _, err := x.emit("", r); err != nil {
 		return Reply{}, err
 	}
 	x.mu.Lock()
 	cv := x.state.Convergence(cf.ConvergenceID)
-	theirs, open := map[string]bool{}, 0
+	theirs, edited, open := map[string]bool{}, map[string][]byte{}, 0
 	for _, o := range cv.Conflicts {
 		switch {
 		case o.Resolution == nil:
 			open++
 		case o.Resolution.Choice == ar.source:
 			theirs[ar.files[o.ID]] = true
+		case o.Resolution.Choice == commands.ChooseEdit:
+			edited[ar.files[o.ID]] = []byte(o.Resolution.Content)
 		}
 	}
 	x.mu.Unlock()
@@ -118,7 +137,7 @@ func (x *Orchestrator) resolveApply(line string, c commands.Resolve, cf *session
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	pre, settled, err := x.git.Settle(ctx, ar.base, ar.result, theirs)
+	pre, settled, err := x.git.SettleEdited(ctx, ar.base, ar.result, theirs, edited)
 	done := session.ConvergenceComplete{ConvergenceID: cv.ID, Outcome: "success", ConflictCount: len(cv.Conflicts), ResolutionCount: len(cv.Conflicts)}
 	if err != nil {
 		done.Outcome, done.Notes = "failure", []string{"the settled merge could not be prepared: " + err.Error()}
@@ -176,4 +195,130 @@ func (x *Orchestrator) applyReviewed(line string, c commands.Apply, ar *applyRev
 		return rep, err
 	}
 	return Reply{Output: fmt.Sprintf("%s: %s applied as reviewed: %s (/undo takes it back)", applied.ID, ar.source, strings.Join(applied.Files, ", "))}, nil
+}
+
+// applyRegions is an apply conflict's merged file read back from git merge-file --diff3
+// output (never merged here): the side values show each conflicted region's change against
+// the base, the context shows each region with its markers and 3 lines around it, numbered
+// as in the workspace's file.
+type applyRegions struct {
+	ok           bool
+	theirs, ours string
+	context      string
+	lines        session.LineRange // the first region to the last, in the workspace's file
+}
+
+// mergedReview reads merge-file's diff3 output: common lines, and blocks of
+// "<<<<<<< workspace" ours "||||||| base" base "=======" theirs ">>>>>>> label".
+func mergedReview(merged string) applyRegions {
+	if merged == "" {
+		return applyRegions{}
+	}
+	lines := strings.SplitAfter(merged, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	type block struct {
+		at               int // workspace line (1-based) where ours starts
+		ours, base, thrs []string
+		from, to         int // indexes in lines of the markers
+	}
+	var blocks []block
+	n := 0 // workspace lines so far
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "<<<<<<< ") {
+			n++
+			continue
+		}
+		b := block{at: n + 1, from: i}
+		part := &b.ours
+		for i++; i < len(lines); i++ {
+			l := lines[i]
+			switch {
+			case strings.HasPrefix(l, "||||||| "):
+				part = &b.base
+				continue
+			case strings.TrimRight(l, "\r\n") == "=======": // git writes CRLF markers in a CRLF file
+				part = &b.thrs
+				continue
+			case strings.HasPrefix(l, ">>>>>>> "):
+			default:
+				*part = append(*part, l)
+				continue
+			}
+			break
+		}
+		b.to = i
+		n += len(b.ours)
+		blocks = append(blocks, b)
+	}
+	if len(blocks) == 0 {
+		return applyRegions{}
+	}
+	var th, ou, ctx strings.Builder
+	hunk := func(w *strings.Builder, at int, base, side []string) {
+		fmt.Fprintf(w, "@@ line %d @@\n", at)
+		for _, l := range base {
+			w.WriteString("-" + withEOL(l))
+		}
+		for _, l := range side {
+			w.WriteString("+" + withEOL(l))
+		}
+	}
+	// workspace line numbers of lines outside blocks, for the context
+	num := make([]int, len(lines))
+	k := 0
+	bi := 0
+	for i := 0; i < len(lines); i++ {
+		if bi < len(blocks) && i == blocks[bi].from {
+			k += len(blocks[bi].ours)
+			i = blocks[bi].to
+			bi++
+			continue
+		}
+		k++
+		num[i] = k
+	}
+	shown := -1 // the last line index written to the context
+	for _, b := range blocks {
+		hunk(&th, b.at, b.base, b.thrs)
+		hunk(&ou, b.at, b.base, b.ours)
+		from := max(0, b.from-3, shown+1)
+		if shown >= 0 && from > shown+1 {
+			ctx.WriteString("      ⋮\n")
+		}
+		for i := from; i <= min(len(lines)-1, b.to+3); i++ {
+			if i > b.to && num[i] == 0 {
+				break // the next region's marker: shown with it
+			}
+			if i >= b.from && i <= b.to {
+				fmt.Fprintf(&ctx, "        %s", withEOL(lines[i]))
+			} else {
+				fmt.Fprintf(&ctx, "%5d   %s", num[i], withEOL(lines[i]))
+			}
+			shown = i
+		}
+	}
+	last := blocks[len(blocks)-1]
+	return applyRegions{ok: true, theirs: th.String(), ours: ou.String(), context: ctx.String(),
+		lines: session.LineRange{Start: blocks[0].at, End: max(blocks[0].at, last.at+len(last.ours)-1)}}
+}
+
+func withEOL(l string) string {
+	if strings.HasSuffix(l, "\n") {
+		return l
+	}
+	return l + "\n"
+}
+
+// hasConflictMarkers reports whether text still holds the opening or closing line of a
+// conflict marker block as the template wrote them ("=======" alone is left alone: it
+// underlines headings in Markdown and reStructuredText).
+func hasConflictMarkers(text string) bool {
+	for l := range strings.Lines(text) {
+		if strings.HasPrefix(l, "<<<<<<< workspace") || strings.HasPrefix(l, ">>>>>>> ") {
+			return true
+		}
+	}
+	return false
 }

@@ -277,7 +277,22 @@ func (x *Orchestrator) resolve(line string, c commands.Resolve) (Reply, error) {
 	}
 	var r session.ConflictResolved
 	var err error
+	var more []session.ConflictResolved // other conflicts of the file a --whole-file settles
 	switch {
+	case c.WholeFile && (c.Choose == commands.ChooseEdit || c.Content != ""):
+		err = fmt.Errorf("--whole-file takes a side's version of the file; it does not go with --choose edit or --content")
+	case c.WholeFile:
+		var rs []session.ConflictResolved
+		if rs, err = cv.analysis.ResolveWholeFile(c.ConflictID, c.Choose, c.Note); err == nil {
+			r = rs[0]
+			x.mu.Lock()
+			for _, o := range rs[1:] {
+				if oc := x.state.Conflict(o.ConflictID); oc != nil && oc.Resolution == nil {
+					more = append(more, o)
+				}
+			}
+			x.mu.Unlock()
+		}
 	case c.Choose == commands.ChooseEdit:
 		r, err = cv.analysis.ResolveEdit(c.ConflictID, c.Content, c.Note)
 	case c.Content != "":
@@ -291,13 +306,21 @@ func (x *Orchestrator) resolve(line string, c commands.Resolve) (Reply, error) {
 	if err := x.issue(line, c); err != nil {
 		return Reply{}, err
 	}
-	if _, err := x.emit("", r); err != nil {
-		return Reply{}, err
+	for _, o := range append([]session.ConflictResolved{r}, more...) {
+		if _, err := x.emit("", o); err != nil {
+			return Reply{}, err
+		}
 	}
 	x.complete(cv)
 	x.mu.Lock()
 	st := x.state.Convergence(cv.id)
 	out := fmt.Sprintf("%s resolved: %s", cf.ID, c.Choose)
+	if c.WholeFile {
+		out = fmt.Sprintf("%s resolved: %s's whole %s", cf.ID, c.Choose, session.Sanitize(cf.File))
+		for _, o := range more {
+			out += fmt.Sprintf("; %s settled with it", o.ConflictID)
+		}
+	}
 	if st != nil && st.Status == session.ConvergenceDone {
 		out += fmt.Sprintf("; %s complete (%s)", cv.id, st.Outcome)
 	}

@@ -160,7 +160,7 @@ func TestApplyThreeWayAndUndo(t *testing.T) {
 	var cf *session.Conflict
 	x.View(func(st *session.State) { cf = st.Conflict("cf-1") })
 	if cf == nil || cf.Kind != "apply" || cf.File != "main.go" || !cf.ReviewRequested || !strings.Contains(cf.Context, "<<<<<<<") ||
-		!slices.Equal(cf.Choices, []string{"sa-1", "none"}) {
+		!slices.Equal(cf.Choices, []string{"sa-1", "none", "edit"}) {
 		t.Fatalf("the apply review: %+v", cf)
 	}
 	if r := submit("/apply cv-1"); !r.Rejected || !strings.Contains(r.Error, "waiting for review of cf-1") {

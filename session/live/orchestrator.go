@@ -659,6 +659,11 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 			state := "open: /resolve " + cf.ID + " --choose " + strings.Join(cf.Choices, "|")
 			if r := cf.Resolution; r != nil {
 				state = "resolved by " + r.Method + ": " + r.Choice
+				if r.WholeFile {
+					state += "'s whole file"
+				}
+			} else {
+				state += reviewProgress(cf.Review) // what a region choice also lands
 			}
 			fmt.Fprintf(&b, "  %s %s · %s\n", cf.ID, session.ConflictWhere(cf.Kind, cf.File, cf.Lines), state)
 		}

@@ -169,7 +169,8 @@ func progress(ev session.Event) string {
 		for i, sd := range d.Sides {
 			sides[i] = sd.SubagentID
 		}
-		return fmt.Sprintf("  %s conflict %s: %s between %s (choices: %s)", d.ConvergenceID, d.ConflictID, where, strings.Join(sides, ", "), strings.Join(d.Choices, " | "))
+		out := fmt.Sprintf("  %s conflict %s: %s between %s (choices: %s)", d.ConvergenceID, d.ConflictID, where, strings.Join(sides, ", "), strings.Join(d.Choices, " | "))
+		return out + reviewProgress(d.Review)
 	case session.ConflictReviewRequest:
 		why := ""
 		if d.Reason != "" {
@@ -177,6 +178,9 @@ func progress(ev session.Event) string {
 		}
 		return fmt.Sprintf("  %s needs review%s: /resolve %s --choose <choice> [--note TEXT]", d.ConflictID, why, d.ConflictID)
 	case session.ConflictResolved:
+		if d.WholeFile {
+			return fmt.Sprintf("  %s resolved by %s: %s's whole file (%s dropped)", d.ConflictID, d.Method, d.Choice, session.Plural(len(d.Dropped), "hunk"))
+		}
 		return fmt.Sprintf("  %s resolved by %s: %s", d.ConflictID, d.Method, d.Choice)
 	case session.ConvergenceComplete:
 		return fmt.Sprintf("  %s complete: %s · %d conflicts · %d resolved · %d bytes", d.ConvergenceID, d.Outcome, d.ConflictCount, d.ResolutionCount, d.OutputSize)
@@ -184,4 +188,35 @@ func progress(ev session.Event) string {
 		return fmt.Sprintf("  %s applied to %s", d.ConvergenceID, session.Sanitize(strings.Join(d.Files, ", ")))
 	}
 	return ""
+}
+
+// reviewProgress tells a script what a region choice lands beyond its side (issue 27): the
+// other sides' hunks in the file that still land with it, and the --whole-file alternative.
+func reviewProgress(rv *session.ConflictReview) string {
+	if rv == nil {
+		return ""
+	}
+	var b strings.Builder
+	file := session.Sanitize(rv.File)
+	for _, o := range rv.Outcomes {
+		if o.WholeFile || len(o.AlsoLands) == 0 {
+			continue
+		}
+		var hs []string
+		for _, h := range o.AlsoLands {
+			head, _, _ := strings.Cut(h.Text, "\n")
+			hs = append(hs, session.Sanitize(h.SubagentID+" "+head))
+		}
+		fmt.Fprintf(&b, "\n    --choose %s also lands in %s: %s", o.Choice, file, strings.Join(hs, "; "))
+	}
+	var whole []string
+	for _, o := range rv.Outcomes {
+		if o.WholeFile {
+			whole = append(whole, o.Choice)
+		}
+	}
+	if len(whole) > 0 {
+		fmt.Fprintf(&b, "\n    --choose %s --whole-file takes that side's whole %s", strings.Join(whole, "|"), file)
+	}
+	return b.String()
 }

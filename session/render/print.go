@@ -336,6 +336,37 @@ func (p *printer) tree() {
 	}
 }
 
+// review prints what each choice of a conflict lands (ConflictDetected.review): each member's
+// whole change to the file, hunk by hunk, and the other sides' hunks a region choice still
+// lands.
+func (p *printer) review(cf *session.Conflict) {
+	rv := cf.Review
+	if rv == nil {
+		return
+	}
+	file := session.Sanitize(rv.File)
+	for _, ch := range rv.Changes {
+		p.f("    %s's whole change to %s:\n", ch.SubagentID, file)
+		for _, h := range ch.Hunks {
+			mark := "lands with any region choice"
+			if h.Conflict != "" {
+				mark = "in " + h.Conflict
+			}
+			p.f("      [%s]\n      %s\n", mark, indentRestBy(strings.TrimRight(session.Sanitize(h.Text), "\n"), "      "))
+		}
+	}
+	for _, o := range rv.Outcomes {
+		if o.WholeFile {
+			p.f("    --choose %s --whole-file drops %s\n", o.Choice, session.Plural(len(o.Drops), "hunk"))
+			continue
+		}
+		for _, h := range o.AlsoLands {
+			head, _, _ := strings.Cut(h.Text, "\n")
+			p.f("    --choose %s also lands %s's %s\n", o.Choice, session.Sanitize(h.SubagentID), session.Sanitize(head))
+		}
+	}
+}
+
 func conflictWhere(cf *session.Conflict) string {
 	return session.ConflictWhere(cf.Kind, cf.File, cf.Lines)
 }
@@ -581,11 +612,15 @@ func (p *printer) convergences() {
 			if cf.Context != "" {
 				p.f("    current file:\n      %s\n", indentRestBy(strings.TrimRight(session.Sanitize(cf.Context), "\n"), "      "))
 			}
+			p.review(cf)
 			if cf.ReviewReason != "" {
 				p.f("    review: %s\n", session.Sanitize(cf.ReviewReason))
 			}
 			if r := cf.Resolution; r != nil {
 				p.f("    resolved by %s: %s", r.Method, r.Choice)
+				if r.WholeFile {
+					p.f("'s whole %s", session.Sanitize(cf.File))
+				}
 				if r.Note != "" {
 					p.f(" — %s", session.Sanitize(r.Note))
 				}

@@ -1,0 +1,187 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/summit-dev/summit/session"
+)
+
+// The review of a hunk or file conflict that carries its whole picture (session.ConflictReview,
+// issue 27): what lands is what was shown. The body shows each side's whole change to the file,
+// every hunk, those in a conflict marked; the choices tell a region choice ("take sa-2 here")
+// from a side's whole version of the file ("take sa-2's cart.go"); and the selected choice's
+// result (the file's change, and the other sides' hunks that still land with it) is drawn
+// above the sides before enter confirms it. Recordings without a review draw as before.
+
+// reviewChoices adds the side choices of a conflict with a review: each side's region choice,
+// then each side's whole version of the file where it differs from the region choice.
+func (m *Model) reviewChoices(cf *session.Conflict, add func(choice), resolve func(string, ...string) func(string) string) {
+	rv := cf.Review
+	file := session.Sanitize(rv.File)
+	outcome := func(ch string, whole bool) *session.ChoiceOutcome {
+		for i, o := range rv.Outcomes {
+			if o.Choice == ch && o.WholeFile == whole {
+				return &rv.Outcomes[i]
+			}
+		}
+		return nil
+	}
+	for _, sd := range cf.Sides {
+		id := sd.SubagentID
+		if !allowed(cf, id) {
+			continue
+		}
+		o := outcome(id, false)
+		c := choice{label: "take " + id + " here", line: resolve(id), outcome: o,
+			does: "keep " + id + "'s change to this region only; the other side's change here is dropped"}
+		if o != nil && len(o.AlsoLands) > 0 {
+			c.risky = true
+			var who []string
+			for _, h := range o.AlsoLands {
+				if !slices.Contains(who, h.SubagentID) {
+					who = append(who, h.SubagentID)
+				}
+			}
+			if n := len(o.AlsoLands); n == 1 {
+				c.does += fmt.Sprintf("; %s's other hunk in %s still lands with it (listed when selected)", strings.Join(who, ", "), file)
+			} else {
+				c.does += fmt.Sprintf("; %s's %d other hunks in %s still land with it (listed when selected)", strings.Join(who, ", "), n, file)
+			}
+		}
+		add(c)
+	}
+	for _, sd := range cf.Sides {
+		id := sd.SubagentID
+		o := outcome(id, true)
+		if o == nil {
+			continue
+		}
+		does := "land " + id + "'s whole version of " + file + ": every other change to it is dropped"
+		if n := len(o.Drops); n > 0 {
+			does += fmt.Sprintf(" (%s)", session.Plural(n, "hunk"))
+		}
+		add(choice{label: "take " + id + "'s " + file, line: resolve(id, "--whole-file"), outcome: o, risky: len(o.Drops) > 0, does: does})
+	}
+}
+
+// wholeChanges are the sides to draw for a conflict with a review: each member's whole change
+// to the file, hunk by hunk, each marked with the conflict it is in or as landing with any
+// region choice.
+func (m *Model) wholeChanges(cf *session.Conflict) []session.ConflictSide {
+	var out []session.ConflictSide
+	for _, ch := range cf.Review.Changes {
+		sd := session.ConflictSide{SubagentID: ch.SubagentID}
+		for _, s := range cf.Sides {
+			if s.SubagentID == ch.SubagentID {
+				sd.Confidence = s.Confidence
+			}
+		}
+		in := 0
+		for _, h := range ch.Hunks {
+			if h.Conflict == cf.ID {
+				in++
+			}
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "whole change to %s: %s, %d in %s\n", cf.Review.File, session.Plural(len(ch.Hunks), "hunk"), in, cf.ID)
+		for _, h := range ch.Hunks {
+			switch h.Conflict {
+			case cf.ID:
+				fmt.Fprintf(&b, "⚠ in %s:\n", cf.ID)
+			case "":
+				b.WriteString("✓ lands with any region choice:\n")
+			default:
+				fmt.Fprintf(&b, "⚠ in %s (decided there):\n", h.Conflict)
+			}
+			b.WriteString(h.Text)
+		}
+		sd.Value = b.String()
+		out = append(out, sd)
+	}
+	return out
+}
+
+// selectedOutcome draws what the selected choice makes of the file: the other sides' hunks
+// that still land with it, and the file's change. With nothing selected it says when a
+// region choice would land more than its side.
+func (m *Model) selectedOutcome(cf *session.Conflict, inner int) []string {
+	cs := m.choices(cf.ID)
+	var sel *choice
+	if m.ib != nil && m.ib.sel >= 0 && m.ib.sel < len(cs) {
+		sel = &cs[m.ib.sel]
+	}
+	if sel == nil || sel.outcome == nil {
+		for _, o := range cf.Review.Outcomes {
+			if !o.WholeFile && len(o.AlsoLands) > 0 {
+				return []string{m.sty.warn.Render(ansi.Truncate(session.Sanitize(
+					"⚠ a region choice still lands other changes to "+cf.Review.File+": select a choice to see its result"), inner, "…"))}
+			}
+		}
+		return nil
+	}
+	o := sel.outcome
+	var out []string
+	if len(o.AlsoLands) > 0 {
+		out = append(out, m.sty.warn.Render(ansi.Truncate(session.Sanitize(fmt.Sprintf("⚠ with %s, these changes of other sides also land:", sel.label)), inner, "…")))
+		// Each hunk's changed lines only, so they fit a small screen; its context is in the
+		// side's whole change below.
+		for _, h := range o.AlsoLands {
+			head, rest, _ := strings.Cut(h.Text, "\n")
+			out = append(out, m.sty.bold.Render(ansi.Truncate(session.Sanitize(h.SubagentID+"'s hunk "+head), inner, "…")))
+			var changed []string
+			for _, l := range wrap(rest, inner) {
+				if strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-") {
+					changed = append(changed, l)
+				}
+			}
+			out = append(out, m.diffLines(changed)...)
+		}
+	}
+	head := fmt.Sprintf("with %s, %s becomes:", sel.label, cf.Review.File)
+	if o.Diff == "" {
+		head = fmt.Sprintf("with %s, %s stays as it is", sel.label, cf.Review.File)
+	}
+	out = append(out, m.sty.bold.Render(ansi.Truncate(session.Sanitize(head), inner, "…")))
+	out = append(out, m.diffLines(wrap(o.Diff, inner))...)
+	if len(o.Pending) > 0 {
+		out = append(out, m.sty.dim.Render(ansi.Truncate("not counted: "+strings.Join(o.Pending, ", ")+" (decided there)", inner, "…")))
+	}
+	return append(out, m.sty.sep.Render(strings.Repeat("─", inner)))
+}
+
+// diffLines colours a diff's added and removed lines.
+func (m *Model) diffLines(ls []string) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		switch {
+		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
+			out[i] = m.sty.dim.Render(l)
+		case strings.HasPrefix(l, "+"):
+			out[i] = m.sty.add.Render(l)
+		case strings.HasPrefix(l, "-"):
+			out[i] = m.sty.del.Render(l)
+		default:
+			out[i] = l
+		}
+	}
+	return out
+}
+
+// markerLines colours git's conflict markers in a merged region.
+func (m *Model) markerLines(ls []string) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		t := strings.TrimLeft(l, " ")
+		switch {
+		case strings.HasPrefix(t, "<<<<<<<") || strings.HasPrefix(t, "|||||||") || strings.HasPrefix(t, "=======") || strings.HasPrefix(t, ">>>>>>>"):
+			out[i] = m.sty.warn.Render(l)
+		default:
+			out[i] = l
+		}
+	}
+	return out
+}
