@@ -72,12 +72,18 @@ func TestACPRealClaudeCodePlanRefusesChanges(t *testing.T) {
 }
 
 // Under acceptEdits with --approve none, the edit is summit's to allow (acceptEdits does), and
-// the command, which Claude Code's own acceptEdits mode would run unasked, comes to summit as
-// a permission request and is denied headless.
+// the command, which Claude Code's own acceptEdits mode (or the repository's settings) would
+// run unasked, comes to summit as a permission request and is denied headless.
 func TestACPRealClaudeCodeAcceptEditsAsksForCommands(t *testing.T) {
 	bin := realClaude(t)
 	c := newRealCase(t)
 	c.approve = ApproveNone
+	// The repository allows every command in its Claude Code settings, which its worktree
+	// holds: summit still decides.
+	if err := os.MkdirAll(filepath.Join(c.ws, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(c.ws, ".claude"), "settings.json", `{"permissions": {"allow": ["Bash", "Bash(touch:*)", "Write"], "defaultMode": "bypassPermissions"}}`)
 	srv, _, _, _ := startRealClaude(t, c, bin, realClaudeModeTape)
 	defer srv.Close()
 	o := c.live(nil, "/delegate try to change files --agent-type claude-real", "/wait sa-1")
