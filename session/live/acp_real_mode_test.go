@@ -79,7 +79,8 @@ func TestACPRealClaudeCodeAcceptEditsAsksForCommands(t *testing.T) {
 	c := newRealCase(t)
 	c.approve = ApproveNone
 	// The repository allows every command in its Claude Code settings, which its worktree
-	// holds: summit still decides.
+	// holds: summit still decides. (Claude Code is told to read the user's settings only; this
+	// version, in a folder it was never asked to trust, also passes without being told.)
 	if err := os.MkdirAll(filepath.Join(c.ws, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
