@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/tools"
 )
 
@@ -165,19 +166,20 @@ func isAuthRequired(err error) bool {
 	return errors.As(err, &re) && re.Code == -32000
 }
 
-// modeIDs are the agent modes that match a permission mode, most specific first: Claude
-// Code's, Gemini CLI's and Codex's names.
-var modeIDs = map[agents.PermissionMode][]string{
-	agents.ModePlan:        {"plan", "read-only"},
-	agents.ModeAcceptEdits: {"acceptEdits", "autoEdit", "auto_edit", "agent"},
-	agents.ModeBypass:      {"bypassPermissions", "yolo", "agent"},
-}
+// askingModes are the agents' most restrictive modes that still work: the ones where the agent
+// asks its client before every change and every command (Claude Code's and Gemini CLI's
+// default, Codex's read-only), most specific first. An agent runs in one of them whatever the
+// subagent's permission mode: summit's policy, not the agent's, decides each request (plan
+// refuses changes and commands, acceptEdits allows edits and asks for commands). A mode that
+// lets the agent decide for itself (Claude Code's acceptEdits runs the commands it takes for
+// file edits, its plan and auto modes let its classifier approve writes, Gemini CLI's autoEdit)
+// would keep those decisions from summit.
+var askingModes = []string{"default", "read-only"}
 
-// setMode puts the agent in the mode that matches the subagent's permission mode, when it
-// offers one, so it asks summit what summit's policy needs to decide (and, in plan, plans).
-// Summit's policy answers its permission requests either way.
+// setMode puts the agent in its asking mode (askingModes), or the mode Agent.ConfinedModes
+// names for a confined run. Summit's policy answers its permission requests either way.
 func (r *Run) setMode(ctx context.Context, modes sdk.SessionModeState) {
-	want := modeIDs[r.c.Mode]
+	want := askingModes
 	if m, ok := r.c.Agent.ConfinedModes[r.c.Mode]; ok && r.c.Sandbox.ConfinesWrites() && tools.ConfinementAvailable() {
 		want = []string{m} // its sandboxed modes cannot run inside summit's confinement (spawn)
 	}
@@ -195,7 +197,8 @@ func (r *Run) setMode(ctx context.Context, modes sdk.SessionModeState) {
 					return
 				}
 			}
-			r.cl.note(fmt.Sprintf("the agent runs in its %s mode (the subagent's %s)", m.Id, r.c.Mode))
+			r.cl.setMode(string(m.Id))
+			r.cl.note(fmt.Sprintf("the agent runs in its %s mode; summit's %s decides what it may do", m.Id, r.c.Mode))
 			return
 		}
 	}
@@ -204,7 +207,36 @@ func (r *Run) setMode(ctx context.Context, modes sdk.SessionModeState) {
 		ids = append(ids, string(m.Id))
 	}
 	if len(ids) > 0 {
-		r.cl.note(fmt.Sprintf("the agent has no mode for %s (its modes: %s; current %s): summit's policy answers its permission requests",
-			r.c.Mode, strings.Join(ids, ", "), modes.CurrentModeId))
+		r.cl.note(fmt.Sprintf("the agent has no mode in which it asks for everything (its modes: %s; current %s): summit's %s answers its permission requests",
+			strings.Join(ids, ", "), modes.CurrentModeId, r.c.Mode))
 	}
+}
+
+// restrictive reports whether an agent mode keeps every change and command asked for: the
+// asking modes and plan (entered from one, Claude Code's plan asks as the mode before it did).
+func restrictive(mode string) bool { return mode == "plan" || slices.Contains(askingModes, mode) }
+
+// restoreMode puts the agent back in mode after it left it on its own (a current_mode_update
+// summit did not ask for): summit, not the agent, decides what it may do.
+func (r *Run) restoreMode(mode string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := call(r, ctx, func(ctx context.Context) (sdk.SetSessionModeResponse, error) {
+		return r.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: r.sid, ModeId: sdk.SessionModeId(mode)})
+	})
+	r.mu.Lock()
+	over := r.closed || r.killed // nothing is recorded after the run
+	r.mu.Unlock()
+	if err != nil && !over {
+		r.cl.note(fmt.Sprintf("could not set the agent's mode back to %s: %v", mode, err))
+	}
+}
+
+// sessionMeta is session/new's _meta. Claude Code's adapter takes Claude Agent SDK options
+// there: its settings are read from the user's own settings only. A worktree's
+// .claude/settings.json and settings.local.json come with the repository, and their
+// permission rules (allow Bash(*) or Write, a defaultMode, hooks) would let the agent approve
+// for itself what summit decides. Other agents ignore the key.
+func sessionMeta() map[string]any {
+	return map[string]any{"claudeCode": map[string]any{"options": map[string]any{"settingSources": []string{"user"}}}}
 }

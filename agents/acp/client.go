@@ -37,6 +37,7 @@ type client struct {
 	toolCalls int
 	written   []string
 	shellOK   []string // shell commands the user approved in a permission request
+	mode      string   // the agent mode summit set (setMode); "" when it has none
 	done      uint64   // session/update notifications handled
 	emitErr   error
 	terms     map[string]*terminal
@@ -153,6 +154,12 @@ func (c *client) note(text string) {
 	c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage, Text: text})
 }
 
+func (c *client) setMode(mode string) {
+	c.mu.Lock()
+	c.mode = mode
+	c.mu.Unlock()
+}
+
 func (c *client) setSession(id sdk.SessionId) {
 	c.mu.Lock()
 	c.sid = id
@@ -241,8 +248,16 @@ func (c *client) updateLocked(u sdk.SessionUpdate) {
 	case u.Plan != nil:
 		c.emitLocked(planEvent(u.Plan.Entries))
 	case u.CurrentModeUpdate != nil:
+		id := string(u.CurrentModeUpdate.CurrentModeId)
 		c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage,
-			Text: fmt.Sprintf("the agent switched to its %s mode", u.CurrentModeUpdate.CurrentModeId)})
+			Text: fmt.Sprintf("the agent switched to its %s mode", id)})
+		if c.top == nil && c.mode != "" && id != c.mode && !restrictive(id) {
+			// A mode in which the agent decides for itself (it approved its own plan, say):
+			// summit sets it back, and goes on answering its requests.
+			c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage,
+				Text: fmt.Sprintf("summit sets the agent back to its %s mode: summit's %s decides what it may do", c.mode, c.r.c.Mode)})
+			go c.r.restoreMode(c.mode)
+		}
 	}
 	// user_message_chunk echoes our prompt; commands, config options, session info and usage
 	// updates change nothing summit shows.
@@ -409,10 +424,15 @@ func pick(options []sdk.PermissionOption, kinds ...sdk.PermissionOptionKind) sdk
 // decide applies the subagent's policy to a canonical tool; kinds summit has no tool for ask
 // like an MCP tool (their effects are unknown), and leaving the agent's plan mode is a write.
 func (c *client) decide(tool string) agents.Decision {
+	mode := c.r.c.Mode
+	if mode == agents.ModePlan && agents.ClassOf(tool) == agents.ClassShell {
+		// An external agent's command can change files like an edit (it runs in the
+		// worktree, or in the agent's own process): in plan it is refused, not asked.
+		return agents.Decision{Verdict: agents.Deny, Reason: tool + " could change files; plan mode is read-only for an external agent"}
+	}
 	if _, ok := agents.CanonicalTool(tool); ok {
 		return c.r.c.Decide(tool)
 	}
-	mode := c.r.c.Mode
 	switch tool {
 	case string(sdk.ToolKindThink):
 		return agents.Decision{Verdict: agents.Allow, Reason: "thinking changes nothing"}

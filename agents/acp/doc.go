@@ -21,8 +21,12 @@
 // stays, and its commands fail). On a kernel without Landlock the agent runs unconfined, and
 // a transcript message says so. Start sends initialize (fs read/write and terminal capabilities),
 // session/new (cwd the worktree, no MCP servers), authenticate when the agent asks for it
-// (see auth.go), and sets the agent's mode to match the subagent's permission mode where it
-// has one. Prompt sends the delegation prompt as session/prompt and returns its stop reason;
+// (see auth.go), and puts the agent in its most restrictive mode, where it asks before every
+// change and command (Claude Code's and Gemini CLI's default, Codex's read-only; Codex's
+// ConfinedModes aside), whatever the subagent's permission mode: summit's policy decides
+// each request, and an agent that switches itself to another mode is set back. Claude Code is
+// told (session/new _meta) to read only the user's settings, not the worktree's
+// .claude/settings.json, whose permission rules come with the repository. Prompt sends the delegation prompt as session/prompt and returns its stop reason;
 // its context ending sends session/cancel and, after a grace period, kills the group. Close
 // always kills the group and reaps the process: no agent outlives its subagent. Every kill
 // also kills each process whose environment holds the run's SUMMIT_ACP_RUN mark (RunMarkVar),
@@ -50,12 +54,14 @@
 //	current_mode_update   TranscriptEvent message
 //	request_permission    the subagent's policy: denied (policy_denied), allowed, or a summit
 //	                      permission request (Config.Approve); the answer is the agent's own
-//	                      allow_once / allow_always / reject_once option
+//	                      allow_once / allow_always / reject_once option; in plan a command
+//	                      (execute) is refused like an edit: it could change files
 //	fs/read_text_file     the sandbox's read_file (line, limit applied); a missing file is
 //	                      error -32002 "Resource not found: ENOENT …"
 //	fs/write_text_file    the sandbox's write_file (parent directories created), after the
 //	                      policy (plan refuses); the paths become the subagent's artifacts
 //	terminal/*            the sandbox's run_shell_command (see terminal.go), after the policy
+//	                      (plan refuses)
 //
 // Failures never hang a run: a line on stdout that is not a JSON object, or one longer than
 // MaxLine, stops the stream (BadOutput); the process exiting ends the pending request at once;

@@ -161,7 +161,7 @@ func Start(ctx context.Context, c Config) (*Run, error) {
 		r.cl.note(mcpNote(servers))
 	}
 	newSession := func(ctx context.Context) (sdk.NewSessionResponse, error) {
-		return r.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.Sandbox.Root(), McpServers: servers})
+		return r.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: c.Sandbox.Root(), McpServers: servers, Meta: sessionMeta()})
 	}
 	sess, err := call(r, ctx, newSession)
 	if isAuthRequired(err) {

@@ -94,7 +94,7 @@ func commandCandidates(p sdk.CreateTerminalRequest) []string {
 	return out
 }
 
-// CreateTerminal serves terminal/create: the policy decides (the shell asks in plan and
+// CreateTerminal serves terminal/create: the policy decides (plan refuses, the shell asks in
 // acceptEdits, unless the user just allowed this very command in a permission request), then
 // the command starts.
 func (c *client) CreateTerminal(ctx context.Context, p sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {

@@ -38,6 +38,16 @@
 // server's allow, or an opencode-style `permission: {mcp__gh__*: allow}`), except in plan
 // mode, where only the user's config can loosen the asking.
 //
+// # Isolation
+//
+// A tool whose server does not mark it readOnlyHint (its annotations) may change files:
+// Manager.Writes lists those of a grant, and a subagent granted any works in a worktree, like
+// one granted write_file. Manager.ToolsetIn then runs each server that grants it such a tool
+// for that subagent alone (Manager.At): a process started in the worktree, offered it as its
+// one MCP root (the roots capability: roots/list, or under protocol 2026-07-28 an input
+// request), stopped by Release when the subagent stops. A url server is one process elsewhere
+// and stays shared; read-only servers stay shared too.
+//
 // # Calls and results
 //
 // Arguments go to the server as the model wrote them. Text content is joined; images, audio,

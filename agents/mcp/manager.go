@@ -1,11 +1,13 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -54,6 +56,9 @@ type Tool struct {
 	Qualified   string         // mcp__<server>__<name>
 	Description string         //
 	InputSchema map[string]any // a JSON Schema object (never nil)
+	// ReadOnly is the tool's annotations.readOnlyHint: the server says it changes nothing.
+	// Every other tool may write, and its subagent works in a worktree (Writes).
+	ReadOnly bool
 }
 
 // Result is what a call produced: the content as text, capped, and whether the server said
@@ -144,6 +149,53 @@ func (m *Manager) register(name string, c provider.MCPServer) string {
 		m.servers[id] = &server{id: id, name: name, cfg: c}
 	}
 	return id
+}
+
+// At returns the id of the server id run in dir, a subagent's worktree: a process of its own
+// started there (its working directory) and offered dir as its one MCP root, so what its
+// tools write lands in the worktree, where the subagent's changes are recorded, and never in
+// the workspace. Release stops it. A url server is one process elsewhere: it is shared.
+func (m *Manager) At(id, dir string) (string, error) {
+	s, err := m.get(id)
+	if err != nil || dir == "" || s.cfg.Command == "" {
+		return id, err
+	}
+	in := id + "@" + dir
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.servers[in]; !ok {
+		m.servers[in] = &server{id: in, name: s.name, cfg: s.cfg, dir: dir}
+	}
+	return in, nil
+}
+
+// Release stops the servers run in dir (At) and forgets them: the subagent that worked there
+// has stopped.
+func (m *Manager) Release(dir string) {
+	if m == nil || dir == "" {
+		return
+	}
+	m.mu.Lock()
+	var gone []*server
+	for id, s := range m.servers {
+		if s.dir == dir {
+			gone = append(gone, s)
+			delete(m.servers, id)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range gone {
+		s.mu.Lock()
+		a := s.cur
+		s.mu.Unlock()
+		if a == nil {
+			continue
+		}
+		<-a.done // a start in flight ends (it is bounded by the start timeout)
+		if a.sess != nil {
+			a.stop()
+		}
+	}
 }
 
 func sameServer(a, b provider.MCPServer) bool {
@@ -309,8 +361,12 @@ func (m *Manager) Close() error {
 type server struct {
 	id, name string
 	cfg      provider.MCPServer
-	mu       sync.Mutex
-	cur      *attempt // the latest start attempt; replaced when it failed or the server died
+	// dir is the root of a server run for one subagent's worktree (see At): its working
+	// directory and the one MCP root it is offered. "" is the session's instance, in
+	// Options.Dir, offered no roots.
+	dir string
+	mu  sync.Mutex
+	cur *attempt // the latest start attempt; replaced when it failed or the server died
 }
 
 // attempt is one start of a server: done closes when it has succeeded or failed.
@@ -415,9 +471,17 @@ func (m *Manager) start(s *server, a *attempt) {
 		close(a.dead)
 		return
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "summit", Version: "1"}, &sdk.ClientOptions{
-		Capabilities: &sdk.ClientCapabilities{}, // no roots, sampling or elicitation
-	})
+	caps := &sdk.ClientCapabilities{} // no roots, sampling or elicitation
+	if s.dir != "" {
+		// A server rooted in a worktree is told so: servers that take their allowed
+		// directories from the client's roots (the reference filesystem server) then work
+		// there, and only there.
+		caps.RootsV2 = &sdk.RootCapabilities{}
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "summit", Version: "1"}, &sdk.ClientOptions{Capabilities: caps})
+	if s.dir != "" {
+		client.AddRoots(&sdk.Root{URI: (&url.URL{Scheme: "file", Path: s.dir}).String(), Name: "worktree"})
+	}
 	sess, err := client.Connect(ctx, transport, nil)
 	if err == nil {
 		a.sess = sess
@@ -459,7 +523,7 @@ func (m *Manager) transport(s *server, a *attempt) (sdk.Transport, error) {
 		for _, arg := range c.Args {
 			cmd.Args = append(cmd.Args, expandBraced(arg, m.o.Getenv))
 		}
-		cmd.Dir = m.o.Dir
+		cmd.Dir = cmp.Or(s.dir, m.o.Dir)
 		cmd.Env = append([]string{}, m.o.Environ...)
 		for _, k := range sortedKeys(c.Env) {
 			cmd.Env = append(cmd.Env, k+"="+os.Expand(c.Env[k], m.o.Getenv))
@@ -529,7 +593,7 @@ func listTools(ctx context.Context, server string, sess *sdk.ClientSession) ([]T
 			schema["properties"] = map[string]any{}
 		}
 		out = append(out, Tool{Server: server, Name: t.Name, Qualified: Qualify(server, t.Name),
-			Description: t.Description, InputSchema: schema})
+			Description: t.Description, InputSchema: schema, ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint})
 	}
 	return out, nil
 }

@@ -82,7 +82,7 @@ func TestListAndCall(t *testing.T) {
 			t.Errorf("tool %+v", tl)
 		}
 	}
-	if got := strings.Join(names, " "); got != "mcp__t__add mcp__t__big mcp__t__echo mcp__t__fail mcp__t__image mcp__t__slow" {
+	if got := strings.Join(names, " "); got != "mcp__t__add mcp__t__big mcp__t__echo mcp__t__fail mcp__t__image mcp__t__slow mcp__t__write" {
 		t.Errorf("tools %s", got)
 	}
 	for _, tl := range tools {

@@ -67,7 +67,7 @@ func TestRuntimeRoutesMCP(t *testing.T) {
 	c.TimeoutS = 1
 	m := newManager(t, map[string]provider.MCPServer{"t": c}, Options{MaxResult: 2000})
 	d := def([]string{"read_file", "mcp__t__*"}, nil)
-	d.DisallowedTools = []string{"mcp__t__image"}
+	d.DisallowedTools = []string{"mcp__t__image", "mcp__t__write"}
 	p, ts, err := grant(t, m, d, agents.Request{})
 	if err != nil {
 		t.Fatal(err)

@@ -126,6 +126,33 @@ type granted struct {
 // apply. A server that cannot start is an error naming it and the end of its stderr; p is then
 // left as it was. Call it when the subagent starts, with the definition given to Resolve.
 func (m *Manager) Toolset(ctx context.Context, def *agents.Definition, p *agents.Policy) (*Toolset, error) {
+	return m.ToolsetIn(ctx, def, p, "")
+}
+
+// Writes lists the tools of p's grant that may change files: every one whose server does not
+// mark it readOnlyHint. A subagent granted any works in a worktree, and ToolsetIn runs their
+// servers there. It starts the servers (the session's instances) to read their tool lists;
+// p is not changed.
+func (m *Manager) Writes(ctx context.Context, def *agents.Definition, p agents.Policy) ([]string, error) {
+	p.Tools = slices.Clone(p.Tools)
+	ts, err := m.Toolset(ctx, def, &p)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, g := range ts.tools {
+		if !g.tool.ReadOnly {
+			out = append(out, g.tool.Qualified)
+		}
+	}
+	return out, nil
+}
+
+// ToolsetIn is Toolset for a subagent that works in the worktree dir ("": the workspace): a
+// server that grants it a tool that may write (not readOnlyHint) runs for it alone, in dir, with
+// dir its MCP root (Manager.At; Release(dir) stops it when the subagent has stopped). Its
+// writes are then the worktree's changes, never the workspace's. Read-only servers stay shared.
+func (m *Manager) ToolsetIn(ctx context.Context, def *agents.Definition, p *agents.Policy, dir string) (*Toolset, error) {
 	_, _, notes := m.prepare(def)
 	ts := &Toolset{m: m, notes: notes}
 	inline, _, _ := m.agentServers(def)
@@ -174,7 +201,18 @@ func (m *Manager) Toolset(ctx context.Context, def *agents.Definition, p *agents
 			return nil, err
 		}
 		cfg, _ := m.configured(g.name)
-		userServer := g.id == g.name
+		userServer := g.id == g.name // the config's server, wherever it runs
+		if dir != "" && slices.ContainsFunc(offered, func(t Tool) bool {
+			return !t.ReadOnly && slices.ContainsFunc(g.entries, func(e entry) bool { return e.matches(g.name, t.Name) }) &&
+				!slices.ContainsFunc(denied, func(d entry) bool { return d.matches(g.name, t.Name) })
+		}) {
+			if g.id, err = m.At(g.id, dir); err == nil {
+				offered, err = m.Tools(ctx, g.id)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
 		for _, e := range g.entries {
 			n := 0
 			for _, t := range offered {

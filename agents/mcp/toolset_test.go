@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ func grant(t *testing.T, m *Manager, d *agents.Definition, r agents.Request) (ag
 func TestWildcardsExpand(t *testing.T) {
 	c := testServer(nil)
 	m := newManager(t, map[string]provider.MCPServer{"t": c, "other": testServer(nil)}, Options{})
-	all := []string{"mcp__t__add", "mcp__t__big", "mcp__t__echo", "mcp__t__fail", "mcp__t__image", "mcp__t__slow"}
+	all := []string{"mcp__t__add", "mcp__t__big", "mcp__t__echo", "mcp__t__fail", "mcp__t__image", "mcp__t__slow", "mcp__t__write"}
 	for _, c := range []struct {
 		name       string
 		tools      []string
@@ -79,10 +80,10 @@ func TestWildcardsExpand(t *testing.T) {
 		{"slash one", []string{"t/add"}, nil, nil, []string{"mcp__t__add"}, ""},
 		{"pattern", []string{"mcp__t__e*", "mcp__t__s*"}, nil, nil, []string{"mcp__t__echo", "mcp__t__slow"}, ""},
 		{"duplicates", []string{"mcp__t__echo", "mcp__t__*"}, nil, nil, all[:1], ""}, // echo first, then the rest
-		{"disallowed", []string{"mcp__t__*"}, []string{"mcp__t__fail", "t/s*"}, nil,
+		{"disallowed", []string{"mcp__t__*"}, []string{"mcp__t__fail", "t/s*", "t/w*"}, nil,
 			[]string{"mcp__t__add", "mcp__t__big", "mcp__t__echo", "mcp__t__image"}, "mcp__t__fail removed: disallowedTools"},
 		{"no match", []string{"read_file", "mcp__t__nosuch"}, nil, nil, []string{"read_file"},
-			"mcp__t__nosuch matches none of the tools MCP server t offers (it offers add, big, echo, fail, image, slow)"},
+			"mcp__t__nosuch matches none of the tools MCP server t offers (it offers add, big, echo, fail, image, slow, write)"},
 		{"unconfigured", []string{"read_file", "mcp__gh__search", "context7/*"}, nil, nil, []string{"read_file"},
 			"mcp__gh__search removed: MCP server gh is not configured (configured: other, t)"},
 		{"--tools", []string{"read_file", "mcp__t__echo", "mcp__t__add"}, nil, []string{"mcp__t__echo"}, []string{"mcp__t__echo"}, ""},
@@ -97,7 +98,7 @@ func TestWildcardsExpand(t *testing.T) {
 			}
 			want := c.want
 			if c.name == "duplicates" {
-				want = []string{"mcp__t__echo", "mcp__t__add", "mcp__t__big", "mcp__t__fail", "mcp__t__image", "mcp__t__slow"}
+				want = []string{"mcp__t__echo", "mcp__t__add", "mcp__t__big", "mcp__t__fail", "mcp__t__image", "mcp__t__slow", "mcp__t__write"}
 			}
 			if !slices.Equal(p.Tools, want) {
 				t.Errorf("tools %v, want %v", p.Tools, want)
@@ -250,5 +251,68 @@ func TestToolsetStartFailure(t *testing.T) {
 	}
 	if !slices.Equal(p.Tools, before) {
 		t.Errorf("tools changed to %v", p.Tools)
+	}
+}
+
+// A grant with a tool that may write (no readOnlyHint) is reported by Writes; in a worktree
+// its server runs for the subagent alone, with the worktree as its working directory and its
+// one root, so what it writes lands there and never in the workspace; Release stops it. A
+// read-only grant, or one whose writing tool is disallowed, writes nothing and stays shared.
+func TestWritingServerRunsInTheWorktree(t *testing.T) {
+	ws, wt := t.TempDir(), t.TempDir()
+	m := newManager(t, map[string]provider.MCPServer{"t": testServer(nil)}, Options{Dir: ws})
+	ctx := context.Background()
+	resolve := func(d *agents.Definition) agents.Policy {
+		p, err := Resolve(m, d, agents.Request{SessionTools: sessionTools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	readOnly := def([]string{"mcp__t__echo", "mcp__t__add"}, nil)
+	noWrite := def([]string{"mcp__t__*"}, nil)
+	noWrite.DisallowedTools = []string{"mcp__t__write"}
+	for _, d := range []*agents.Definition{readOnly, noWrite} {
+		if w, err := m.Writes(ctx, d, resolve(d)); err != nil || len(w) != 0 {
+			t.Errorf("%v less %v: writes %v %v", d.Tools, d.DisallowedTools, w, err)
+		}
+	}
+	writer := def([]string{"mcp__t__echo", "mcp__t__write"}, nil)
+	p := resolve(writer)
+	w, err := m.Writes(ctx, writer, p)
+	if err != nil || !slices.Equal(w, []string{"mcp__t__write"}) {
+		t.Fatalf("writes %v %v", w, err)
+	}
+	shared := m.PIDs()
+	ts, err := m.ToolsetIn(ctx, writer, &p, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.PIDs()) != len(shared)+1 {
+		t.Errorf("no server of its own for the worktree: %v, then %v", shared, m.PIDs())
+	}
+	r := ts.Call(ctx, "mcp__t__write", `{"path": "out.txt", "text": "from the server\n"}`)
+	real, _ := filepath.EvalSymlinks(wt)
+	if r.IsError || !strings.Contains(r.Output, "(cwd "+real+", roots "+wt+")") {
+		t.Errorf("write: %+v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(wt, "out.txt")); err != nil || string(b) != "from the server\n" {
+		t.Errorf("the worktree's out.txt: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "out.txt")); err == nil {
+		t.Error("the server wrote in the workspace")
+	}
+	m.Release(wt)
+	if got := m.PIDs(); !slices.Equal(got, shared) {
+		t.Errorf("after Release: servers %v, want %v", got, shared)
+	}
+	// The session's own instance still serves the read-only grant.
+	rp := resolve(readOnly)
+	ts, err = m.ToolsetIn(ctx, readOnly, &rp, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ts.Call(ctx, "mcp__t__echo", `{"text": "hi"}`); r.Output != "echo: hi" || !slices.Equal(m.PIDs(), shared) {
+		t.Errorf("echo %+v, servers %v", r, m.PIDs())
 	}
 }

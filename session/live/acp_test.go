@@ -187,13 +187,18 @@ say `+capsule+`
 	c.logHas(t,
 		"initialize fs=true/true terminal=true gateway=false client=summit",
 		"session/new cwd=", "mcp=0",
-		"mode acceptEdits",
 		`read main.go: "func main() {\n\tprintln(\"hello\") // TODO: say more\n"`,
 		"read missing.go: error -32002 Resource not found: ENOENT",
 		"ask e1: allow", // an edit in acceptEdits needs no one's approval
 		"write pkg/new.go: ok",
 		"direct direct.txt: err=<nil>",
 	)
+	// It stays in its default mode (asking for everything): summit's acceptEdits decides.
+	if !slices.ContainsFunc(o.transcript("sa-1", session.TranscriptMessage), func(e session.TranscriptEvent) bool {
+		return e.Text == "the agent runs in its default mode; summit's acceptEdits decides what it may do"
+	}) || slices.ContainsFunc(c.agentLog(), func(l string) bool { return strings.HasPrefix(l, "mode ") }) {
+		t.Errorf("the agent's mode was changed: %v", c.agentLog())
+	}
 	// The session is opened in the worktree, not the workspace.
 	for _, l := range c.agentLog() {
 		if strings.HasPrefix(l, "session/new") && strings.Contains(l, c.ws+" ") {
@@ -327,9 +332,9 @@ func TestACPGeminiGetsAllowOnce(t *testing.T) {
 	}
 }
 
-// The session's ceiling and --approve apply: in plan the agent's edits and writes are
-// refused without asking (and its mode is set to plan); --approve none denies the shell,
-// --approve shell allows it.
+// The session's ceiling and --approve apply: in plan the agent's edits, writes and commands
+// are refused without asking (its mode stays default: summit decides); in acceptEdits
+// --approve shell allows the shell.
 func TestACPPlanCeilingAndHeadlessApproval(t *testing.T) {
 	script := `
 ask e1 edit all Edit main.go
@@ -340,10 +345,10 @@ read main.go
 	c := newACPCase(t, script, nil)
 	c.ceiling = "plan"
 	o := c.live(nil, "/delegate look --agent-type fake")
-	c.logHas(t, "mode plan", "ask e1: reject", "write main.go: error -32603 write_file refused: write_file changes files; plan mode is read-only",
+	c.logHas(t, "ask e1: reject", "write main.go: error -32603 write_file refused: write_file changes files; plan mode is read-only",
 		"ask x1: reject", `read main.go: "package main`)
-	if n := len(o.find(session.TypePermissionDenied, "sa-1")); n != 1 {
-		t.Errorf("plan: %d denials by --approve none (the shell), want 1", n)
+	if n := len(o.find(session.TypePermissionRequested, "sa-1")); n != 0 {
+		t.Errorf("plan: %d permission requests, want none (plan refuses)", n)
 	}
 	if d := o.transcript("sa-1", session.TranscriptPolicyDenied); len(d) != 3 || d[0].Tool != "replace" || d[1].Tool != "write_file" {
 		t.Errorf("plan refusals: %+v", d)
@@ -356,12 +361,47 @@ read main.go
 	c2 := newACPCase(t, script+"askpath e9 edit /etc/passwd\naskpath r9 read /etc/hostname\n", nil)
 	c2.approve = ApproveShell
 	o = c2.live(nil, "/delegate fix --agent-type fake")
-	c2.logHas(t, "mode acceptEdits", "ask e1: allow", "write main.go: ok", "ask x1: allow", "ask e9: reject", "ask r9: reject")
+	c2.logHas(t, "ask e1: allow", "write main.go: ok", "ask x1: allow", "ask e9: reject", "ask r9: reject")
 	if d := o.transcript("sa-1", session.TranscriptPolicyDenied); len(d) != 2 || d[0].Reason != "/etc/passwd is outside the subagent's worktree" {
 		t.Errorf("outside: %+v", d)
 	}
 	if r := o.find(session.TypePermissionRequested, "sa-1"); len(r) != 2 || r[1].Data.(session.PermissionRequested).Tool != "read_file" {
 		t.Errorf("requests: %+v", r)
+	}
+}
+
+// An agent that ignores its mode (it asks nothing, switches itself to a permissive mode, and
+// writes and runs what it likes over fs/* and terminal/*) still cannot change anything under
+// plan, even with --approve all: summit's handlers refuse its writes and commands by summit's
+// mode, without asking, and set its mode back.
+func TestACPPlanRefusesAnAgentThatIgnoresItsMode(t *testing.T) {
+	c := newACPCase(t, `
+switch bypassPermissions
+write made.txt written under plan
+term sh -c "echo ran > ran.txt"
+ask x1 execute all touch asked.txt
+say `+capsule+`
+`, nil)
+	c.ceiling = "plan"
+	c.approve = ApproveAll
+	o := c.live(nil, "/delegate look around --agent-type fake")
+	c.logHas(t, "mode default",
+		"write made.txt: error -32603 write_file refused: write_file changes files; plan mode is read-only",
+		"term: error", "ask x1: reject")
+	if r := o.find(session.TypePermissionRequested, "sa-1"); len(r) != 0 {
+		t.Errorf("plan asked: %+v", r)
+	}
+	if d := o.transcript("sa-1", session.TranscriptPolicyDenied); len(d) != 3 || d[0].Tool != "write_file" ||
+		d[1].Tool != "run_shell_command" || d[2].Tool != "run_shell_command" {
+		t.Errorf("plan refusals: %+v", d)
+	}
+	if ch := o.changes(t, "sa-1"); len(ch.Files) != 0 {
+		t.Errorf("plan changed files: %+v", ch.Files)
+	}
+	for _, f := range []string{"made.txt", "ran.txt", "asked.txt"} {
+		if _, err := os.Stat(filepath.Join(c.ws, f)); err == nil {
+			t.Errorf("%s written in the workspace", f)
+		}
 	}
 }
 

@@ -307,13 +307,15 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 				ToProvider: to.Provider, ToModel: to.Model, Reason: cause.Error()})
 		})
 	}
-	// MCP hook: the servers the grant names start now, and its MCP entries become their tools.
-	mcpTools, err := x.o.MCP.Toolset(ctx, s.def, &s.policy)
+	// MCP hook: the servers the grant names start now, and its MCP entries become their tools;
+	// a grant that may write puts the subagent in a worktree first (mcpisolate.go).
+	mcpTools, release, failed, err := x.mcpToolset(ctx, s)
 	if err != nil {
 		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: err.Error()})
-		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: "mcp server"})
+		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: failed})
 		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}
 	}
+	defer release()
 	var beforeStop func(context.Context, string) (string, error)
 	if x.o.Hooks.Any("SubagentStop") { // hooks.go: its SubagentStop hooks may block the stop
 		beforeStop = func(ctx context.Context, final string) (string, error) { return x.stopHooks(ctx, s, final) }

@@ -279,3 +279,47 @@ func TestMCPEverythingEndToEnd(t *testing.T) {
 		t.Errorf("server processes %v outlived the session", pids)
 	}
 }
+
+// An MCP tool that may write (the server does not mark it readOnlyHint) puts its subagent in
+// a worktree, even when it is the subagent's only writing tool, and its server runs there
+// (working directory and MCP root): what it writes is the subagent's recorded change, and the
+// workspace is untouched until /apply.
+func TestMCPWriteToolIsolates(t *testing.T) {
+	bin := mcpTestServer(t)
+	h := newHarness(t)
+	h.approve = ApproveAll
+	agentFile(t, h.ws, "writer", "tools: Read, mcp__t__write\n")
+	tape := `tapes:
+  - name: writer
+    match: {agent: writer}
+    steps:
+      - tool: mcp__t__write
+        args: {path: "mcp.txt", text: "written by an MCP tool\n"}
+      - capsule: {summary: "wrote mcp.txt through MCP", confidence: 0.9}
+`
+	o, _ := mcpSession(t, h, map[string]provider.MCPServer{"t": {Command: bin}}, tape,
+		"/delegate write mcp.txt --agent-type writer\n/wait sa-1\n")
+	checkSeq(t, o.events)
+	iso := o.find(session.TypeSubagentIsolated, "sa-1")
+	if len(iso) != 1 {
+		t.Fatalf("isolated: %+v", iso)
+	}
+	wt := iso[0].Data.(session.SubagentIsolated).Worktree
+	_, result := toolEvents(t, o, "mcp__t__write")
+	if result.IsError || !strings.Contains(result.Result, "roots "+wt+")") {
+		t.Errorf("the server did not run in the worktree %s: %+v", wt, result)
+	}
+	var paths []string
+	for _, f := range o.changes(t, "sa-1").Files {
+		paths = append(paths, f.Path+" "+f.Kind)
+	}
+	if !slices.Equal(paths, []string{"mcp.txt added"}) {
+		t.Errorf("changes %v", paths)
+	}
+	if _, err := os.Stat(filepath.Join(h.ws, "mcp.txt")); err == nil {
+		t.Error("the MCP tool wrote in the workspace")
+	}
+	if st := o.stop(t, "sa-1"); st.Outcome != session.OutcomeSuccess {
+		t.Errorf("stop %+v", st)
+	}
+}

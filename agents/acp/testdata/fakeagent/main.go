@@ -26,6 +26,7 @@
 //	read PATH [LINE LIMIT] | write PATH TEXT
 //	term CMD | termkill CMD         terminal/create … output, wait_for_exit or kill, release
 //	direct PATH TEXT                the agent writes a file itself (relative to its cwd)
+//	switch MODE                     a current_mode_update: the agent changes its own mode
 //	stderr TEXT | child | sleep MS
 //	exit CODE | hang | garbage | huge BYTES
 //	stop REASON                     the turn's stop reason (default end_turn)
@@ -337,6 +338,8 @@ func (a *agent) step(ctx context.Context, line string) string {
 		a.update(ctx, acp.UpdateAgentMessageText(unescape(rest)))
 	case "think":
 		a.update(ctx, acp.UpdateAgentThoughtText(unescape(rest)))
+	case "switch": // the agent changes its own mode, asking nobody
+		a.update(ctx, acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(rest), SessionUpdate: "current_mode_update"}})
 	case "plan":
 		var es []acp.PlanEntry
 		for _, e := range strings.Split(rest, "|") {

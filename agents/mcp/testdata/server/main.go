@@ -1,5 +1,6 @@
 // Command server is the MCP server of agents/mcp's tests: it speaks MCP on stdin/stdout
-// through the go-sdk's server side. Its tools: echo, add, fail, slow, big and image.
+// through the go-sdk's server side. Its tools: echo, add, fail, slow, big and image (all
+// readOnlyHint), and write, which may change files.
 //
 // Environment:
 //
@@ -13,8 +14,10 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,6 +39,11 @@ type slowArgs struct {
 
 type bigArgs struct {
 	Bytes int `json:"bytes" jsonschema:"how many bytes of text to return"`
+}
+
+type writeArgs struct {
+	Path string `json:"path" jsonschema:"the file to write"`
+	Text string `json:"text" jsonschema:"its new content"`
 }
 
 type none struct{}
@@ -62,20 +70,21 @@ func main() {
 			appendPID(f, child.Process.Pid)
 		}
 	}
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	s := mcp.NewServer(&mcp.Implementation{Name: "summit-test", Version: "v0.0.1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back."},
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Annotations: ro, Description: "Echo the text back."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			return text("echo: " + a.Text), nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Add two numbers."},
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Annotations: ro, Description: "Add two numbers."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a addArgs) (*mcp.CallToolResult, any, error) {
 			return text(fmt.Sprint(a.A + a.B)), nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails."},
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Annotations: ro, Description: "Always fails."},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 			return nil, nil, fmt.Errorf("the fail tool failed, as it always does")
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleep, then answer."},
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Annotations: ro, Description: "Sleep, then answer."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, a slowArgs) (*mcp.CallToolResult, any, error) {
 			select {
 			case <-time.After(time.Duration(a.Seconds * float64(time.Second))):
@@ -84,11 +93,11 @@ func main() {
 				return nil, nil, ctx.Err()
 			}
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Return a lot of text."},
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Annotations: ro, Description: "Return a lot of text."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a bigArgs) (*mcp.CallToolResult, any, error) {
 			return text(strings.Repeat("x", a.Bytes)), nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "Return an image and a resource."},
+	mcp.AddTool(s, &mcp.Tool{Name: "image", Annotations: ro, Description: "Return an image and a resource."},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{
 				&mcp.TextContent{Text: "a picture:"},
@@ -97,6 +106,37 @@ func main() {
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///blob.bin", MIMEType: "application/octet-stream", Blob: []byte{1, 2, 3}}},
 				&mcp.ResourceLink{URI: "https://example.com/doc", Name: "doc", MIMEType: "text/html"},
 			}}, nil, nil
+		})
+	// write has no readOnlyHint: it may change files. A relative path is taken in the client's
+	// first root when it offers roots, else in the working directory; it answers where it
+	// wrote and what its working directory and roots were.
+	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "Write text to a file."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a writeArgs) (*mcp.CallToolResult, any, error) {
+			cwd, _ := os.Getwd()
+			// The client's roots: asked for as an input request (SEP-2322), which the call
+			// is retried with; an older client is asked with roots/list by the SDK.
+			var roots []string
+			if in, ok := req.Params.InputResponses["roots"].(*mcp.ListRootsResult); ok {
+				for _, r := range in.Roots {
+					if u, err := url.Parse(r.URI); err == nil && u.Scheme == "file" {
+						roots = append(roots, u.Path)
+					}
+				}
+			} else if req.Params.InputResponses == nil {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil, nil
+			}
+			base := cwd
+			if len(roots) > 0 {
+				base = roots[0]
+			}
+			path := a.Path
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(base, path)
+			}
+			if err := os.WriteFile(path, []byte(a.Text), 0o644); err != nil {
+				return nil, nil, err
+			}
+			return text(fmt.Sprintf("wrote %s (cwd %s, roots %s)", path, cwd, strings.Join(roots, ","))), nil, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Printf("server: %v", err)
