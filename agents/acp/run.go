@@ -251,7 +251,8 @@ func (r *Run) spawn() error {
 	}
 	cmd.Dir = r.c.Sandbox.Root()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, r.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// ConfinedCommand started it in a session of its own (Setsid: no controlling terminal,
+	// its own process group, killed as one); its stdin is our pipe, never a terminal.
 	// Stderr is copied by exec: a process that left the group (setsid) and holds it open must
 	// not keep Wait from returning.
 	cmd.WaitDelay = 2 * time.Second

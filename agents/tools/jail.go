@@ -61,22 +61,27 @@ func setEnv(env []string, kvs ...string) []string {
 // caches, its copy of its worktree's git dir), made on first use and removed by Close. It is
 // not below the root, so nothing of it shows in the subagent's changes.
 func (s *Sandbox) privateDir() string {
-	s.privOnce.Do(func() {
+	s.privMu.Lock()
+	defer s.privMu.Unlock()
+	if s.priv == "" {
 		if d, err := os.MkdirTemp("", "summit-private-"); err == nil {
 			s.priv = d
 		}
-	})
+	}
 	return s.priv
 }
 
 // Close removes the sandbox's private directory (its caches), if it made one. The sandbox
-// may still be used: the directory is not made again.
+// may still be used: the next jailed command starts with empty caches.
 func (s *Sandbox) Close() error {
-	s.privOnce.Do(func() {})
+	s.privMu.Lock()
+	defer s.privMu.Unlock()
 	if s.priv == "" {
 		return nil
 	}
-	return os.RemoveAll(s.priv)
+	err := os.RemoveAll(s.priv)
+	s.priv = ""
+	return err
 }
 
 // writable lists where a jailed process may write besides what its caller adds: the root and

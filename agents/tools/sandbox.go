@@ -57,8 +57,8 @@ type Sandbox struct {
 	root string // absolute, clean, symlink-free
 	o    Options
 
-	privOnce sync.Once
-	priv     string // privateDir, once made
+	privMu   sync.Mutex
+	priv     string // privateDir, once made (until Close)
 	gitOnce  sync.Once
 	gitDir   string // gitLayout's per-worktree git dir, once found
 }
