@@ -57,10 +57,10 @@ type Sandbox struct {
 	root string // absolute, clean, symlink-free
 	o    Options
 
-	privMu   sync.Mutex
-	priv     string // privateDir, once made (until Close)
-	gitOnce  sync.Once
-	gitDir   string // gitLayout's per-worktree git dir, once found
+	privMu  sync.Mutex
+	priv    string // privateDir, once made (until Close)
+	gitOnce sync.Once
+	gitDir  string // gitLayout's per-worktree git dir, once found
 }
 
 // New resolves root (must exist and be a directory) to an absolute, symlink-free path.
