@@ -109,6 +109,16 @@ func (a *probeAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.Promp
 		fmt.Fprintf(&out, "child %d\n", child.Process.Pid)
 	}
 	fmt.Fprintf(&out, "pid %d pgid %d\n", os.Getpid(), syscall.Getpgrp())
+	if b, err := os.ReadFile("/proc/self/stat"); err == nil {
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		fmt.Fprintf(&out, "tty_nr %s\n", f[4])
+	}
+	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+		f.Close()
+		fmt.Fprintf(&out, "devtty opened\n")
+	} else {
+		fmt.Fprintf(&out, "devtty error: %v\n", err)
+	}
 	err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: sdk.UpdateAgentMessageText(out.String())})
 	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, err
 }
