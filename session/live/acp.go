@@ -144,6 +144,7 @@ func (x *Orchestrator) acpSandbox(s *sub) (*tools.Sandbox, error) {
 		opts.ConfineWrites = true
 		opts.Hidden = append(summitDirs(), filepath.Join(x.sandbox.Root(), tools.PrivateDir))
 		opts.Network = true // the agent process talks to its own model API itself (its terminals too: one jail)
+		opts.Hidden = append(opts.Hidden, x.otherSummitPaths(s.wt.Root())...)
 	}
 	return tools.New(x.sandboxOf(s).Root(), opts)
 }

@@ -105,6 +105,7 @@ func (x *Orchestrator) isolate(s *sub) error {
 	opts.ConfineWrites = true                                                             // its shell writes only in its worktree (Landlock, where the kernel has it)
 	opts.Hidden = append(summitDirs(), filepath.Join(x.sandbox.Root(), tools.PrivateDir)) // and cannot read .summit/ or summit's own directories
 	opts.Network = s.def != nil && slices.Contains(s.def.Tools, agents.ToolWebFetch)      // the network only for an agent that may fetch
+	opts.Hidden = append(opts.Hidden, x.otherSummitPaths(wt.Root())...)                   // nor what summit knows of elsewhere (jail.go)
 	sb, err := tools.New(wt.Root(), opts)
 	if err != nil {
 		_ = r.Remove(ctx, wt)
