@@ -26,7 +26,7 @@ func (s *Sandbox) shellEnv() []string { return AllowEnv(s.o.Environ, s.o.PassEnv
 const unconfinedRefusal = "run_shell_command: refused: this subagent's shell must be confined to its worktree, " +
 	"and this system has no Landlock (Linux 5.13 or later with landlock in the lsm= boot list), so its commands " +
 	"could write anywhere you can, read .summit/ and reach the network. To run it unconfined anyway, start the " +
-	"session with --allow-unconfined-shell (or set allow_unconfined_shell: true in your user config)"
+	"session with --allow-unconfined-shell"
 
 // shellTool runs bash -c in the root. Invariants: the command runs in a session and process
 // group of its own, with no controlling terminal, stdin from /dev/null and its output on a
