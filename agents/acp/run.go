@@ -208,6 +208,13 @@ func (r *Run) spawn() error {
 	// commands themselves, not over fs/* and terminal/*: this, not the sandbox's tools, is
 	// what keeps them in their worktree, and everything they start inherits it.
 	env := a.Environ(r.c.Environ)
+	// The names the user passes (env_passthrough) reach the agent too; the rest of summit's
+	// environment does not (Environ is an allow-list).
+	for _, kv := range tools.AllowEnv(r.c.Environ, r.c.Sandbox.PassEnv()) {
+		if k, _, _ := strings.Cut(kv, "="); slices.Contains(r.c.Sandbox.PassEnv(), k) {
+			env = append(slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") }), kv)
+		}
+	}
 	var rw []string
 	tmp := ""
 	if r.c.Sandbox.ConfinesWrites() {

@@ -113,6 +113,7 @@ func (a *probeAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.Promp
 		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 		fmt.Fprintf(&out, "tty_nr %s\n", f[4])
 	}
+	fmt.Fprintf(&out, "env passed=%q pat=%q\n", os.Getenv("MY_PASSED"), os.Getenv("GITHUB_PAT"))
 	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
 		f.Close()
 		fmt.Fprintf(&out, "devtty opened\n")
@@ -197,7 +198,8 @@ func newProbeCase(t *testing.T) *probeCase {
 // and closes it; it returns the probes' lines and the run (closed).
 func (c *probeCase) run(t *testing.T, confine bool) (map[string]string, *Run) {
 	t.Helper()
-	sb, err := tools.New(c.wt, tools.Options{ConfineWrites: confine, Hidden: []string{filepath.Join(c.ws, ".summit"), filepath.Dir(c.hidden)}})
+	sb, err := tools.New(c.wt, tools.Options{ConfineWrites: confine, Hidden: []string{filepath.Join(c.ws, ".summit"), filepath.Dir(c.hidden)},
+		PassEnv: []string{"MY_PASSED"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +207,7 @@ func (c *probeCase) run(t *testing.T, confine bool) (map[string]string, *Run) {
 	var events []session.Data
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, err := Start(ctx, Config{Agent: c.agent, Sandbox: sb, Environ: []string{"PATH=" + os.Getenv("PATH")}, Mode: agents.ModeAcceptEdits,
+	r, err := Start(ctx, Config{Agent: c.agent, Sandbox: sb, Environ: []string{"PATH=" + os.Getenv("PATH"), "MY_PASSED=yes", "GITHUB_PAT=ghp-acp-secret"}, Mode: agents.ModeAcceptEdits,
 		Decide: func(string) agents.Decision { return agents.Decision{Verdict: agents.Allow} },
 		Emit: func(d session.Data) error {
 			mu.Lock()

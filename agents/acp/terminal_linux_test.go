@@ -16,7 +16,8 @@ import (
 )
 
 // An ACP agent process, confined or not, has no controlling terminal and cannot open /dev/tty,
-// although summit has a terminal: the test
+// gets a variable the user names (PassEnv) and not one off the allow-list, although summit
+// has a terminal: the test
 // runs the agent from a helper process whose controlling terminal is a pty it opened (on the
 // old code, Setpgid only, the agent inherited it).
 func TestAgentHasNoTerminal(t *testing.T) {
@@ -48,8 +49,9 @@ func TestAgentHasNoTerminal(t *testing.T) {
 		if !strings.Contains(string(out), "helper tty_nr=") || strings.Contains(string(out), "helper tty_nr=0\n") {
 			t.Fatalf("the helper has no controlling terminal: the test proves nothing\n%s", out)
 		}
-		if !strings.Contains(string(out), "agent tty_nr 0\n") || !strings.Contains(string(out), "agent devtty error") {
-			t.Errorf("confine %q: the agent reached the terminal:\n%s", confine, out)
+		if !strings.Contains(string(out), "agent tty_nr 0\n") || !strings.Contains(string(out), "agent devtty error") ||
+			!strings.Contains(string(out), `agent env passed="yes" pat=""`) {
+			t.Errorf("confine %q: the agent reached the terminal, or its environment is wrong:\n%s", confine, out)
 		}
 	}
 }
@@ -64,7 +66,7 @@ func TestAgentTerminalHelper(t *testing.T) {
 	fmt.Printf("helper tty_nr=%s\n", f[4])
 	c := newProbeCase(t)
 	got, _ := c.run(t, os.Getenv("SUMMIT_TEST_ACP_CONFINE") != "")
-	for _, k := range []string{"tty_nr", "devtty"} {
+	for _, k := range []string{"tty_nr", "devtty", "env"} {
 		fmt.Printf("agent %s %s\n", k, got[k])
 	}
 }

@@ -41,6 +41,10 @@ func AllowEnv(environ, pass []string) []string {
 	return env
 }
 
+// PassEnv are the names the user passes besides the allow-list (Options.PassEnv), for a
+// caller that builds a process's environment itself (an ACP agent's).
+func (s *Sandbox) PassEnv() []string { return slices.Clone(s.o.PassEnv) }
+
 // ScrubEnv is AllowEnv with no extra names.
 //
 // Deprecated: kept for callers of the old deny-list; use AllowEnv with the user's names.

@@ -380,3 +380,35 @@ func tiocsti(f *os.File) error {
 	b := byte('#')
 	return unix.IoctlSetPointerInt(int(f.Fd()), unix.TIOCSTI, int(b))
 }
+
+// BenchmarkShellStart is the cost of one run_shell_command `true`: unjailed (the terminal
+// guard: summit's image once, then bash), jailed with namespaces (two stages, then bash), and
+// jailed with Landlock alone.
+func BenchmarkShellStart(b *testing.B) {
+	for _, v := range []struct {
+		name    string
+		confine bool
+		noNS    string
+	}{{"guard", false, ""}, {"jail", true, ""}, {"jail-landlock-only", true, "1"}} {
+		b.Run(v.name, func(b *testing.B) {
+			if v.confine && !ConfinementAvailable() {
+				b.Skip("no Landlock")
+			}
+			b.Setenv(simNoNamespaces, v.noNS)
+			if v.noNS == "" {
+				os.Unsetenv(simNoNamespaces)
+			}
+			dir := b.TempDir()
+			s, err := New(dir, Options{ConfineWrites: v.confine, Environ: os.Environ()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for b.Loop() {
+				if r := s.Call(context.Background(), "run_shell_command", `{"command": "true"}`); r.IsError {
+					b.Fatal(r.Output)
+				}
+			}
+		})
+	}
+}

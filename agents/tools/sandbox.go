@@ -33,9 +33,10 @@ type Options struct {
 	HTTPClient *http.Client
 	// AllowHosts are hosts web_fetch may reach even on a private or loopback address.
 	AllowHosts []string
-	// ConfineWrites lets run_shell_command (and everything it starts) write only inside the
-	// root, the temp dir, /dev and the language build caches (Linux Landlock): a subagent's
-	// shell cannot write the main workspace or another subagent's worktree.
+	// ConfineWrites jails run_shell_command (and everything it starts): it writes only inside
+	// the root, its temp dir and its private caches, reads nothing of Hidden, has no network
+	// without Network, cannot see or signal summit (see doc.go, "Process confinement"): a
+	// subagent's shell cannot write the main workspace or another subagent's worktree.
 	ConfineWrites bool
 	// Hidden are absolute paths outside the root that a confined shell cannot read either
 	// (the main workspace's .summit/ for a subagent working in a worktree).
