@@ -90,7 +90,9 @@
 // only /dev/null, zero, full, random, urandom, tty, ptmx and /dev/shm: no pty of the user's by
 // path (/dev/pts/N, or /proc/<pid>/fd/0 of a process that has one), no console, no disk.
 // Without Landlock a guarded process can still write to a pty by path; it is the user's own
-// command.
+// command. The cost: seccomp and Landlock need no_new_privs, so nothing a guarded or jailed
+// process runs gains privileges (sudo and other setuid programs run without them), and
+// Landlock forbids mounting.
 //
 // The jail (Options.ConfineWrites; a subagent's shell and its ACP agent process). On top of
 // the guard:
