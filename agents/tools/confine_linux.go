@@ -3,6 +3,8 @@
 package tools
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,10 +67,14 @@ const probeName = "summit:probe"
 // (Landlock, seccomp) and runs the command as its child, reaping orphans; when the command
 // exits, stage 2 exits and the kernel kills whatever is left in the namespace.
 func init() {
-	path, ok := os.LookupEnv(confineEnv)
+	ref, ok := os.LookupEnv(confineEnv)
 	if !ok {
 		return
 	}
+	// "path#sha256": the file is in the shared temp dir, where a process of the user's (a
+	// hook, an MCP server) could rewrite it before it is read; the hash, which came in the
+	// environment summit gave this process, makes a rewritten spec refused.
+	path, sum, _ := strings.Cut(ref, "#")
 	// seccomp and the ambient capabilities are per thread: keep this goroutine on the thread
 	// that execs or forks the command.
 	runtime.LockOSThread()
@@ -79,13 +85,13 @@ func init() {
 	os.Unsetenv(statusEnv)
 	spec, err := os.ReadFile(path)
 	var c confinement
-	if err != nil || json.Unmarshal(spec, &c) != nil || len(os.Args) < 2 {
+	if err != nil || specSum(spec) != sum || json.Unmarshal(spec, &c) != nil || len(os.Args) < 2 {
 		os.Remove(path)
 		fmt.Fprintln(os.Stderr, "summit: bad confinement request")
 		os.Exit(126)
 	}
 	if !inside && c.Namespaces && !c.NoNamespaces {
-		stage2(path, c) // returns only when the kernel refused the namespaces
+		stage2(ref, path, c) // returns only when the kernel refused the namespaces
 	}
 	os.Remove(path)
 	st := jailState{landlock: !c.NoLandlock && abi() >= 1}
@@ -162,7 +168,7 @@ func (st jailState) network(c confinement) string {
 
 // stage2 starts this image again in new namespaces and exits with its end; it returns only
 // when the namespaces could not be made.
-func stage2(path string, c confinement) {
+func stage2(ref, path string, c confinement) {
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		return
@@ -174,7 +180,7 @@ func stage2(path string, c confinement) {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(3, "pty")) // the probe's terminal stays fd 3
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, statusW)
-	cmd.Env = append(os.Environ(), confineEnv+"="+path, stageEnv+"=ns", statusEnv+"="+strconv.Itoa(2+len(cmd.ExtraFiles)))
+	cmd.Env = append(os.Environ(), confineEnv+"="+ref, stageEnv+"=ns", statusEnv+"="+strconv.Itoa(2+len(cmd.ExtraFiles)))
 	flags := uintptr(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC)
 	if !c.Network {
 		flags |= unix.CLONE_NEWNET
@@ -456,9 +462,15 @@ func confinedCommand(c confinement, env []string, name string, args ...string) (
 		return nil, err
 	}
 	cmd := exec.Command("/proc/self/exe", append([]string{name}, args...)...)
-	cmd.Env = append(env, confineEnv+"="+f.Name())
+	cmd.Env = append(env, confineEnv+"="+f.Name()+"#"+specSum(spec))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	return cmd, nil
+}
+
+// specSum is the hex SHA-256 of a spec.
+func specSum(spec []byte) string {
+	h := sha256.Sum256(spec)
+	return hex.EncodeToString(h[:])
 }
 
 // guardSpec is the terminal guard (confinement with Confine false).

@@ -412,3 +412,27 @@ func BenchmarkShellStart(b *testing.B) {
 		})
 	}
 }
+
+// A spec rewritten between summit writing it and the confined process reading it (by a
+// process of the user's that can write the temp dir) is refused: the command does not run.
+func TestJailRefusesATamperedSpec(t *testing.T) {
+	s, _ := fixture(t, Options{ConfineWrites: true, Environ: os.Environ()})
+	defer s.Close()
+	cmd, err := confinedCommand(s.jailSpec(nil, false), os.Environ(), "bash", "-c", "echo ran")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var path string
+	for _, kv := range cmd.Env {
+		if v, ok := strings.CutPrefix(kv, confineEnv+"="); ok {
+			path, _, _ = strings.Cut(v, "#")
+		}
+	}
+	if err := os.WriteFile(path, []byte(`{"Confine":false,"Dirs":["/"],"Network":true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err == nil || strings.Contains(string(out), "ran") || !strings.Contains(string(out), "bad confinement request") {
+		t.Errorf("a tampered spec: %v %s", err, out)
+	}
+}
