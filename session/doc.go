@@ -72,6 +72,10 @@
 // id when the file changed while it ran); summit reads those files once per session, so a
 // file written during a session takes effect, named, in the next (see session/inventory).
 //
+// SessionStarted.unconfined_shell is true when subagents' shells run unconfined: the system has
+// no Landlock and the user opted in with --allow-unconfined-shell (absent otherwise; without
+// the opt-in such a shell is refused).
+//
 // # Forks
 //
 // A fork (summit fork, the replay's F) continues a recording live from one of its events. Its

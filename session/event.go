@@ -142,6 +142,9 @@ type SessionStarted struct {
 	// removed since the last session in this workspace started (see session/inventory): a
 	// file written during a session takes effect only in the next one, which names it here.
 	ChangedFiles []AgentFileChange `json:"changed_files,omitempty"`
+	// UnconfinedShell: subagents' shells run unconfined (no Landlock on this system, and the
+	// user opted in with --allow-unconfined-shell): they can write wherever the user can.
+	UnconfinedShell bool `json:"unconfined_shell,omitempty"`
 }
 
 // SessionForked starts a session that continues another from one of its events (summit fork).

@@ -185,6 +185,9 @@ func (m *Model) header() string {
 	default:
 		parts = append(parts, session.Sanitize(p))
 	}
+	if st.Info.UnconfinedShell {
+		parts = append(parts, m.sty.warn.Render("⚠ shell unconfined"))
+	}
 	if f := st.Fork; f != nil {
 		parts = append(parts, fmt.Sprintf("⑂ fork of %s at #%d", shortID(f.Parent.SessionID), f.Parent.Seq))
 	}

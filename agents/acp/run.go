@@ -208,6 +208,13 @@ func (r *Run) spawn() error {
 	// commands themselves, not over fs/* and terminal/*: this, not the sandbox's tools, is
 	// what keeps them in their worktree, and everything they start inherits it.
 	env := a.Environ(r.c.Environ)
+	// The names the user passes (env_passthrough) reach the agent too; the rest of summit's
+	// environment does not (Environ is an allow-list).
+	for _, kv := range tools.AllowEnv(r.c.Environ, r.c.Sandbox.PassEnv()) {
+		if k, _, _ := strings.Cut(kv, "="); slices.Contains(r.c.Sandbox.PassEnv(), k) {
+			env = append(slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") }), kv)
+		}
+	}
 	var rw []string
 	tmp := ""
 	if r.c.Sandbox.ConfinesWrites() {
@@ -251,7 +258,8 @@ func (r *Run) spawn() error {
 	}
 	cmd.Dir = r.c.Sandbox.Root()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, r.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// ConfinedCommand started it in a session of its own (Setsid: no controlling terminal,
+	// its own process group, killed as one); its stdin is our pipe, never a terminal.
 	// Stderr is copied by exec: a process that left the group (setsid) and holds it open must
 	// not keep Wait from returning.
 	cmd.WaitDelay = 2 * time.Second

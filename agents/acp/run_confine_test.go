@@ -109,6 +109,17 @@ func (a *probeAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.Promp
 		fmt.Fprintf(&out, "child %d\n", child.Process.Pid)
 	}
 	fmt.Fprintf(&out, "pid %d pgid %d\n", os.Getpid(), syscall.Getpgrp())
+	if b, err := os.ReadFile("/proc/self/stat"); err == nil {
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		fmt.Fprintf(&out, "tty_nr %s\n", f[4])
+	}
+	fmt.Fprintf(&out, "env passed=%q pat=%q\n", os.Getenv("MY_PASSED"), os.Getenv("GITHUB_PAT"))
+	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+		f.Close()
+		fmt.Fprintf(&out, "devtty opened\n")
+	} else {
+		fmt.Fprintf(&out, "devtty error: %v\n", err)
+	}
 	err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: sdk.UpdateAgentMessageText(out.String())})
 	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, err
 }
@@ -187,7 +198,8 @@ func newProbeCase(t *testing.T) *probeCase {
 // and closes it; it returns the probes' lines and the run (closed).
 func (c *probeCase) run(t *testing.T, confine bool) (map[string]string, *Run) {
 	t.Helper()
-	sb, err := tools.New(c.wt, tools.Options{ConfineWrites: confine, Hidden: []string{filepath.Join(c.ws, ".summit"), filepath.Dir(c.hidden)}})
+	sb, err := tools.New(c.wt, tools.Options{ConfineWrites: confine, Hidden: []string{filepath.Join(c.ws, ".summit"), filepath.Dir(c.hidden)},
+		PassEnv: []string{"MY_PASSED"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +207,7 @@ func (c *probeCase) run(t *testing.T, confine bool) (map[string]string, *Run) {
 	var events []session.Data
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, err := Start(ctx, Config{Agent: c.agent, Sandbox: sb, Environ: []string{"PATH=" + os.Getenv("PATH")}, Mode: agents.ModeAcceptEdits,
+	r, err := Start(ctx, Config{Agent: c.agent, Sandbox: sb, Environ: []string{"PATH=" + os.Getenv("PATH"), "MY_PASSED=yes", "GITHUB_PAT=ghp-acp-secret"}, Mode: agents.ModeAcceptEdits,
 		Decide: func(string) agents.Decision { return agents.Decision{Verdict: agents.Allow} },
 		Emit: func(d session.Data) error {
 			mu.Lock()
@@ -280,6 +292,19 @@ func checkGroupGone(t *testing.T, got map[string]string, r *Run) {
 	t.Helper()
 	var pid, pgid int
 	fmt.Sscanf(got["pid"], "%d pgid %d", &pid, &pgid)
+	if pid != 0 && pid != r.Pid() && pgid == 0 {
+		// The jail's PID namespace: the agent sees its own pids, and its group (led, outside,
+		// by Run.Pid) is not visible from inside. The namespace ends with the run: nothing is
+		// left in that group, the child included.
+		deadline := time.Now().Add(5 * time.Second)
+		for groupAlive(r.Pid()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("a process of the agent's group %d outlived the run", r.Pid())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return
+	}
 	if pid == 0 || pid != r.Pid() || pgid != pid {
 		t.Errorf("pid %q, Run.Pid %d: not its own group's leader", got["pid"], r.Pid())
 	}
@@ -294,6 +319,26 @@ func checkGroupGone(t *testing.T, got map[string]string, r *Run) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// groupAlive reports whether a live (not zombie) process is in process group pgid.
+func groupAlive(pgid int) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		_, after, _ := strings.Cut(string(b), ") ")
+		f := strings.Fields(after)
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
 
 // zombie reports whether pid has exited and waits to be reaped (by init, its parent gone).

@@ -62,4 +62,9 @@
 // One client per server per session (Manager), started on first use; Close stops them all:
 // the stdio server's stdin is closed, then its whole process group is killed, so nothing it
 // started outlives the session.
+//
+// A stdio server starts through Options.Command (default agents/tools.GuardedCommand): in a
+// session of its own with no controlling terminal, no terminal device and TIOCSTI refused,
+// its stdin and stdout our pipes; its environment is the allow-list (agents/tools.AllowEnv,
+// with Options.PassEnv) plus its own env.
 package mcp

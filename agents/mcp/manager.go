@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/agents/tools"
 )
 
 // Defaults of Options.
@@ -33,9 +34,15 @@ const (
 type Options struct {
 	// Dir is the working directory of stdio servers (the workspace).
 	Dir string
-	// Environ is the base environment of stdio servers (default os.Environ()); a server's
-	// env adds to it.
+	// Environ is the base environment of stdio servers (default os.Environ()), reduced to an
+	// allow-list (tools.AllowEnv with PassEnv); a server's env adds to it.
 	Environ []string
+	// PassEnv names variables of Environ passed besides the allow-list (env_passthrough).
+	PassEnv []string
+	// Command builds a stdio server's command (default tools.GuardedCommand: a session of its
+	// own, no controlling terminal, no terminal device). It must start the process in a
+	// session or process group of its own, led by it: stopping a server kills that group.
+	Command func(env []string, name string, args ...string) (*exec.Cmd, error)
 	// Getenv reads the variables that config values name (default os.Getenv).
 	Getenv func(string) string
 	// MaxResult caps a call's output in bytes (default DefaultMaxResult).
@@ -519,15 +526,24 @@ func (m *Manager) start(s *server, a *attempt) {
 func (m *Manager) transport(s *server, a *attempt) (sdk.Transport, error) {
 	c := s.cfg
 	if c.Command != "" {
-		cmd := exec.Command(expandBraced(c.Command, m.o.Getenv))
+		var args []string
 		for _, arg := range c.Args {
-			cmd.Args = append(cmd.Args, expandBraced(arg, m.o.Getenv))
+			args = append(args, expandBraced(arg, m.o.Getenv))
+		}
+		// The allow-list environment (tools.AllowEnv) and the server's own env.
+		env := tools.AllowEnv(m.o.Environ, m.o.PassEnv)
+		for _, k := range sortedKeys(c.Env) {
+			env = append(env, k+"="+os.Expand(c.Env[k], m.o.Getenv))
+		}
+		start := m.o.Command
+		if start == nil {
+			start = tools.GuardedCommand
+		}
+		cmd, err := start(env, expandBraced(c.Command, m.o.Getenv), args...)
+		if err != nil {
+			return nil, fmt.Errorf("could not start it: %v", err)
 		}
 		cmd.Dir = cmp.Or(s.dir, m.o.Dir)
-		cmd.Env = append([]string{}, m.o.Environ...)
-		for _, k := range sortedKeys(c.Env) {
-			cmd.Env = append(cmd.Env, k+"="+os.Expand(c.Env[k], m.o.Getenv))
-		}
 		p, err := startProc(cmd)
 		if err != nil {
 			return nil, fmt.Errorf("could not start it: %v", err)

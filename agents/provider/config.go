@@ -70,6 +70,10 @@ type Config struct {
 	// loopback address (web_fetch reaches public addresses only otherwise), and the only
 	// hosts a subagent in plan mode fetches without asking.
 	WebAllowHosts []string `yaml:"web_allow_hosts"`
+	// EnvPassthrough names environment variables that subagents' shells, hooks and MCP
+	// servers get besides the allow-list (tools.AllowEnv). summit reads it from the user's
+	// own config only: a repository's must not choose which secrets leave.
+	EnvPassthrough []string `yaml:"env_passthrough"`
 	// MCPServers are the MCP servers whose tools summit's own subagents may call (agents/mcp),
 	// by name; the workspace file's entry replaces the user file's of the same name.
 	MCPServers map[string]MCPServer `yaml:"mcp_servers"`
@@ -288,6 +292,7 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 			merged.Models[name] = r
 		}
 		merged.WebAllowHosts = append(merged.WebAllowHosts, c.WebAllowHosts...)
+		merged.EnvPassthrough = append(merged.EnvPassthrough, c.EnvPassthrough...)
 		for name, m := range c.MCPServers { // MCP servers: checked here, merged by name
 			if err := m.Check(name); err != nil {
 				return Config{}, fmt.Errorf("%s:%d: mcp_servers.%s: %v", f, sectionKeyLine(&doc, "mcp_servers", name), name, err)

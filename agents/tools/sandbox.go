@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -23,26 +24,44 @@ type Options struct {
 	MaxRead      int64         // read_file (and replace) refuse larger files unless a range is asked; default 4 MiB
 	MatchCap     int           // glob / search_file_content matches listed; default 200
 	ShellTimeout time.Duration // default 120 s; timeout_s may lower it; never above 600 s
-	Environ      []string      // base environment of run_shell_command, secrets removed; default os.Environ()
+	Environ      []string      // base environment of run_shell_command, reduced to an allow-list (AllowEnv); default os.Environ()
+	// PassEnv names variables of Environ that run_shell_command gets besides the allow-list
+	// (the user's config, env_passthrough), even when the name looks secret.
+	PassEnv []string
 	// HTTPClient is web_fetch's client; default one with a 30 s timeout that connects to
 	// public addresses only (see guardedClient), after DNS and after every redirect.
 	HTTPClient *http.Client
 	// AllowHosts are hosts web_fetch may reach even on a private or loopback address.
 	AllowHosts []string
-	// ConfineWrites lets run_shell_command (and everything it starts) write only inside the
-	// root, the temp dir, /dev and the language build caches (Linux Landlock): a subagent's
-	// shell cannot write the main workspace or another subagent's worktree.
+	// ConfineWrites jails run_shell_command (and everything it starts): it writes only inside
+	// the root, its temp dir and its private caches, reads nothing of Hidden, has no network
+	// without Network, cannot see or signal summit (see doc.go, "Process confinement"): a
+	// subagent's shell cannot write the main workspace or another subagent's worktree.
 	ConfineWrites bool
 	// Hidden are absolute paths outside the root that a confined shell cannot read either
 	// (the main workspace's .summit/ for a subagent working in a worktree).
 	Hidden []string
+	// Network lets a confined shell (and ConfinedCommand) use the network: the subagent may
+	// fetch (web_fetch) or was granted it. Without it a confined process has no network at
+	// all, loopback included (see doc.go, "Process confinement").
+	Network bool
+	// AllowUnconfined lets run_shell_command run where ConfineWrites cannot be had (a kernel
+	// without Landlock): the user opted in (--allow-unconfined-shell). Without it the shell
+	// is refused there, with a message that says why and how to opt in.
+	AllowUnconfined bool
 }
 
-// Sandbox runs tools confined to one workspace root. It holds no open resources, and is safe
-// for concurrent use (each call opens what it needs).
+// Sandbox runs tools confined to one workspace root. It holds no open resources, only, once a
+// jailed command ran, a private directory of caches that Close removes; it is safe for
+// concurrent use (each call opens what it needs).
 type Sandbox struct {
 	root string // absolute, clean, symlink-free
 	o    Options
+
+	privMu  sync.Mutex
+	priv    string // privateDir, once made (until Close)
+	gitOnce sync.Once
+	gitDir  string // gitLayout's per-worktree git dir, once found
 }
 
 // New resolves root (must exist and be a directory) to an absolute, symlink-free path.

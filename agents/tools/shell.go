@@ -7,13 +7,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
-
-	"github.com/summit-dev/summit/session/record"
 )
 
 // Grace periods of run_shell_command. Variables, so tests can shorten them.
@@ -22,55 +19,22 @@ var (
 	drainWait = 500 * time.Millisecond // output still open after the group is gone
 )
 
-// shellEnv is Environ scrubbed (ScrubEnv).
-func (s *Sandbox) shellEnv() []string { return ScrubEnv(s.o.Environ) }
+// shellEnv is Environ reduced to the allow-list (AllowEnv) and the user's PassEnv.
+func (s *Sandbox) shellEnv() []string { return AllowEnv(s.o.Environ, s.o.PassEnv) }
 
-// ScrubEnv is environ without the variables whose names look secret (record.IsSecretEnvName),
-// and with HOME (tools such as git and go need it). The shell tool and the user's hooks
-// (session/hooks) run with it.
-func ScrubEnv(environ []string) []string {
-	env := make([]string, 0, len(environ)+1)
-	home := false
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if name == "HOME" {
-			home = true
-		} else if record.IsSecretEnvName(name) {
-			continue
-		}
-		env = append(env, kv)
-	}
-	if h := os.Getenv("HOME"); !home && h != "" {
-		env = append(env, "HOME="+h)
-	}
-	return env
-}
+// unconfinedRefusal is the message of a shell refused because its confinement cannot be had.
+const unconfinedRefusal = "run_shell_command: refused: this subagent's shell must be confined to its worktree, " +
+	"and this system has no Landlock (Linux 5.13 or later with landlock in the lsm= boot list), so its commands " +
+	"could write anywhere you can, read .summit/ and reach the network. To run it unconfined anyway, start the " +
+	"session with --allow-unconfined-shell"
 
-// writable lists where a confined shell may write: the root, /dev, and the build caches tools
-// fill as they run (go, npm, cargo); the caller adds a temp dir of its own. Not the shared temp
-// dir nor the user's cache dir as a whole: workspaces and summit's worktrees live there.
-func (s *Sandbox) writable() []string {
-	rw := []string{s.root, "/dev"}
-	home, _ := os.UserHomeDir()
-	cache, _ := os.UserCacheDir()
-	for _, d := range []string{os.Getenv("GOCACHE"), os.Getenv("GOMODCACHE")} {
-		if d != "" {
-			rw = append(rw, d)
-		}
-	}
-	if cache != "" {
-		rw = append(rw, filepath.Join(cache, "go-build"))
-	}
-	if home != "" {
-		rw = append(rw, filepath.Join(home, "go", "pkg", "mod"), filepath.Join(home, ".npm"), filepath.Join(home, ".cargo", "registry"))
-	}
-	return rw
-}
-
-// shellTool runs bash -c in the root. Invariants: the command runs in its own process group,
-// and when the call returns that group has been sent SIGKILL, whether the command finished,
-// timed out or was cancelled, so no child it started outlives the call (a process that leaves
-// the group with setsid is beyond reach; its output is no longer read). Output is read
+// shellTool runs bash -c in the root. Invariants: the command runs in a session and process
+// group of its own, with no controlling terminal, stdin from /dev/null and its output on a
+// pipe, jailed (ConfineWrites) or terminal-guarded (see confinement); when the call returns
+// that group has been sent SIGKILL, whether the command finished, timed out or was
+// cancelled, so no child it started outlives the call (a jailed command runs in a PID
+// namespace of its own, which ends with it: even a child that left the group with setsid
+// goes; an unjailed one that did is beyond reach, and its output is no longer read). Output is read
 // through a pipe into a capBuf, so memory stays bounded, and every goroutine started here has
 // ended when the call returns.
 func shellTool(ctx context.Context, s *Sandbox, a args) Result {
@@ -93,8 +57,10 @@ func shellTool(ctx context.Context, s *Sandbox, a args) Result {
 		return errResult("run_shell_command: %v", err)
 	}
 	defer pr.Close()
-	cmd := exec.Command("bash", "-c", command)
-	cmd.Env = s.shellEnv()
+	if s.o.ConfineWrites && !ConfinementAvailable() && !s.o.AllowUnconfined {
+		return errResult("%s", unconfinedRefusal)
+	}
+	var cmd *exec.Cmd
 	if s.o.ConfineWrites {
 		// Its own temp dir (TMPDIR): the shared one may hold the workspace itself.
 		tmp, err := os.MkdirTemp("", "summit-shell-")
@@ -102,19 +68,23 @@ func shellTool(ctx context.Context, s *Sandbox, a args) Result {
 			return errResult("run_shell_command: %v", err)
 		}
 		defer os.RemoveAll(tmp)
-		if cmd, err = confinedCommand(append(s.writable(), tmp), s.o.Hidden, append(s.shellEnv(), "TMPDIR="+tmp), "bash", "-c", command); err != nil {
+		cmd, err = confinedCommand(s.jailSpec([]string{tmp}, s.o.Network), s.privateEnv(setEnv(s.shellEnv(), "TMPDIR="+tmp)), "bash", "-c", command)
+		if err != nil {
 			return errResult("run_shell_command: %v", err)
 		}
+	} else if cmd, err = GuardedCommand(s.shellEnv(), "bash", "-c", command); err != nil {
+		return errResult("run_shell_command: %v", err)
 	}
 	cmd.Dir = s.root
-	cmd.Stdout, cmd.Stderr = pw, pw // stdin stays nil: /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// stdin stays nil: /dev/null. confinedCommand set Setsid: a session of its own, so no
+	// controlling terminal (/dev/tty fails with ENXIO), and a process group named by its pid.
+	cmd.Stdout, cmd.Stderr = pw, pw
 	err = cmd.Start()
 	pw.Close() // only the command holds the write end now
 	if err != nil {
 		return errResult("run_shell_command: %v", err)
 	}
-	pgid := cmd.Process.Pid // Setpgid: the group is named after bash's pid
+	pgid := cmd.Process.Pid // Setsid: the group is named after its leader's pid
 
 	out := &capBuf{max: s.o.MaxResult + utf8.UTFMax}
 	copied := make(chan struct{})

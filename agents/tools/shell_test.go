@@ -93,14 +93,27 @@ func TestShell(t *testing.T) {
 	settleGoroutines(t, base)
 }
 
+// The shell gets an allow-list environment: a variable not on it is absent whatever its name
+// (GITHUB_PAT, DATABASE_URL and PLAIN look no more secret than PATH), unless the user names it.
 func TestShellEnvironment(t *testing.T) {
-	s := shellSandbox(t, Options{})
+	environ := []string{"PATH=" + os.Getenv("PATH"), "FOO_API_KEY=xyz-secret", "GITHUB_TOKEN=tok-secret",
+		"DB_PASSWORD=pw-secret", "PLAIN=visible", "HOME=/home/tester", "GITHUB_PAT=pat-secret",
+		"DATABASE_URL=postgres://u:dburl-secret@h/db", "LC_ALL=C.UTF-8", "LANG=C.UTF-8"}
+	s := shellSandbox(t, Options{Environ: environ})
 	r := call(s, "run_shell_command", `{"command": "env"}`)
-	check(t, "env", r, false, "PLAIN=visible", "HOME=/home/tester", "PATH=")
-	for _, secret := range []string{"FOO_API_KEY", "xyz-secret", "GITHUB_TOKEN", "tok-secret", "DB_PASSWORD", "pw-secret"} {
+	check(t, "env", r, false, "HOME=/home/tester", "PATH=", "LC_ALL=C.UTF-8", "LANG=C.UTF-8")
+	for _, secret := range []string{"FOO_API_KEY", "xyz-secret", "GITHUB_TOKEN", "tok-secret", "DB_PASSWORD", "pw-secret",
+		"GITHUB_PAT", "pat-secret", "dburl-secret", "PLAIN"} {
 		if strings.Contains(r.Output, secret) {
 			t.Errorf("env shows %s:\n%s", secret, r.Output)
 		}
+	}
+	// Names the user lists pass, a secret-looking one included.
+	s = shellSandbox(t, Options{Environ: environ, PassEnv: []string{"PLAIN", "GITHUB_PAT"}})
+	r = call(s, "run_shell_command", `{"command": "env"}`)
+	check(t, "passed", r, false, "PLAIN=visible", "GITHUB_PAT=pat-secret")
+	if strings.Contains(r.Output, "tok-secret") {
+		t.Errorf("env shows an unlisted variable:\n%s", r.Output)
 	}
 	// Without HOME in Environ, the process's HOME is added.
 	s = shellSandbox(t, Options{Environ: []string{"PATH=" + os.Getenv("PATH")}})

@@ -85,6 +85,7 @@ Exit codes: 0 nothing wrong, 1 a problem was found, 2 usage (a config that does 
 				client := router.HTTPClient(n, &http.Client{Timeout: 15 * time.Second})
 				problems += doctorProvider(stdout, router.Info(n), want[n], client)
 			}
+			problems += doctorConfinement(stdout) // doctor_confine.go
 			problems += doctorACP(stdout, cfg.ACPAgents)
 			problems += doctorRemotes(stdout, cfg.Remotes)
 			if problems > 0 {

@@ -30,5 +30,5 @@ func (f *sessionFlags) hookRunner(ws string, cfg provider.Hooks, stderr io.Write
 	if notice != "" {
 		fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(notice))
 	}
-	return hooks.New(hooks.Options{Hooks: cfg, WorkspaceTrusted: ok})
+	return hooks.New(hooks.Options{Hooks: cfg, WorkspaceTrusted: ok, PassEnv: f.passEnv})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/cmd/summit/internal/hidetmux"
 	"github.com/summit-dev/summit/session"
 )
@@ -46,6 +47,9 @@ var silent = errors.New("")
 
 func main() {
 	hidetmux.Restore()
+	// Not dumpable: no other process of the user's reads summit's memory or environment
+	// (the API keys) through /proc, nor ptraces it (see agents/tools, "Process confinement").
+	_ = tools.HardenProcess()
 	stop := startProfile()
 	code := run(os.Args[1:], os.Stdout, os.Stderr)
 	stop()

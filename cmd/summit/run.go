@@ -44,6 +44,10 @@ type sessionFlags struct {
 	keepWorktrees bool
 	// trustHooks runs the workspace's hooks without asking (hooks.go).
 	trustHooks bool
+	// allowUnconfinedShell lets subagents' shells run where they cannot be confined (no
+	// Landlock); passEnv are the user config's env_passthrough (set by run, read by hooks.go).
+	allowUnconfinedShell bool
+	passEnv              []string
 	// interactive sessions run on the wall clock (a person watches them stream) and ask the
 	// user about permission requests instead of deciding by --approve.
 	interactive bool
@@ -72,6 +76,7 @@ func (f *sessionFlags) register(c *cobra.Command) {
 	fl.BoolVar(&f.noRecord, "no-record", false, "do not record the session")
 	fl.StringVar(&f.tapes, "tapes", "", "script tapes: a directory of *.yaml (or one file) instead of the embedded demo tapes")
 	fl.IntVar(&f.parallel, "max-parallel", 8, "subagents running at once; the rest wait as queued")
+	fl.BoolVar(&f.allowUnconfinedShell, "allow-unconfined-shell", false, "run subagents' shells even where they cannot be confined to their worktree (no Landlock): they can then write wherever you can")
 	fl.BoolVar(&f.keepWorktrees, "keep-worktrees", false, "leave the subagents' git worktrees when the session ends (summit gc lists and removes them)")
 	fl.StringVar(&f.otelEndpoint, "otel-endpoint", "", "export the session as OpenTelemetry traces while it runs, to this OTLP collector URL (default: the OTEL_EXPORTER_OTLP_* variables, when set)")
 	fl.BoolVar(&f.trustHooks, "trust-hooks", false, "run the workspace's hooks (.summit/config.yaml) this once without asking")
@@ -146,6 +151,13 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	cfg, err := provider.LoadConfig(ws, userDir)
 	if err != nil {
 		return nil, usageErr("%v", err)
+	}
+	// env_passthrough counts from the user's own config only (a workspace's is ignored).
+	if userCfg, err := provider.LoadConfig("", userDir); err == nil {
+		f.passEnv = userCfg.EnvPassthrough
+	}
+	if f.allowUnconfinedShell && !tools.ConfinementAvailable() {
+		fmt.Fprintln(stderr, "summit: --allow-unconfined-shell: this system has no Landlock, so subagents' shells run unconfined: they can write wherever you can, read .summit/ and reach the network")
 	}
 	var tapes []*provider.Tape
 	if f.tapes != "" {
@@ -262,8 +274,8 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel, ChangedFiles: changed,
 		ACPAgents: cfg.ACPAgents, Remotes: cfg.Remotes,
 		Approve: f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,
-		Tools:   tools.Options{AllowHosts: cfg.WebAllowHosts},
-		MCP:     mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: ws}), // MCP hook: servers start on first use
+		Tools:   tools.Options{AllowHosts: cfg.WebAllowHosts, PassEnv: f.passEnv, AllowUnconfined: f.allowUnconfinedShell},
+		MCP:     mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: ws, PassEnv: f.passEnv}), // MCP hook: servers start on first use
 		Config:  f.config(),
 		OnUsage: f.onUsage,
 		Hooks:   f.hookRunner(ws, cfg.Hooks, stderr), // hooks.go: asks about the workspace's hooks

@@ -29,10 +29,12 @@
 //
 // # Running
 //
-// Each hook runs as bash -c COMMAND in its own process group, in the workspace, or in the
-// subagent's worktree for the events of an isolated subagent. Its environment is summit's
-// without the variables whose names look secret (*_API_KEY, *_TOKEN, *_SECRET, *_PASSWORD,
-// ...: agents/tools.ScrubEnv, as the shell tool). At its timeout the whole group is killed;
+// Each hook runs as bash -c COMMAND in a session and process group of its own (no controlling
+// terminal, no terminal device, TIOCSTI refused: agents/tools.GuardedCommand), in the
+// workspace, or in the subagent's worktree for the events of an isolated subagent. Its
+// environment is an allow-list of summit's (agents/tools.AllowEnv, as the shell tool's: PATH,
+// HOME, the locale, TERM, TMPDIR, the tool caches, plus Options.PassEnv, the user's
+// env_passthrough). At its timeout the whole group is killed;
 // when it exits, whatever it left running in its group is killed too (detach with setsid
 // what must outlive it), and a child still holding its stdout delays nothing by more than a
 // moment. The hooks of one event run one after another, in configuration order. Stdout and

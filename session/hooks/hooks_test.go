@@ -131,13 +131,15 @@ func assertGone(t *testing.T, dir string) {
 	t.Errorf("the hook's child %s outlived it", pid)
 }
 
-// The hook's environment has no secret-named variable; HOME and PATH stay.
+// The hook's environment is an allow-list: no secret-named variable, nor one whose name does
+// not look secret (GITHUB_PAT, PLAIN); HOME and PATH stay.
 func TestRunEnvScrubbed(t *testing.T) {
-	r := runner(t, "SUMMIT_TEST_API_KEY=sk-verysecretvalue1234", "GITHUB_TOKEN=ghp_abcdefabcdef", "PLAIN=visible")
+	r := runner(t, "SUMMIT_TEST_API_KEY=sk-verysecretvalue1234", "GITHUB_TOKEN=ghp_abcdefabcdef", "PLAIN=visible", "GITHUB_PAT=ghp_patpatpatpat")
 	dir := t.TempDir()
 	res := r.Run(context.Background(), provider.Hook{Command: "env > env.txt; echo sk-verysecretvalue1234 >&2; exit 3"}, dir, nil, true)
 	env, _ := os.ReadFile(filepath.Join(dir, "env.txt"))
-	if bytes.Contains(env, []byte("verysecret")) || bytes.Contains(env, []byte("GITHUB_TOKEN")) || !bytes.Contains(env, []byte("PLAIN=visible")) || !bytes.Contains(env, []byte("HOME=")) {
+	if bytes.Contains(env, []byte("verysecret")) || bytes.Contains(env, []byte("GITHUB_TOKEN")) || bytes.Contains(env, []byte("PLAIN=")) ||
+		bytes.Contains(env, []byte("GITHUB_PAT")) || !bytes.Contains(env, []byte("HOME=")) || !bytes.Contains(env, []byte("PATH=")) {
 		t.Errorf("hook env:\n%s", env)
 	}
 	if strings.Contains(res.Stderr+res.Reason, "verysecret") || !strings.Contains(res.Stderr, "[REDACTED") {

@@ -40,9 +40,11 @@ type Options struct {
 	Hooks provider.Hooks
 	// WorkspaceTrusted lets the workspace file's hooks run; the user's always do.
 	WorkspaceTrusted bool
-	// Environ is the environment hooks start from (default os.Environ()); it is scrubbed of
-	// secret-named variables (tools.ScrubEnv) before any hook sees it.
+	// Environ is the environment hooks start from (default os.Environ()); it is reduced to an
+	// allow-list (tools.AllowEnv with PassEnv) before any hook sees it.
 	Environ []string
+	// PassEnv names variables passed besides the allow-list (the config's env_passthrough).
+	PassEnv []string
 	// Redactor redacts the stdin payload and the recorded output (default: one built from
 	// Environ, as the recorder's).
 	Redactor *record.Redactor
@@ -69,7 +71,7 @@ func New(o Options) *Runner {
 	if env == nil {
 		env = os.Environ()
 	}
-	r := &Runner{events: map[string][]entry{}, maxBlocks: o.Hooks.MaxBlocks, env: tools.ScrubEnv(env), red: o.Redactor}
+	r := &Runner{events: map[string][]entry{}, maxBlocks: o.Hooks.MaxBlocks, env: tools.AllowEnv(env, o.PassEnv), red: o.Redactor}
 	if r.maxBlocks <= 0 {
 		r.maxBlocks = provider.DefaultHookMaxBlocks
 	}
@@ -177,12 +179,14 @@ func (r *Runner) run(ctx context.Context, h provider.Hook, dir string, payload [
 	}
 	defer outR.Close()
 	defer errR.Close()
-	cmd := exec.Command("bash", "-c", h.Command)
-	cmd.Dir = dir
-	cmd.Env = r.env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	// A session of its own (no controlling terminal), no terminal device and no TIOCSTI
+	// (tools.GuardedCommand): a hook is the user's own command, so nothing else is fenced.
+	cmd, err := tools.GuardedCommand(r.env, "bash", "-c", h.Command)
+	if err == nil {
+		cmd.Dir = dir
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		err = cmd.Start()
+	}
 	inR.Close() // only the hook holds these ends now
 	outW.Close()
 	errW.Close()
@@ -190,7 +194,7 @@ func (r *Runner) run(ctx context.Context, h provider.Hook, dir string, payload [
 		inW.Close()
 		return fail(fmt.Errorf("could not start: %v", err))
 	}
-	pgid := cmd.Process.Pid // Setpgid: the group is named after bash's pid
+	pgid := cmd.Process.Pid // Setsid: the group is named after its leader's pid
 
 	// The payload is written while the hook runs; a hook that never reads it leaves the
 	// writer blocked until the pipe is closed below.

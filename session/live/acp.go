@@ -143,6 +143,8 @@ func (x *Orchestrator) acpSandbox(s *sub) (*tools.Sandbox, error) {
 	if s.wt != nil {
 		opts.ConfineWrites = true
 		opts.Hidden = append(summitDirs(), filepath.Join(x.sandbox.Root(), tools.PrivateDir))
+		opts.Network = true // the agent process talks to its own model API itself (its terminals too: one jail)
+		opts.Hidden = append(opts.Hidden, x.otherSummitPaths(s.wt.Root())...)
 	}
 	return tools.New(x.sandboxOf(s).Root(), opts)
 }
@@ -174,6 +176,7 @@ func (x *Orchestrator) runACP(s *sub, deadline time.Time) (res runtime.Result) {
 	if err != nil {
 		return fail("acp agent", err, "")
 	}
+	defer sb.Close() // its private caches
 	ctx := s.ctx
 	if x.clock.Simulated() {
 		// The participant holds the simulated clock while the agent runs on the wall clock

@@ -255,6 +255,26 @@ say `+capsule+`
 }
 
 // pidGone reports whether no process has the pid (a zombie counts as gone: it runs nothing).
+// pidNSAlive reports whether a live (not zombie) process is in the PID namespace ns
+// ("pid:[inode]", as /proc/<pid>/ns/pid reads).
+func pidNSAlive(ns string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if l, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && l == ns && !pidGone(mustAtoi(e.Name())) {
+			return true
+		}
+	}
+	return false
+}
+
+func mustAtoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
 func pidGone(pid int) bool {
 	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
 		return true
@@ -506,8 +526,24 @@ func TestACPFailures(t *testing.T) {
 }
 
 // checkPidsGone checks that every process the fake agent logged (itself, its children) is gone.
+// An agent jailed in a PID namespace of its own logs the namespace's pids: then no process may
+// be left in that namespace.
 func checkPidsGone(t *testing.T, c *acpCase) {
 	t.Helper()
+	own, _ := os.Readlink("/proc/self/ns/pid")
+	for _, l := range c.agentLog() {
+		if ns, ok := strings.CutPrefix(l, "pidns "); ok && ns != own {
+			deadline := time.Now().Add(5 * time.Second)
+			for pidNSAlive(ns) {
+				if time.Now().After(deadline) {
+					t.Errorf("a process of the agent's PID namespace %s outlived the subagent", ns)
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			return
+		}
+	}
 	for _, l := range c.agentLog() {
 		var pid int
 		for _, p := range []string{"pid ", "child "} {

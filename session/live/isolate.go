@@ -104,6 +104,8 @@ func (x *Orchestrator) isolate(s *sub) error {
 	opts := x.o.Tools
 	opts.ConfineWrites = true                                                             // its shell writes only in its worktree (Landlock, where the kernel has it)
 	opts.Hidden = append(summitDirs(), filepath.Join(x.sandbox.Root(), tools.PrivateDir)) // and cannot read .summit/ or summit's own directories
+	opts.Network = s.def != nil && slices.Contains(s.def.Tools, agents.ToolWebFetch)      // the network only for an agent that may fetch
+	opts.Hidden = append(opts.Hidden, x.otherSummitPaths(wt.Root())...)                   // nor what summit knows of elsewhere (jail.go)
 	sb, err := tools.New(wt.Root(), opts)
 	if err != nil {
 		_ = r.Remove(ctx, wt)
@@ -118,6 +120,9 @@ func (x *Orchestrator) isolate(s *sub) error {
 func (x *Orchestrator) captureChanges(s *sub) {
 	if s.wt == nil {
 		return
+	}
+	if s.sandbox != nil {
+		_ = s.sandbox.Close() // its private caches; a later command makes them again
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()

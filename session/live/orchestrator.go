@@ -218,6 +218,7 @@ func Start(o Options) (*Orchestrator, error) {
 		Schema: session.SchemaVersion, ProgramVersion: o.ProgramVersion, Workspace: sb.Root(),
 		PermissionMode: string(o.Ceiling), AllowedTools: o.AllowedTools, Provider: o.ProviderName,
 		AgentsDigest: catalogueDigest(o.Catalogue), Config: o.Config, ChangedFiles: o.ChangedFiles,
+		UnconfinedShell: o.Tools.AllowUnconfined && !tools.ConfinementAvailable(),
 	}
 	if o.Fork != nil {
 		err = x.startFork(started)

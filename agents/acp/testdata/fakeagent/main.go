@@ -122,6 +122,9 @@ func main() {
 		a.turns = append(a.turns, cur)
 	}
 	logf("pid %d", os.Getpid())
+	if ns, err := os.Readlink("/proc/self/ns/pid"); err == nil {
+		logf("pidns %s", ns) // in summit's jail the pids above are the namespace's own
+	}
 	fmt.Fprintln(os.Stderr, "fakeagent: started")
 	a.conn = acp.NewAgentSideConnection(a, out, &capsLog{r: os.Stdin})
 	<-a.conn.Done()
