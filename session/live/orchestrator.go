@@ -534,6 +534,8 @@ func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Comman
 		return x.apply(line, c)
 	case commands.Diff:
 		return x.diffCmd(line, c)
+	case commands.Blame:
+		return x.blameCmd(line, c)
 	case commands.Undo:
 		return x.undo(line, c)
 	case commands.Discard:
