@@ -112,6 +112,9 @@ func (m *Model) rows() []row {
 			switch {
 			case cf.Resolution != nil:
 				c.glyph, c.style, c.extra = "✓", rowOK, cf.Resolution.Choice
+			case cv.Status == session.ConvergenceDone:
+				// Its convergence ended without it (interrupted by a fork): nothing waits.
+				c.glyph, c.style, c.extra = "↯", rowPlain, "interrupted"
 			case cf.ReviewRequested:
 				c.extra = "waits for you"
 			default:

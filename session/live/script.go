@@ -51,6 +51,9 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 			continue
 		}
 		fmt.Fprintf(progress, "» %s\n", session.Sanitize(red.RedactText(line)))
+		// A line naming a convergence still computing waits for it, as a person would
+		// (scriptwait.go).
+		x.awaitNamed(ctx, line, func(s string) { fmt.Fprintln(progress, s) })
 		r, err := x.Submit(ctx, line)
 		if err != nil {
 			_ = x.Close("error")
