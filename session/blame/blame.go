@@ -115,6 +115,9 @@ type Builder struct {
 	applies map[string][]string // path → apply ids, in order
 	undone  map[string]bool
 	notes   map[string][]string // path → notes
+	// batchLanded marks a convergence whose ChangesApplied came: its DeltaBatchApplied that
+	// follows lands nothing more.
+	batchLanded map[string]bool
 }
 
 // New returns an empty Builder.
@@ -122,7 +125,7 @@ func New() *Builder {
 	return &Builder{st: &session.State{}, changesSeq: map[string]uint64{}, rebasedSeq: map[string]uint64{},
 		rebased: map[string]*session.SubagentChanges{}, resolved: map[string]uint64{}, files: map[string]*fileMap{},
 		before: map[string]map[string]*fileMap{}, applies: map[string][]string{}, undone: map[string]bool{},
-		notes: map[string][]string{}}
+		notes: map[string][]string{}, batchLanded: map[string]bool{}}
 }
 
 // State is the fold of the events added so far.
@@ -143,7 +146,22 @@ func (b *Builder) Add(e session.Event) error {
 	case session.ConflictResolved:
 		b.resolved[d.ConflictID] = e.Seq
 	case session.ChangesApplied:
+		if b.st.Convergence(d.Source) != nil {
+			b.batchLanded[d.Source] = true
+		}
+		if d.ConvergenceID != "" {
+			b.batchLanded[d.ConvergenceID] = true
+		}
 		b.applied(d, e.Seq)
+	case session.DeltaBatchApplied:
+		// A DeltaBatch applied without real changes (its members only proposed patches)
+		// lands its patches; after a ChangesApplied of the same convergence it lands nothing
+		// more.
+		if b.batchLanded[d.ConvergenceID] {
+			delete(b.batchLanded, d.ConvergenceID)
+			break
+		}
+		b.applied(session.ChangesApplied{ApplyID: d.ConvergenceID + "'s DeltaBatch", Source: d.ConvergenceID, Files: d.Files}, e.Seq)
 	case session.ApplyUndone:
 		for p, m := range b.before[d.ApplyID] {
 			if m == nil {
@@ -268,6 +286,27 @@ func parseLanding(p, oldPath string, deleted, cut bool, diff string) landing {
 	return l
 }
 
+// proposals are the landings of a proposed diff (a capsule's patch suggestion), which may
+// span files and name them with git's a/ and b/ prefixes.
+func proposals(diff string) []landing {
+	files, _, err := gitdiff.Parse(strings.NewReader(diff))
+	if err != nil {
+		return nil
+	}
+	var out []landing
+	for _, f := range files {
+		name := f.NewName
+		if f.IsDelete || name == "" {
+			name = f.OldName
+		}
+		if strings.HasPrefix(name, "a/") || strings.HasPrefix(name, "b/") {
+			name = name[2:]
+		}
+		out = append(out, landing{path: path.Clean(name), deleted: f.IsDelete, frags: f.TextFragments})
+	}
+	return out
+}
+
 // subagentOrigin is what the recording says of a subagent (its changes in convergence cv, when
 // rebased for it).
 func (b *Builder) subagentOrigin(id, cv string) *Origin {
@@ -300,11 +339,20 @@ func (b *Builder) convergenceLanding(cv *session.Convergence, d session.ChangesA
 				ch = sa.Changes
 			}
 		}
-		if ch == nil {
-			continue
+		var ls []landing
+		switch {
+		case ch != nil && len(ch.Files) > 0:
+			memberFiles[id] = ch.Files
+			ls = landings(ch.Files, nil)
+		default:
+			// A member that changed nothing converged on its capsule's proposals.
+			if sa := b.st.Subagent(id); sa != nil && sa.Capsule != nil {
+				for _, ps := range sa.Capsule.PatchSuggestions {
+					ls = append(ls, proposals(ps.Diff)...)
+				}
+			}
 		}
-		memberFiles[id] = ch.Files
-		for _, l := range landings(ch.Files, nil) {
+		for _, l := range ls {
 			walkAdds(l.frags, func(n int, text string) {
 				k := key{l.path, n, text}
 				if !slices.Contains(wrote[k], id) {
