@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/fork"
 	"github.com/summit-dev/summit/session/record"
 )
 
@@ -36,6 +38,9 @@ func TestForkAtPendingReview(t *testing.T) {
 	forkEnv(t)
 	ws, rec := demoParent(t, false)
 	review := seqOf(t, rec, session.TypeManualReviewRequired)
+	if p, err := fork.Load(rec, review); err != nil || forkHint(p, review) != fmt.Sprintf("Forked at #%d: the review of cf-1 is open (ctrl+o), /resolve settles it.", review) {
+		t.Errorf("the fork's first notice: %v", err)
+	}
 	code, errOut, out, into := forkRun(t, ws, rec, review, "/resolve cf-1 --choose sa-2\n/apply cv-1\n")
 	if code != 0 {
 		t.Fatalf("fork at #%d (ManualReviewRequired): exit %d\n%s", review, code, errOut)

@@ -175,15 +175,6 @@ func (b *Builder) Add(e session.Event) error {
 	return nil
 }
 
-// Read folds every event of a recording read by forEach (record.ForEach's shape).
-func Read(forEach func(fn func(session.Event) error) error) (*Builder, error) {
-	b := New()
-	if err := forEach(b.Add); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
 // Paths are the files summit landed lines in (and still has, after undos), sorted.
 func (b *Builder) Paths() []string {
 	var out []string
@@ -199,7 +190,7 @@ func (b *Builder) Paths() []string {
 	return out
 }
 
-// diffs is one landing's diff per path.
+// landing is what one apply did to one file: its diff hunks, or its deletion or rename.
 type landing struct {
 	path, oldPath string
 	deleted       bool
