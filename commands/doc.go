@@ -90,7 +90,7 @@
 // # Typed values
 //
 // Parse returns a value type per command (Delegate, Handoff, Converge, Resolve, Approve, Deny,
-// Apply, Diff, Undo, Discard, Retry, Cancel, Status, Wait, Inbox, Agents, Help, Quit) with every
+// Apply, Diff, Blame, Undo, Discard, Retry, Cancel, Status, Wait, Inbox, Agents, Help, Quit) with every
 // default applied. Apply names a subagent (its real changes) or a convergence; Resolve's
 // Choose may be edit, with the reviewer's Content. Args is the
 // JSON-friendly map recorded as the CommandIssued "args"; String is the canonical line, and

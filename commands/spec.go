@@ -598,6 +598,19 @@ var table = []Spec{
 		build: func(v values) Command { return Discard{SubagentID: v.str("subagent_id")} },
 	},
 	{
+		Name:    "blame",
+		Summary: "which subagent wrote each line of a file summit landed",
+		Help: "For each line of PATH as summit last left it: the subagent that wrote it, the convergence\n" +
+			"and conflict resolution it went through, the /apply that landed it, the subagent's model,\n" +
+			"tokens and cost, and the seqs of those events; \"unchanged\" for lines summit did not land.\n" +
+			"Read from the session's recording alone (summit blame FILE does the same for any recording).",
+		Args: []Arg{{
+			Name: "path", Key: "path", Kind: KindText, Placeholder: "<path>", Required: true, Variadic: true,
+			Help: "a file of the workspace",
+		}},
+		build: func(v values) Command { return Blame{Path: v.str("path")} },
+	},
+	{
 		Name:    "retry",
 		Summary: "delegate a stopped subagent's task again",
 		Help: "Delegates the task of a subagent that stopped (failed, timed out, cancelled, or interrupted\n" +

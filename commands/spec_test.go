@@ -18,6 +18,7 @@ func TestUsageLines(t *testing.T) {
 		"deny":     "/deny <request_id> [--reason <text>]",
 		"apply":    "/apply <subagent_id|convergence_id>",
 		"diff":     "/diff <subagent_id|convergence_id> [PATH]",
+		"blame":    "/blame <path>",
 		"undo":     "/undo",
 		"discard":  "/discard <subagent_id>",
 		"retry":    "/retry <subagent_id> [--agent-type <type|agent-name>]",

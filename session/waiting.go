@@ -16,7 +16,8 @@ type Waiting struct {
 	Seq        uint64 // when it was asked: the inbox lists items oldest first
 }
 
-// WaitingItems lists every decision the whole tree waits for, oldest first. The workbench's
+// WaitingItems lists every decision the whole tree waits for, oldest first: only what can
+// still be answered (a conflict of a convergence that completed, interrupted, is not). The workbench's
 // approvals inbox and /inbox both show this list.
 func WaitingItems(s *State) []Waiting {
 	var out []Waiting
@@ -26,6 +27,11 @@ func WaitingItems(s *State) []Waiting {
 		}
 	}
 	for _, cv := range s.Convergences {
+		if cv.Status == ConvergenceDone {
+			// Complete with a conflict open: interrupted (a fork closed it). Nothing can
+			// answer it any more, so it is not offered.
+			continue
+		}
 		for _, cf := range cv.Conflicts {
 			if cf.ReviewRequested && cf.Resolution == nil {
 				out = append(out, Waiting{ID: cf.ID, Review: true, Seq: cf.ReviewSeq})

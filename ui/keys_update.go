@@ -300,7 +300,7 @@ func (m *Model) live() commands.LiveIDs {
 	for _, cv := range m.st.Convergences {
 		l.Convergences = append(l.Convergences, cv.ID)
 		for _, cf := range cv.Conflicts {
-			if cf.Resolution == nil {
+			if cf.Resolution == nil && !interruptedConflict(m.st, cf) {
 				l.Conflicts = append(l.Conflicts, cf.ID)
 			}
 		}

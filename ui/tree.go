@@ -112,6 +112,9 @@ func (m *Model) rows() []row {
 			switch {
 			case cf.Resolution != nil:
 				c.glyph, c.style, c.extra = "✓", rowOK, cf.Resolution.Choice
+			case cv.Status == session.ConvergenceDone:
+				// Its convergence ended without it (interrupted by a fork): nothing waits.
+				c.glyph, c.style, c.extra = "↯", rowPlain, "interrupted"
 			case cf.ReviewRequested:
 				c.extra = "waits for you"
 			default:
@@ -398,7 +401,8 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 	case "enter":
 		m.leaveTree()
 		m.focus = focusTranscript
-		if cf := m.st.Conflict(m.sel); cf != nil && cf.Resolution == nil && m.o.Replay == nil {
+		// A conflict whose convergence ended without it (interrupted by a fork) has no review.
+		if cf := m.st.Conflict(m.sel); cf != nil && cf.Resolution == nil && m.o.Replay == nil && !interruptedConflict(m.st, cf) {
 			m.openConflict(cf.ID)
 		}
 	case "f":
@@ -439,4 +443,11 @@ func (m *Model) keepSel() {
 	if !found || (m.filter != "" && m.sel == "" && len(rs) > 1) {
 		m.sel = rs[min(1, len(rs)-1)].id
 	}
+}
+
+// interruptedConflict reports whether cf's convergence completed while cf was open (a fork
+// interrupted it): nothing can answer it.
+func interruptedConflict(st *session.State, cf *session.Conflict) bool {
+	cv := st.Convergence(cf.ConvergenceID)
+	return cv != nil && cv.Status == session.ConvergenceDone && cf.Resolution == nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -167,7 +168,26 @@ func forkWorkbench(path string, seq uint64, stderr io.Writer) error {
 			f.workspace = ws
 		}
 	}
-	return workbench(f, stderr, fmt.Sprintf("Forked at #%d. /retry a subagent the fork interrupted, or /delegate anew.", seq), nil)
+	return workbench(f, stderr, forkHint(p, seq), nil)
+}
+
+// forkHint is the fork's first notice: the reviews still open there (fork.KeepsReview), else
+// what to do with the subagents the fork interrupted.
+func forkHint(p *fork.Plan, seq uint64) string {
+	var open []string
+	for _, cv := range p.State.Convergences {
+		if fork.KeepsReview(cv) {
+			for _, cf := range cv.Conflicts {
+				if cf.Resolution == nil {
+					open = append(open, cf.ID)
+				}
+			}
+		}
+	}
+	if len(open) > 0 {
+		return fmt.Sprintf("Forked at #%d: the review of %s is open (ctrl+o), /resolve settles it.", seq, strings.Join(open, ", "))
+	}
+	return fmt.Sprintf("Forked at #%d. /retry a subagent the fork interrupted, or /delegate anew.", seq)
 }
 
 func newFork(stdout, stderr io.Writer) *cobra.Command {
@@ -180,7 +200,9 @@ func newFork(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Continue a recorded session live from any of its events",
 		Long: `Fork starts a new session from the state of a recording at one of its events: every
 subagent that had stopped keeps its result, every one still running is shown as interrupted
-(/retry sa-N runs its task again, or with --agent-type another agent), and the workspace is
+(/retry sa-N runs its task again, or with --agent-type another agent), a convergence waiting
+for review stays open (/resolve cf-N settles it in the fork; one still computing is
+interrupted, and /converge runs it again), and the workspace is
 rebuilt from the recorded snapshots in a new folder (--into; default
 ~/.local/share/summit/forks/<session id>), never over your files.
 
@@ -216,7 +238,7 @@ workspace when it still exists).`,
 			if !cmd.Flags().Changed("approve") {
 				f.approve = "" // the workbench asks
 			}
-			return workbench(f, stderr, fmt.Sprintf("Forked at #%d. /retry a subagent the fork interrupted, or /delegate anew.", at), nil)
+			return workbench(f, stderr, forkHint(p, at), nil)
 		},
 	}
 	c.Flags().Uint64Var(&at, "at", 0, "the seq of the event to continue from")

@@ -13,7 +13,8 @@
 //	seq N+1..        Closing: what was open at the fork point, closed in the fork's time:
 //	                 pending permission requests denied (by "fork"), running subagents stopped
 //	                 as interrupted (children before their parents), open handoffs resolved,
-//	                 unfinished convergences completed as interrupted
+//	                 convergences still computing completed as interrupted (one waiting for
+//	                 its review stays open: KeepsReview)
 //	then             the fork's own live events
 //
 // So the fork replays alone, and its state at seq N is the parent's at N: `replay --print --to
@@ -271,6 +272,9 @@ func (p *Plan) Closing() []session.Event {
 		}
 	}
 	for _, cv := range st.Convergences {
+		if KeepsReview(cv) {
+			continue // all its members' results are recorded: the fork takes the review over
+		}
 		if cv.Status != session.ConvergenceDone {
 			add("", session.ConvergenceComplete{ConvergenceID: cv.ID, Outcome: session.OutcomeInterrupted,
 				ConflictCount: len(cv.Conflicts), ResolutionCount: resolved(cv),
@@ -278,6 +282,16 @@ func (p *Plan) Closing() []session.Event {
 		}
 	}
 	return out
+}
+
+// KeepsReview reports whether a convergence stays open in a fork at this point: one that waits
+// for the review of its conflicts (ManualReviewRequired) has every member's result recorded
+// and nothing running, so the fork's orchestrator rebuilds its analysis from the recorded
+// change sets and /resolve settles it there. Convergences still computing are interrupted, and
+// so are apply reviews (strategy "apply"), whose merge was prepared against the parent's
+// workspace of that moment.
+func KeepsReview(cv *session.Convergence) bool {
+	return cv.Status == session.ConvergenceReview && cv.Strategy != "apply"
 }
 
 // Interrupted are the subagents Closing stops as interrupted, in spawn order.

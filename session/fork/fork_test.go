@@ -77,7 +77,7 @@ func TestEventsParentChanged(t *testing.T) {
 
 // TestClosing: what was open at the fork point closes in order: pending requests denied, then
 // running subagents interrupted, children before their parents, then open handoffs and
-// convergences; everything folds.
+// convergences still computing (one waiting for review stays open); everything folds.
 func TestClosing(t *testing.T) {
 	ix, err := record.BuildIndexFile(valid, record.ReadOptions{})
 	if err != nil {
@@ -95,6 +95,10 @@ func TestClosing(t *testing.T) {
 		fork := *st
 		fork.Fork = &session.SessionForked{Parent: p.Parent}
 		running := p.Interrupted()
+		review := map[string]bool{} // waiting for review at the fork point (the fold shares the pointers)
+		for _, cv := range st.Convergences {
+			review[cv.ID] = cv.Status == session.ConvergenceReview && cv.Strategy != "apply"
+		}
 		for k, e := range p.Closing() {
 			e.Seq, e.SessionID, e.TS = seq+uint64(k)+1, "s-fork", st.LastTS
 			if err := session.Apply(&fork, e); err != nil {
@@ -111,8 +115,13 @@ func TestClosing(t *testing.T) {
 				t.Errorf("fork at #%d: %s still %s (pending %q)", seq, sa.ID, sa.Status, sa.PendingRequest)
 			}
 		}
+		// A convergence waiting for review stays open (the fork's orchestrator takes the
+		// review over); every other one is closed.
 		for _, cv := range fork.Convergences {
-			if cv.Status != session.ConvergenceDone {
+			switch {
+			case review[cv.ID] && cv.Status != session.ConvergenceReview:
+				t.Errorf("fork at #%d: %s waited for review and is now %s", seq, cv.ID, cv.Status)
+			case !review[cv.ID] && cv.Status != session.ConvergenceDone:
 				t.Errorf("fork at #%d: %s still %s", seq, cv.ID, cv.Status)
 			}
 		}

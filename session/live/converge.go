@@ -265,7 +265,7 @@ func (x *Orchestrator) resolve(line string, c commands.Resolve) (Reply, error) {
 	x.mu.Unlock()
 	switch {
 	case cf == nil && len(open) == 0:
-		return x.rejectf(line, c, "unknown conflict %s: no conflict is waiting for review", c.ConflictID)
+		return x.rejectf(line, c, "unknown conflict %s: no conflict is waiting for review%s", c.ConflictID, x.stillComputing())
 	case cf == nil:
 		return x.rejectf(line, c, "unknown conflict %s%s (open: %s)", c.ConflictID, didYouMean(c.ConflictID, open), strings.Join(open, ", "))
 	case cf.Resolution != nil:
@@ -273,7 +273,7 @@ func (x *Orchestrator) resolve(line string, c commands.Resolve) (Reply, error) {
 	case x.applyReviewOf(cf.ConvergenceID) != nil:
 		return x.resolveApply(line, c, cf, x.applyReviewOf(cf.ConvergenceID))
 	case cv == nil || cv.analysis == nil:
-		return x.rejectf(line, c, "%s cannot be resolved in this session", cf.ID)
+		return x.rejectf(line, c, "%s cannot be resolved in this session%s", cf.ID, x.whyNoReview(cf))
 	}
 	var r session.ConflictResolved
 	var err error
@@ -366,7 +366,7 @@ func (x *Orchestrator) apply(line string, c commands.Apply) (Reply, error) {
 	case len(pending) > 0:
 		return x.rejectf(line, c, "%s is waiting for review of %s; /resolve them first", cv.ID, strings.Join(pending, ", "))
 	case cv.Status != session.ConvergenceDone:
-		return x.rejectf(line, c, "%s is still waiting for its members", cv.ID)
+		return x.rejectf(line, c, "%s", x.notDone(cv))
 	case cv.Applied:
 		return x.rejectf(line, c, "%s was already applied (%s)", cv.ID, strings.Join(cv.AppliedFiles, ", "))
 	case cv.Batch == nil:

@@ -68,6 +68,9 @@ func (x *Orchestrator) startFork(started session.SessionStarted) error {
 			return err
 		}
 	}
+	if err := x.reopenReviews(); err != nil {
+		return err
+	}
 	// Every subagent the parent had has stopped now. They take part as stopped subagents: a
 	// /converge or /retry of theirs works as of one of this session's own.
 	x.mu.Lock()

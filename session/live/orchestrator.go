@@ -17,6 +17,11 @@
 // changes with a three-way merge (ChangesApplied), /undo takes the last one back
 // (ApplyUndone), /discard drops a worktree (WorktreeDiscarded). Read-only subagents work in the
 // workspace. A subagent that changed nothing converges on its capsule's proposals.
+//
+// Headless scripts (RunScript) read as people type: a line that names a convergence still
+// computing waits for it to reach its review or its end (scriptwait.go). A fork (fork.go) takes
+// over the reviews that were waiting at its fork point (forkreview.go). /blame reads the
+// session's own recording (blame.go, session/blame).
 package live
 
 import (
@@ -535,6 +540,8 @@ func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Comman
 		return x.apply(line, c)
 	case commands.Diff:
 		return x.diffCmd(line, c)
+	case commands.Blame:
+		return x.blameCmd(line, c)
 	case commands.Undo:
 		return x.undo(line, c)
 	case commands.Discard:

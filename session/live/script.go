@@ -25,7 +25,8 @@ const (
 const MaxScriptLine = 1 << 20
 
 // RunScript runs a headless script: blank lines and lines starting with # are skipped, every
-// other line is submitted as typed. At the end it waits for every subagent and convergence to
+// other line is submitted as typed (one that names a convergence still computing first waits
+// for it: scriptwait.go). At the end it waits for every subagent and convergence to
 // settle, then closes the session (reason script_end, or quit after /quit). Progress goes to
 // progress. It returns the exit code; the error is a failure to read the script or to record.
 //
@@ -51,6 +52,9 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 			continue
 		}
 		fmt.Fprintf(progress, "» %s\n", session.Sanitize(red.RedactText(line)))
+		// A line naming a convergence still computing waits for it, as a person would
+		// (scriptwait.go).
+		x.awaitNamed(ctx, line, func(s string) { fmt.Fprintln(progress, s) })
 		r, err := x.Submit(ctx, line)
 		if err != nil {
 			_ = x.Close("error")
