@@ -37,7 +37,7 @@ func TestConfigVerify(t *testing.T) {
 	for text, want := range map[string]string{
 		"\n\nverify:\n  command: x\n  timeout: 601\n": "config.yaml:3: verify: timeout 601: want seconds from 1 to 600",
 		"verify:\n  timeout: 30\n":                    "config.yaml:1: verify: a timeout without a command",
-		"verify:\n  agents:\n    tester: \"\"\n":       "verify: agents.tester: want a shell command",
+		"verify:\n  agents:\n    tester: \"\"\n":      "verify: agents.tester: want a shell command",
 		"verify:\n  comand: x\n":                      "field comand not found",
 	} {
 		writeConfig(t, user, text)
