@@ -701,6 +701,26 @@ type VerifyRan struct {
 
 func (VerifyRan) Type() Type { return TypeVerifyRan }
 
+// Claimed is an agent's own verification block in one line: "claims: passed". It is what
+// the agent says, never a measurement; VerifyRan.Measured is summit's.
+func Claimed(v *protocols.Verification) string {
+	if v == nil {
+		return ""
+	}
+	s := "claims: " + Sanitize(orText(v.Status, "no status"))
+	if v.Score != nil {
+		s += fmt.Sprintf(" (score %.2f)", *v.Score)
+	}
+	return s
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
 // Passed reports whether the command exited 0.
 func (v VerifyRan) Passed() bool { return v.Outcome == VerifyPassed }
 
