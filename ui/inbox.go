@@ -606,6 +606,7 @@ func (m *Model) reviewBody(cf *session.Conflict, inner int, changesOnly bool) []
 		body = append(body, wrap("why: "+cf.ReviewReason, inner)...)
 	}
 	body = append(body, m.sides(cf, inner, changesOnly)...)
+	body = append(body, m.checkLines(cf, inner)...) // verify.go: claims and measurements
 	if cf.Context != "" && !changesOnly {
 		body = append(body, m.sty.bold.Render("current file:"))
 		body = append(body, m.styled(wrap(cf.Context, inner), m.sty.dim.Render)...)
