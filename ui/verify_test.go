@@ -53,6 +53,14 @@ func TestClaimAndMeasurementApart(t *testing.T) {
 	if strings.Contains(body, "measured: ✓") || strings.Contains(body, "claims: failed") {
 		t.Errorf("claim and measurement confused:\n%s", body)
 	}
+	// sa-1's transcript ends with summit's measurement, then its capsule with the claim.
+	m.sel = "sa-1"
+	tv := ansi.Strip(m.View().Content)
+	for _, want := range []string{"measured: ✗ `go test ./...` exit 1 in 3.1s", "verification claims: passed (the agent's own check)"} {
+		if !strings.Contains(tv, want) {
+			t.Errorf("sa-1's transcript lacks %q:\n%s", want, tv)
+		}
+	}
 	typeText(m, "/diff sa-1")
 	press(m, "enter")
 	raw := m.Render()
