@@ -2,6 +2,7 @@ package gitws
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -74,5 +75,40 @@ func TestPreviewIsWhatApplyLands(t *testing.T) {
 	}
 	if treeSum(t, ws) != before {
 		t.Fatal("a conflicting Preview wrote")
+	}
+}
+
+// In a subdirectory workspace, the preview (and its scratch checkout) holds only the changes
+// under it, as Apply lands only those.
+func TestPreviewSubdirectory(t *testing.T) {
+	repo := newRepo(t)
+	ws := filepath.Join(repo, "pkg")
+	r := open(t, ws, "s", t.TempDir())
+	defer r.Close(ctx, false)
+	base, err := r.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := r.AddWorktree(ctx, base, "sa-1")
+	write(t, wt.Root(), "util.go", "package pkg\n\nfunc Util() int { return 1 }\n")
+	write(t, wt.Root(), "../outside.txt", "outside\n")
+	cs, err := r.Changes(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Preview(ctx, cs.Base, cs.Result, "sa-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes.Files) != 1 || p.Changes.Files[0].Path != "util.go" || len(p.Changes.Outside) != 0 {
+		t.Fatalf("preview %+v", p.Changes)
+	}
+	sc, err := r.Scratch(ctx, p.Merged, "verify-1-sa-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Remove(ctx, sc)
+	if exists(sc.Path, "outside.txt") || !strings.Contains(read(t, sc.Root(), "util.go"), "return 1") {
+		t.Errorf("scratch root %s", sc.Root())
 	}
 }
