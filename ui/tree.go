@@ -109,8 +109,8 @@ func (m *Model) rows() []row {
 		r := row{id: cv.ID, text: fmt.Sprintf("%s %s (%s)", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "))}
 		r.glyph, r.style = convergenceGlyph(cv, m.frame)
 		r.extra = render.ConvergenceStatus(st, cv)
-		if tag := verifyTag(cv.Verify); tag != "" {
-			r.extra += " · " + tag
+		if tag := verifyTag(cv.Verify); tag != "" { // first: a narrow tree cuts the end of the row
+			r.extra = tag + " · " + r.extra
 		}
 		out = append(out, r)
 		for _, cf := range cv.Conflicts {

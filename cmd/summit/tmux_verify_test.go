@@ -43,7 +43,10 @@ func TestTerminalVerify(t *testing.T) {
 	}
 	tm.keys("Escape", "C-u")
 	tm.keys(`/apply cv-1 --verify "grep -q 'hello from B' main.go"`, "Enter")
-	tm.waitFor(`verify ✓`, 30*time.Second)
+	tm.waitFor(`cv-1 applied: 1 file`, 30*time.Second)
+	if s := tm.screen(); !strings.Contains(s, "verify ✓") {
+		t.Errorf("the tree does not mark summit's measurement:\n%s", s)
+	}
 	if got, _ := os.ReadFile(filepath.Join(ws, "main.go")); !strings.Contains(string(got), "hello from B") {
 		t.Errorf("main.go after a verified apply:\n%s", got)
 	}
