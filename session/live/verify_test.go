@@ -163,3 +163,22 @@ func TestDiffAndVerifyApplyReview(t *testing.T) {
 		t.Errorf("main.go:\n%s", got)
 	}
 }
+
+// /diff cv-N works for a convergence without a DeltaBatch (here its output is json): it says
+// why and shows what each member changed.
+func TestDiffConvergenceWithoutBatch(t *testing.T) {
+	h := newHarness(t)
+	x := h.start(RealClock{})
+	defer x.Close("quit")
+	accept(t, x, "/delegate iso replace --agent-type builder", "/delegate iso write --agent-type builder",
+		"/converge sa-1 sa-2 --strategy merge --output-format json", "/wait cv-1")
+	r := accept(t, x, "/diff cv-1")
+	for _, want := range []string{"cv-1 has no DeltaBatch", "sa-1 changed:", `+	println("hello from A")`, "sa-2 changed:", `+	println("hello from B")`} {
+		if !strings.Contains(r.Output, want) {
+			t.Errorf("/diff cv-1 lacks %q:\n%s", want, r.Output)
+		}
+	}
+	if r := submitOK(t, x, "/diff cv-1 nope.go"); !r.Rejected || !strings.Contains(r.Error, "changes no file nope.go") {
+		t.Errorf("/diff cv-1 nope.go: %+v", r)
+	}
+}
