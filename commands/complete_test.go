@@ -92,7 +92,7 @@ func TestComplete(t *testing.T) {
 		{"/resolve cf-1 --choose b|", []string{"both"}},
 		{"/approve |", []string{"pr-3", "--scope"}},
 		{"/deny p|", []string{"pr-3"}},
-		{"/apply |", []string{"sa-1", "sa-2", "sa-10", "cv-1"}},
+		{"/apply |", []string{"sa-1", "sa-2", "sa-10", "cv-1", "--dry-run", "--verify", "--force"}},
 		{"/status |", []string{"sa-1", "sa-2", "sa-10", "cv-1"}},
 		{"/status c|", []string{"cv-1"}},
 		{"/wait sa-1 |", []string{"sa-2", "sa-10", "cv-1"}},

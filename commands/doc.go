@@ -15,7 +15,7 @@
 //	/resolve <conflict_id> --choose <subagent_id>|both|none [--note <text>]
 //	/approve <request_id> [--scope once|subagent]
 //	/deny <request_id> [--reason <text>]
-//	/apply <convergence_id>
+//	/apply <subagent_id|convergence_id> [--dry-run] [--verify <command>] [--force]
 //	/cancel <subagent_id>
 //	/status [id]
 //	/wait <id...>

@@ -562,11 +562,30 @@ var table = []Spec{
 		Summary: "land a subagent's real changes or a convergence's result in the workspace",
 		Help: "/apply sa-N lands what an isolated subagent really changed with a three-way merge\n" +
 			"against the workspace as it is now; /apply cv-N lands a convergence's DeltaBatch. All\n" +
-			"files or none. Needs acceptEdits or higher. /undo takes the last one back.",
+			"files or none. Needs acceptEdits or higher. /undo takes the last one back.\n" +
+			"--dry-run shows what would land; --verify CMD (or the config's verify:) checks the merged\n" +
+			"result in a scratch worktree first and refuses a failure unless --force.",
 		Args: []Arg{{
 			Name: "id", Key: "id", Kind: KindID, Placeholder: "<subagent_id|convergence_id>",
 			IDKinds: subagentOrConv, Required: true, Help: "the subagent (sa-N) or convergence (cv-N) to apply",
 		}},
+		// Preview and verification (issue 27): the merged result is built and checked in a
+		// scratch worktree before anything touches the workspace.
+		Flags: []Flag{
+			{
+				Name: "dry-run", Key: "dry_run", Kind: KindBool, Default: "false",
+				Help: "show the files that would change, with their diffs, and change nothing",
+			},
+			{
+				Name: "verify", Key: "verify", Kind: KindText, Placeholder: "<command>",
+				DefaultHelp: "the config's verify: command, if any",
+				Help:        "run this shell command on the merged result in a scratch worktree first; a failure refuses the apply",
+			},
+			{
+				Name: "force", Key: "force", Kind: KindBool, Default: "false",
+				Help: "apply even though the verify command failed (recorded)",
+			},
+		},
 		build: buildApply,
 	},
 	{

@@ -16,7 +16,7 @@ func TestUsageLines(t *testing.T) {
 		"resolve":  "/resolve <conflict_id> --choose <subagent_id>|both|none|edit [--note <text>] [--content <text>] [--whole-file]",
 		"approve":  "/approve <request_id> [--scope once|subagent]",
 		"deny":     "/deny <request_id> [--reason <text>]",
-		"apply":    "/apply <subagent_id|convergence_id>",
+		"apply":    "/apply <subagent_id|convergence_id> [--dry-run] [--verify <command>] [--force]",
 		"diff":     "/diff <subagent_id|convergence_id> [PATH]",
 		"blame":    "/blame <path>",
 		"undo":     "/undo",

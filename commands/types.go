@@ -75,8 +75,15 @@ type Deny struct {
 }
 
 // Apply is /apply: land a subagent's real changes (SubagentID) or a convergence's DeltaBatch
-// (ConvergenceID); exactly one is set.
-type Apply struct{ SubagentID, ConvergenceID string }
+// (ConvergenceID); exactly one is set. DryRun shows what would land and changes nothing;
+// Verify is a shell command checked against the merged result first; Force lands it although
+// that check failed.
+type Apply struct {
+	SubagentID, ConvergenceID string
+	DryRun                    bool
+	Verify                    string
+	Force                     bool
+}
 
 // ID is the subagent or convergence to apply.
 func (c Apply) ID() string { return c.SubagentID + c.ConvergenceID }
@@ -229,7 +236,13 @@ func (c Deny) Args() map[string]any {
 
 // Args of /apply: recordings made before /apply sa-N name the key convergence_id; it is
 // only shown, never read back.
-func (c Apply) Args() map[string]any  { return map[string]any{"id": c.ID()} }
+func (c Apply) Args() map[string]any {
+	m := map[string]any{"id": c.ID(), "dry_run": c.DryRun, "force": c.Force}
+	if c.Verify != "" {
+		m["verify"] = c.Verify
+	}
+	return m
+}
 func (c Cancel) Args() map[string]any { return map[string]any{"subagent_id": c.SubagentID} }
 func (c Status) Args() map[string]any { return optional("id", c.ID) }
 func (Agents) Args() map[string]any   { return map[string]any{} }
@@ -354,7 +367,10 @@ func (c Deny) String() string {
 	return newLine("deny").word(c.RequestID).flagIf("reason", c.Reason, "").String()
 }
 
-func (c Apply) String() string  { return newLine("apply").word(c.ID()).String() }
+func (c Apply) String() string {
+	return newLine("apply").word(c.ID()).boolFlag("dry-run", c.DryRun, false).
+		flagIf("verify", c.Verify, "").boolFlag("force", c.Force, false).String()
+}
 func (c Cancel) String() string { return newLine("cancel").word(c.SubagentID).String() }
 func (Agents) String() string   { return "/agents" }
 func (Inbox) String() string    { return "/inbox" }
@@ -419,10 +435,11 @@ func buildDeny(v values) Command {
 
 func buildApply(v values) Command {
 	id := v.str("id")
+	a := Apply{ConvergenceID: id, DryRun: v.bool("dry_run"), Verify: v.str("verify"), Force: v.bool("force")}
 	if k, _, _ := ParseID(id); k == IDSubagent {
-		return Apply{SubagentID: id}
+		a.SubagentID, a.ConvergenceID = id, ""
 	}
-	return Apply{ConvergenceID: id}
+	return a
 }
 func buildCancel(v values) Command { return Cancel{SubagentID: v.str("subagent_id")} }
 func buildStatus(v values) Command { return Status{ID: v.str("id")} }

@@ -651,6 +651,33 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 		// A block changes nothing else here: the reason reaches the subagent as a UserNote.
 		s.log(e, "hook", text, d.Reason)
 
+	case VerifyRan:
+		switch d.Outcome {
+		case VerifyPassed, VerifyFailed, VerifyTimeout, VerifyError:
+		default:
+			return fail("verify outcome %q is not passed, failed, timeout or error", d.Outcome)
+		}
+		if (d.Outcome == VerifyPassed) != (d.ExitCode == 0) {
+			return fail("verify outcome %s does not match exit code %d", d.Outcome, d.ExitCode)
+		}
+		if d.Forced && d.Passed() {
+			return fail("a verify that passed cannot be forced")
+		}
+		v := d
+		switch cv := s.Convergence(d.Target); {
+		case sa != nil && sa.ID == d.Target:
+			sa.Verify = &v
+		case cv != nil:
+			cv.Verify = &v
+		default:
+			return fail("verify target %q is not a known subagent (with subagent_id) or convergence", d.Target)
+		}
+		s.Counters.Verifies++
+		if !d.Passed() {
+			s.Counters.VerifiesFailed++
+		}
+		s.log(e, "verify", d.Target+" "+d.Measured(), d.Output)
+
 	default:
 		// Reached only if a type is added to Types without a rule here; the exhaustiveness
 		// test catches that before it ships.

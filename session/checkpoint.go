@@ -100,7 +100,7 @@ func sameSubagent(sa, ck *Subagent) bool {
 		sameSlice(sa.ArtifactPaths, ck.ArtifactPaths) && sa.DurationMS == ck.DurationMS && sa.Retries == ck.Retries &&
 		sa.Errors == ck.Errors && sa.LastError == ck.LastError && sa.PolicyDenials == ck.PolicyDenials &&
 		sa.PendingRequest == ck.PendingRequest && sa.Isolation == ck.Isolation && sa.Changes == ck.Changes &&
-		sa.Discarded == ck.Discarded && sa.Rebased == ck.Rebased && sa.Route == ck.Route &&
+		sa.Discarded == ck.Discarded && sa.Rebased == ck.Rebased && sa.Verify == ck.Verify && sa.Route == ck.Route &&
 		len(sa.Switches) == len(ck.Switches) && sa.PlanStep == ck.PlanStep && sa.AgentState == ck.AgentState &&
 		sa.index == ck.index && sa.Transcript.same(ck.Transcript)
 }

@@ -62,6 +62,7 @@
 //	             WorktreeDiscarded ChangesRebased
 //	model        ModelRouted ModelSwitched ModelTurn
 //	hooks        HookRan
+//	verification VerifyRan
 //
 // Fields are added freely and never renamed or dropped. A type this build does not know is
 // decoded as Unknown, kept, and skipped by the fold (it still takes its seq). A line with
@@ -147,6 +148,21 @@
 // these fields and replay as before. A vote or consensus conflict's sides carry reason (why the
 // side stands apart: a tie, a different result, a confidence outside the band) and diff (the
 // member's whole change set), next to value.
+//
+// # Verification
+//
+// VerifyRan is summit's measurement of a result before it lands, never an agent's claim (a
+// capsule's verification block is what the agent says it checked; UIs show it as "claims:",
+// and a VerifyRan as "measured:"). /apply sa-N|cv-N --verify CMD, or the config's verify:
+// command, builds the merged result /apply would leave in the workspace, checks it out in a
+// scratch worktree outside the workspace, and runs CMD there with a subagent's confined shell.
+// The event carries target (sa-N or cv-N; subagent_id is set for a subagent), command,
+// source (flag or config), exit_code (-1 when it did not exit by itself), outcome (passed,
+// failed, timeout, error), duration_ms, the end of its output (redacted), the files that
+// would land, dry_run, and forced. It comes before the /apply's own record: a pass is followed
+// by CommandIssued and the apply's events; a failure by CommandRejected (nothing lands) unless
+// --force, when forced is set and the apply follows. The fold keeps the last one on its
+// subagent or convergence (Verify) for the tree and the review.
 //
 // # External agents
 //

@@ -65,6 +65,8 @@ const (
 	TypeModelTurn     Type = "ModelTurn"
 
 	TypeHookRan Type = "HookRan"
+
+	TypeVerifyRan Type = "VerifyRan"
 )
 
 // Types is the closed set of event types of schema v1, in documentation order.
@@ -82,6 +84,7 @@ var Types = []Type{
 	TypeWorktreeDiscarded, TypeChangesRebased,
 	TypeModelRouted, TypeModelSwitched, TypeModelTurn,
 	TypeHookRan,
+	TypeVerifyRan,
 }
 
 // Known reports whether t is a type of schema v1.
@@ -715,6 +718,89 @@ type HookRan struct {
 }
 
 func (HookRan) Type() Type { return TypeHookRan }
+
+// Verification events.
+
+// VerifyRan outcomes.
+const (
+	VerifyPassed  = "passed"  // exit code 0
+	VerifyFailed  = "failed"  // any other exit code
+	VerifyTimeout = "timeout" // killed, with its process group, at its timeout
+	VerifyError   = "error"   // it could not run (no scratch worktree, no shell)
+)
+
+// VerifyRan is summit's own measurement of a result before it lands: a verify command
+// (/apply --verify CMD, or the config's verify:) run on the merged result (what /apply would
+// leave in the workspace) checked out in a scratch worktree, never in the workspace, with the
+// shell a subagent gets (confined writes, secrets scrubbed). It is never an agent's claim: a
+// capsule's verification is what an agent says; a VerifyRan is what summit measured. Target is
+// what was checked (sa-N or cv-N; the envelope's subagent_id is set for a subagent). A failed
+// check refuses the apply (CommandRejected follows) unless --force: then Forced is set and the
+// apply follows.
+type VerifyRan struct {
+	Target  string `json:"target"`
+	Command string `json:"command"`
+	// Source is "flag" (/apply --verify) or "config" (verify: in the config).
+	Source     string `json:"source"`
+	ExitCode   int    `json:"exit_code"` // -1 when it did not exit by itself (timeout, error)
+	Outcome    string `json:"outcome"`   // passed | failed | timeout | error
+	DurationMS int64  `json:"duration_ms"`
+	// Output is the end of what it printed (stdout and stderr, bounded; redacted like every
+	// event).
+	Output string `json:"output,omitempty"`
+	// Files are the files the merged result changes in the workspace (what would land).
+	Files []string `json:"files,omitempty"`
+	// DryRun: the check of an /apply --dry-run; nothing was to land.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Forced: the check failed and the apply went ahead anyway (--force).
+	Forced bool `json:"forced,omitempty"`
+}
+
+func (VerifyRan) Type() Type { return TypeVerifyRan }
+
+// Claimed is an agent's own verification block in one line: "claims: passed". It is what
+// the agent says, never a measurement; VerifyRan.Measured is summit's.
+func Claimed(v *protocols.Verification) string {
+	if v == nil {
+		return ""
+	}
+	s := "claims: " + Sanitize(orText(v.Status, "no status"))
+	if v.Score != nil {
+		s += fmt.Sprintf(" (score %.2f)", *v.Score)
+	}
+	return s
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// Passed reports whether the command exited 0.
+func (v VerifyRan) Passed() bool { return v.Outcome == VerifyPassed }
+
+// Measured is the measurement in one line: "measured: ✓ go test ./... exit 0 in 3.1s".
+func (v VerifyRan) Measured() string {
+	mark := "✗"
+	if v.Passed() {
+		mark = "✓"
+	}
+	cmd := Sanitize(oneLineHook(v.Command))
+	how := fmt.Sprintf("exit %d", v.ExitCode)
+	switch v.Outcome {
+	case VerifyTimeout:
+		how = "timed out"
+	case VerifyError:
+		how = "could not run"
+	}
+	s := fmt.Sprintf("measured: %s %s %s in %.1fs", mark, cmd, how, float64(v.DurationMS)/1000)
+	if v.Forced {
+		s += " (forced)"
+	}
+	return s
+}
 
 // ModelTurn: one model call of a subagent summit runs itself (agents/runtime) ended, after its
 // streamed text and before the tool calls it asked for: the turn (from 1) and attempt (from 1;

@@ -146,6 +146,9 @@ type Subagent struct {
 	Discarded bool
 	// Rebased is its changes brought onto a newer base for a convergence (the last one).
 	Rebased *ChangesRebased
+	// Verify is summit's last measurement of its changes (VerifyRan): never its capsule's
+	// claimed verification.
+	Verify *VerifyRan
 
 	// Route is where its model requests go (nil on script tapes); Switches are the moves to
 	// fallback models, in order. The model in use is the last switch's, else the route's.
@@ -309,6 +312,7 @@ type Convergence struct {
 	AppliedSeq         uint64          // seq of its DeltaBatchApplied
 	PlaybookBefore     []PlaybookEntry // the playbook before its operations (for /undo)
 	Notes              []string        // the convergence's decisions, from ConvergenceComplete
+	Verify             *VerifyRan      // summit's last measurement of its result (VerifyRan)
 }
 
 // Conflict is one disagreement inside a convergence.
@@ -394,7 +398,10 @@ type Counters struct {
 	Hooks        int
 	HooksBlocked int
 	HooksFailed  int
-	ByAgentType  map[string]*TypeCounters
+	// Verifies counts summit's verify runs (VerifyRan), VerifiesFailed those that did not pass.
+	Verifies       int
+	VerifiesFailed int
+	ByAgentType    map[string]*TypeCounters
 	// CostUSD sums the priced subagents' costs; Priced counts them, Unpriced the stopped
 	// subagents whose models have no price in the config.
 	CostUSD  float64

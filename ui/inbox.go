@@ -661,6 +661,7 @@ func (m *Model) reviewBody(cf *session.Conflict, inner int, changesOnly bool) []
 		body = append(body, m.sty.bold.Render(ansi.Truncate("merged with conflict markers (git merge-file --diff3), line numbers of the workspace's file:", inner, "…")))
 		body = append(body, m.markerLines(wrap(cf.Context, inner))...)
 		body = append(body, m.sides(cf.Sides, inner, changesOnly)...)
+		body = append(body, m.checkLines(cf, inner)...) // verify.go: claims and measurements
 		return body
 	}
 	if cf.Review != nil {
@@ -669,6 +670,7 @@ func (m *Model) reviewBody(cf *session.Conflict, inner int, changesOnly bool) []
 	} else {
 		body = append(body, m.sides(cf.Sides, inner, changesOnly)...)
 	}
+	body = append(body, m.checkLines(cf, inner)...) // verify.go: claims and measurements
 	if cf.Context != "" && !changesOnly {
 		body = append(body, m.sty.bold.Render("current file:"))
 		body = append(body, m.styled(wrap(cf.Context, inner), m.sty.dim.Render)...)

@@ -80,7 +80,7 @@ func (s itemSource) lines(i, width int) []string {
 	}
 	if i >= t.Len() {
 		// A stopped subagent's capsule and totals no longer change: build them once per width.
-		key := fmt.Sprintf("cap/%d/%p/%s", width, s.sa.Capsule, s.sa.Outcome)
+		key := fmt.Sprintf("cap/%d/%p/%s/%p", width, s.sa.Capsule, s.sa.Outcome, s.sa.Verify) // a VerifyRan replaces Verify
 		if c, ok := s.v.cache[i]; ok && c.key == key {
 			return c.lines
 		}
@@ -292,6 +292,13 @@ func (m *Model) capsuleLines(sa *session.Subagent, width int) []string {
 	head := fmt.Sprintf("■ %s · %s · %s tok · %s", sa.Outcome, render.FormatDuration(sa.Elapsed(m.st.LastTS)),
 		render.FormatTokens(sa), session.Plural(sa.ToolCalls, "tool call"))
 	out := []string{m.sty.bold.Render(ansi.Truncate(head, width, "…"))}
+	if v := sa.Verify; v != nil { // summit's measurement, above the agent's own words
+		paint := m.sty.ok.Render
+		if !v.Passed() {
+			paint = m.sty.bad.Render
+		}
+		out = append(out, m.styled(wrap(v.Measured(), width), paint)...)
+	}
 	if sa.Capsule == nil {
 		return out
 	}
@@ -340,6 +347,9 @@ func capsuleMarkdown(c *protocols.Capsule) string {
 	fmt.Fprintf(&b, "**%s**\n\n", session.Sanitize(c.Summary))
 	if c.Confidence != nil {
 		fmt.Fprintf(&b, "confidence %.2f\n\n", *c.Confidence)
+	}
+	if c.Verification != nil { // the agent's word, never summit's measurement (VerifyRan)
+		fmt.Fprintf(&b, "verification %s (the agent's own check)\n\n", session.Claimed(c.Verification))
 	}
 	for _, f := range c.Findings {
 		fmt.Fprintf(&b, "- **%s** %s", orDash(session.Sanitize(f.Severity)), session.Sanitize(f.Summary))

@@ -66,6 +66,9 @@ func (m *Model) rows() []row {
 		if ch := sa.Changes; ch != nil && ch.Error == "" {
 			parts[0] = memo.changesOf(ch.Added, ch.Removed) // first: it is what matters once it stopped
 		}
+		if tag := verifyTag(sa.Verify); tag != "" { // summit's measurement, never the capsule's claim
+			parts[0] = strings.TrimSpace(parts[0] + " " + tag)
+		}
 		switch {
 		case sa.PendingRequest != "":
 			r.style, r.glyph = rowWarn, "⚠"
@@ -106,6 +109,9 @@ func (m *Model) rows() []row {
 		r := row{id: cv.ID, text: fmt.Sprintf("%s %s (%s)", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "))}
 		r.glyph, r.style = convergenceGlyph(cv, m.frame)
 		r.extra = render.ConvergenceStatus(st, cv)
+		if tag := verifyTag(cv.Verify); tag != "" { // first: a narrow tree cuts the end of the row
+			r.extra = tag + " · " + r.extra
+		}
 		out = append(out, r)
 		for _, cf := range cv.Conflicts {
 			c := row{id: cf.ID, indent: 1, glyph: "⚠", style: rowWarn, text: cf.ID + " " + conflictWhere(cf)}

@@ -425,7 +425,12 @@ func (m *Model) helpBox(w, h int) []string {
 // width (nothing is cut) and scrollable.
 func (m *Model) panelBox(w, h int) []string {
 	var lines []string
+	diff := diffPanel(m.panelName)
 	for _, l := range m.panel {
+		if diff {
+			lines = append(lines, m.panelDiffLines(l, wrap(l, w-4))...) // verify.go
+			continue
+		}
 		lines = append(lines, wrap(l, w-4)...)
 	}
 	return m.scrollBox(session.Sanitize(m.panelName)+" · ↑↓ scroll · esc closes", lines, &m.panelTop, w, h)

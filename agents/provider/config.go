@@ -85,7 +85,76 @@ type Config struct {
 	Remotes map[string]Remote `yaml:"remotes"`
 	// Hooks are the user's commands run on session events (session/hooks).
 	Hooks Hooks `yaml:"hooks"`
+	// Verify is the check /apply runs on a merged result before it lands (issue 27).
+	Verify Verify `yaml:"verify"`
 }
+
+// Verify is the verify: section: a shell command /apply runs on the merged result in a scratch
+// worktree before anything lands (a failure refuses the apply unless --force), its timeout,
+// and optional commands by agent type or name for /apply sa-N of that agent. /apply --verify
+// CMD overrides it. The workspace file's section replaces the user file's; it runs only in a
+// trusted workspace (an untrusted one starts no process).
+//
+//	verify:
+//	  command: go test ./...
+//	  timeout: 300              # seconds; default 300, at most 600
+//	  agents:                   # by agent type or name (optional)
+//	    tester: go vet ./...
+type Verify struct {
+	Command string            `yaml:"command"`
+	Timeout int               `yaml:"timeout"`
+	Agents  map[string]string `yaml:"agents"`
+	// Workspace is set when the section came from the workspace's .summit/config.yaml.
+	Workspace bool `yaml:"-"`
+}
+
+// DefaultVerifyTimeout and MaxVerifyTimeout bound a verify command (seconds); the confined
+// shell never runs longer than MaxVerifyTimeout.
+const (
+	DefaultVerifyTimeout = 300
+	MaxVerifyTimeout     = 600
+)
+
+// Check reports what is wrong with a verify: section.
+func (v Verify) Check() error {
+	switch {
+	case v.Timeout < 0 || v.Timeout > MaxVerifyTimeout:
+		return fmt.Errorf("timeout %d: want seconds from 1 to %d (0 = the default, %d)", v.Timeout, MaxVerifyTimeout, DefaultVerifyTimeout)
+	case v.Command == "" && len(v.Agents) == 0 && v.Timeout != 0:
+		return errors.New("a timeout without a command: add command: (e.g. go test ./...)")
+	}
+	if strings.ContainsRune(v.Command, 0) {
+		return errors.New("command holds a NUL byte")
+	}
+	for _, name := range sortedKeys(v.Agents) {
+		if strings.TrimSpace(v.Agents[name]) == "" || strings.ContainsRune(v.Agents[name], 0) {
+			return fmt.Errorf("agents.%s: want a shell command", name)
+		}
+	}
+	return nil
+}
+
+// CommandFor is the verify command for an agent (its name first, then its type; "" for
+// none), falling back to Command.
+func (v Verify) CommandFor(agentName, agentType string) string {
+	for _, k := range []string{agentName, agentType} {
+		if c := v.Agents[k]; k != "" && c != "" {
+			return c
+		}
+	}
+	return v.Command
+}
+
+// TimeoutOr is the timeout in seconds, the default when unset.
+func (v Verify) TimeoutOr() int {
+	if v.Timeout <= 0 {
+		return DefaultVerifyTimeout
+	}
+	return v.Timeout
+}
+
+// Empty reports whether no verify command is configured.
+func (v Verify) Empty() bool { return v.Command == "" && len(v.Agents) == 0 }
 
 // HookEvents are the events a hook may name, in documentation order.
 var HookEvents = []string{"SubagentStart", "SubagentStop", "PermissionRequested", "ConflictDetected",
@@ -327,6 +396,13 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 		}
 		if c.DefaultProvider != "" {
 			merged.DefaultProvider = c.DefaultProvider
+		}
+		if !c.Verify.Empty() || c.Verify.Timeout != 0 {
+			if err := c.Verify.Check(); err != nil {
+				return Config{}, fmt.Errorf("%s:%d: verify: %v", f, keyLine(data, "verify"), err)
+			}
+			c.Verify.Workspace = workspace != "" && f == filepath.Join(workspace, ".summit", "config.yaml")
+			merged.Verify = c.Verify
 		}
 	}
 	for name, r := range merged.Models {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -53,6 +54,7 @@ func expandAliases(doc *yaml.Node, file string) error {
 //	        args: {command: "go test ./..."}
 //	        on_denied: [steps]                      # taken when the call was denied (policy or user)
 //	        on_error: [steps]                       # taken when the call failed for any other reason
+//	        on_exit: {127: [steps]}                 # a shell command that ended with this exit code
 //	      - sleep: 2s
 //	      - fail: "upstream overloaded"             # a provider error
 //	        transient: true                         # retried like a 429/5xx
@@ -74,8 +76,9 @@ func expandAliases(doc *yaml.Node, file string) error {
 //
 // Branches: a tool step's on_denied is taken when that call's result is a denial (IsError and
 // the text starts with DeniedPrefix: a policy denial, or a user's /deny with or without a
-// message); its on_error when the result IsError for any other reason (a failed command, bad
-// arguments). An ask step's branch is chosen by the user's reply. A branch taken replaces the
+// message); its on_exit branch for a run_shell_command whose result ends with the exit code it
+// names ("[exit code N]"), before on_error; its on_error when the result IsError for any
+// other reason (a failed command, bad arguments). An ask step's branch is chosen by the user's reply. A branch taken replaces the
 // rest of the tape after the turn that ended with the step; when several tool steps of one
 // turn have a branch that applies, the first one wins. Without a branch that applies, the
 // tape goes on as written. Branch steps are steps: they may hold branches of their own, and
@@ -133,8 +136,10 @@ type Step struct {
 	Line    int
 
 	// OnDenied and OnError (tool steps) replace the rest of the tape when the call was denied
-	// or failed otherwise; nil = go on.
+	// or failed otherwise; nil = go on. OnExit, by a shell command's exit code, comes before
+	// OnError (a test run can tell "no go on PATH", 127, from "the tests failed").
 	OnDenied, OnError []Step
+	OnExit            map[int][]Step
 	// Answers and Otherwise (ask steps) replace the rest of the tape by the user's reply.
 	Answers   []Answer
 	Otherwise []Step
@@ -396,7 +401,7 @@ func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
 		return s, errAt(n, "a step is a mapping with one of %s", strings.Join(stepActions, ", "))
 	}
 	if err := onlyKeys(n, errAt, append(slices.Clone(stepActions), "args", "raw_args", "transient", "times",
-		"on_denied", "on_error", "answers", "otherwise")...); err != nil {
+		"on_denied", "on_error", "on_exit", "answers", "otherwise")...); err != nil {
 		return s, err
 	}
 	var actions []string
@@ -516,6 +521,26 @@ func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
 			s.OnError = steps
 		}
 	}
+	if b := mapValue(n, "on_exit"); b != nil {
+		if s.Tool == "" {
+			return s, errAt(n, "on_exit belongs to a tool step")
+		}
+		if b.Kind != yaml.MappingNode || len(b.Content) == 0 {
+			return s, errAt(b, "on_exit maps exit codes to lists of steps, e.g. {127: [...]}")
+		}
+		s.OnExit = map[int][]Step{}
+		for i := 0; i+1 < len(b.Content); i += 2 {
+			code, cerr := strconv.Atoi(b.Content[i].Value)
+			if cerr != nil || code < 1 || code > 255 {
+				return s, errAt(b.Content[i], "on_exit: %q is not an exit code from 1 to 255", b.Content[i].Value)
+			}
+			steps, err := parseBranch(b.Content[i+1], "on_exit", errAt)
+			if err != nil {
+				return s, err
+			}
+			s.OnExit[code] = steps
+		}
+	}
 	for _, k := range []string{"answers", "otherwise"} {
 		if mapValue(n, k) != nil && s.Ask == "" {
 			return s, errAt(n, "%s belongs to an ask step", k)
@@ -613,7 +638,7 @@ func chooseBranch(turn []Step, msgs []Message, at int) []Step {
 		}
 		call := n
 		n++
-		if call >= len(calls) || s.OnDenied == nil && s.OnError == nil {
+		if call >= len(calls) || s.OnDenied == nil && s.OnError == nil && s.OnExit == nil {
 			continue
 		}
 		for _, m := range following {
@@ -621,6 +646,9 @@ func chooseBranch(turn []Step, msgs []Message, at int) []Step {
 				continue
 			}
 			denied := strings.HasPrefix(m.Text, DeniedPrefix)
+			if b := s.OnExit[exitCode(m.Text)]; !denied && b != nil {
+				return b
+			}
 			switch {
 			case denied && s.OnDenied != nil:
 				return s.OnDenied
@@ -631,6 +659,19 @@ func chooseBranch(turn []Step, msgs []Message, at int) []Step {
 		}
 	}
 	return nil
+}
+
+// exitCodeRe is how the shell tool ends the result of a command that failed.
+var exitCodeRe = regexp.MustCompile(`\[exit code (\d+)\]\s*$`)
+
+// exitCode is the exit code a failed shell result ends with; 0 when it names none.
+func exitCode(text string) int {
+	m := exitCodeRe.FindStringSubmatch(text)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
 
 // plainText is a user's reply as plain text: one line, control characters removed, trimmed.
@@ -669,6 +710,13 @@ func withAnswer(steps []Step, reply string) []Step {
 			s.Args = strings.ReplaceAll(s.Args, answerMark, esc)
 			s.OnDenied = sub(s.OnDenied)
 			s.OnError = sub(s.OnError)
+			if s.OnExit != nil {
+				ex := make(map[int][]Step, len(s.OnExit))
+				for k, v := range s.OnExit {
+					ex[k] = sub(v)
+				}
+				s.OnExit = ex
+			}
 			out[i] = s
 		}
 		return out

@@ -233,6 +233,9 @@ const branchTapes = `tapes:
           - capsule: {summary: "could not run the tests"}
         on_error:
           - fail: "the tests could not run"
+        on_exit:
+          127:
+            - say: "no go branch"
       - say: "main line"
   - name: ask
     match: {agent: builder}
@@ -317,6 +320,8 @@ func TestScriptBranchOnToolResult(t *testing.T) {
 		{"denial with a message", DeniedPrefix + "use make test instead", true, "denied branch", ""},
 		{"policy denial", DeniedPrefix + "run_shell_command is not among this agent's tools", true, "denied branch", ""},
 		{"error", "run_shell_command: exit status 1", true, "", "the tests could not run"},
+		{"exit code with a branch", "go is not on PATH\n[exit code 127]", true, "no go branch", ""},
+		{"exit code without one", "FAIL\n[exit code 1]", true, "", "the tests could not run"},
 		{"success", "ok", false, "main line", ""},
 		{"not an error though it says denied", DeniedPrefix + "x", false, "main line", ""},
 	} {
@@ -436,6 +441,8 @@ func TestParseTapeBranchErrors(t *testing.T) {
 		{"otherwise on say", "      - say: hi\n        otherwise: [{say: x}]\n", "b.yaml:4: otherwise belongs to an ask step"},
 		{"empty on_denied", "      - tool: glob\n        on_denied: []\n", "b.yaml:5: on_denied is a non-empty list of steps"},
 		{"on_error not a list", "      - tool: glob\n        on_error: {say: x}\n", "b.yaml:5: on_error is a non-empty list of steps"},
+		{"on_exit on say", "      - say: hi\n        on_exit: {1: [{say: x}]}\n", "b.yaml:4: on_exit belongs to a tool step"},
+		{"on_exit bad code", "      - tool: glob\n        on_exit: {zero: [{say: x}]}\n", "on_exit: \"zero\" is not an exit code from 1 to 255"},
 		{"empty otherwise", "      - ask: hi\n        otherwise: []\n", "b.yaml:5: otherwise is a non-empty list of steps"},
 		{"empty answers", "      - ask: hi\n        answers: []\n", "b.yaml:5: answers is a non-empty list"},
 		{"bad regexp", "      - ask: hi\n        answers:\n          - match: \"(\"\n            steps: [{say: x}]\n", "b.yaml:6: answers.match: error parsing regexp"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -50,8 +51,23 @@ func TestTotal(t *testing.T) {
 }
 `,
 	"README.md": "# shop\n\nA tiny cart package for the summit demo.\n",
-	"go.mod":    "module example.com/shop\n\ngo 1.26\n",
+	// go 1.21: any go from 1.21 on runs the sample's tests without fetching a toolchain.
+	"go.mod": "module example.com/shop\n\ngo 1.21\n",
 }
+
+// demoApply is the tour's /apply: with go on PATH it runs the sample's own tests on the merged
+// fix in a scratch worktree first (--verify), so a fix whose tests fail is refused, with the
+// failing test shown; without go it lands the fix unchecked (the tester then says it could
+// not verify).
+func demoApply() (line, say string) {
+	if _, err := exec.LookPath("go"); err == nil {
+		return `/apply cv-1 --verify "go test ./..."`, "3/5 · /apply runs go test on the fix, then lands it. The tester asks: 1 allow."
+	}
+	return "/apply cv-1", "3/5 · /apply lands the fix. A tester asks for the shell: 1 allow, 3 deny, enter."
+}
+
+// The third step's /apply depends on go being on PATH (demoApply).
+func init() { demoSteps[2].lines[0], demoSteps[2].say = demoApply() }
 
 // demoSteps is the guided tour: what to say, what to type, and when to go on.
 type demoStep struct {

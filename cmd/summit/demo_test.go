@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,15 +115,20 @@ func TestDemoTextsFit80(t *testing.T) {
 }
 
 // demoScript is the tour's lines as a headless script: a /wait and /resolve where the person
-// picks a side, and reply typed to the builder that takes control.
-func demoScript(reply string) string {
+// picks a side (sa-3 unless side says otherwise), and reply typed to the builder that takes
+// control.
+func demoScript(reply string, side ...string) string {
+	pick := "sa-3"
+	if len(side) > 0 {
+		pick = side[0]
+	}
 	var b strings.Builder
 	for _, s := range demoSteps {
 		for _, l := range s.lines {
 			b.WriteString(l + "\n")
 			switch {
 			case strings.HasPrefix(l, "/converge"):
-				b.WriteString("/wait cv-1\n/resolve cf-1 --choose sa-3\n")
+				b.WriteString("/wait cv-1\n/resolve cf-1 --choose " + pick + "\n")
 			case strings.HasPrefix(l, "/delegate \"run the tests\""):
 				b.WriteString("/wait sa-4\n")
 			case strings.HasPrefix(l, "/handoff"):
@@ -135,22 +141,33 @@ func demoScript(reply string) string {
 
 // TestDemoTapesHeadless runs the tour's commands headless on the embedded tapes over the
 // demo's sample files: the patches fit, and the tapes react to the choices (the shell
-// allowed or denied, the answer to the builder).
+// allowed or denied, the answer to the builder). The demo is honest: with go on PATH its
+// /apply runs the sample's real tests on the merged fix first (VerifyRan passed), its tester
+// runs go test through the confined shell and reports what the exit code says, and whichever
+// side is taken the workspace ends with tests that pass (checked here by running them).
 func TestDemoTapesHeadless(t *testing.T) {
+	_, goErr := exec.LookPath("go")
+	hasGo := goErr == nil
+	passed := "go test ./... passes."
+	if !hasGo {
+		passed = "could not verify: go is not on PATH"
+	}
 	for _, c := range []struct {
-		approve, reply string
-		tester, readme string
+		approve, reply, side string
+		tester, readme       string
+		fix                  string
 	}{
-		{"shell", "The Usage section please", "cart_test.go holds the checks for Total.", "## Usage\n\nshop.Total(lines)"},
-		{"none", "testing", "could not run the tests: the shell was denied", "## Testing\n\nRun go test"},
-		{"none", `a "changelog", maybe`, "could not run the tests: the shell was denied", "## Notes\n\na \"changelog\", maybe\n"},
+		{"shell", "The Usage section please", "sa-3", passed, "## Usage\n\nshop.Total(lines)", "cents := int64(l.Price*float64(l.Qty)*100 + 0.5)"},
+		{"shell", "usage", "sa-2", passed, "## Usage\n\nshop.Total(lines)", "t += l.Price * float64(l.Qty)\n"},
+		{"none", "testing", "sa-3", "could not run the tests: the shell was denied", "## Testing\n\nRun go test", "cents := int64(l.Price*float64(l.Qty)*100 + 0.5)"},
+		{"none", `a "changelog", maybe`, "sa-3", "could not run the tests: the shell was denied", "## Notes\n\na \"changelog\", maybe\n", "cents :="},
 	} {
 		ws := t.TempDir()
 		for name, body := range demoFiles {
 			os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644)
 		}
 		sf := filepath.Join(t.TempDir(), "demo.summit")
-		os.WriteFile(sf, []byte(demoScript(c.reply)), 0o644)
+		os.WriteFile(sf, []byte(demoScript(c.reply, c.side)), 0o644)
 		rec := filepath.Join(t.TempDir(), "demo.jsonl")
 		code, out, errOut := summit(t, "run", "--script", sf, "--workspace", ws, "--provider", "script",
 			"--approve", c.approve, "--record", rec)
@@ -161,8 +178,8 @@ func TestDemoTapesHeadless(t *testing.T) {
 			t.Errorf("%s: the tester's capsule is not %q:\n%s", c.approve, c.tester, out)
 		}
 		cart, _ := os.ReadFile(filepath.Join(ws, "cart.go"))
-		if !strings.Contains(string(cart), "cents := int64(l.Price*100+0.5) * int64(l.Qty)") || !strings.Contains(string(cart), "return round(t)") {
-			t.Errorf("the merged fix was not applied:\n%s", cart)
+		if !strings.Contains(string(cart), c.fix) {
+			t.Errorf("%s: the merged fix was not applied:\n%s", c.side, cart)
 		}
 		readme, _ := os.ReadFile(filepath.Join(ws, "README.md"))
 		if !strings.Contains(string(readme), c.readme) || !strings.HasPrefix(string(readme), "# shop\n\n## ") {
@@ -170,6 +187,18 @@ func TestDemoTapesHeadless(t *testing.T) {
 		}
 		if !strings.Contains(errOut, "waited ") {
 			t.Errorf("/wait said nothing:\n%s", errOut)
+		}
+		if !hasGo {
+			continue
+		}
+		// summit's measurement of the fix before it landed, and ours after.
+		if !strings.Contains(out, "measured: ✓ `go test ./...` exit 0") {
+			t.Errorf("%s: no passing VerifyRan for cv-1 in --print:\n%s", c.side, out)
+		}
+		test := exec.Command("go", "test", "./...")
+		test.Dir = ws
+		if b, err := test.CombinedOutput(); err != nil {
+			t.Errorf("%s: the demo ends with failing tests: %v\n%s\ncart.go:\n%s", c.side, err, b, cart)
 		}
 	}
 }

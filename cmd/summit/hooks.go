@@ -32,3 +32,14 @@ func (f *sessionFlags) hookRunner(ws string, cfg provider.Hooks, stderr io.Write
 	}
 	return hooks.New(hooks.Options{Hooks: cfg, WorkspaceTrusted: ok, PassEnv: f.passEnv})
 }
+
+// verifyConfig is the verify: command /apply runs: the user's config's always; the
+// workspace's, a process the workspace would start, only with --trust-hooks (an untrusted
+// workspace starts no process). A notice says when it is left out.
+func (f *sessionFlags) verifyConfig(v provider.Verify, stderr io.Writer) provider.Verify {
+	if !v.Workspace || f.trustHooks {
+		return v
+	}
+	fmt.Fprintf(stderr, "summit: %s\n", "the workspace's verify: command (.summit/config.yaml) does not run: the workspace is not trusted; --trust-hooks runs it, or put it in your own config")
+	return provider.Verify{}
+}

@@ -279,6 +279,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		Config:  f.config(),
 		OnUsage: f.onUsage,
 		Hooks:   f.hookRunner(ws, cfg.Hooks, stderr), // hooks.go: asks about the workspace's hooks
+		Verify:  f.verifyConfig(cfg.Verify, stderr),  // hooks.go: a workspace's only when trusted
 	})
 	if err != nil {
 		closeOtel(otel)

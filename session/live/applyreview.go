@@ -175,9 +175,16 @@ func (x *Orchestrator) applyReviewed(line string, c commands.Apply, ar *applyRev
 			return x.rejectf(line, c, "%s is already applied (%s); /undo takes it back", cv.ID, a.ApplyID)
 		}
 	}
+	ck, rep, done, err := x.precheck(line, c, cv.ID, nil, pre, settled) // verify.go
+	if done {
+		return rep, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	applied, err := x.git.Apply(ctx, pre, settled, ar.source)
+	if ok, why := x.landedAsChecked(ck, applied); err == nil && !ok {
+		return x.rejectf(line, c, "nothing applied: %s", why)
+	}
 	// A reviewed convergence lands its playbook operations with its files.
 	batch := ""
 	x.mu.Lock()

@@ -390,6 +390,9 @@ func (x *Orchestrator) apply(line string, c commands.Apply) (Reply, error) {
 	if _, err := session.ApplyPlaybook(book, cv.Batch.Operations, cv.ID); err != nil {
 		return x.rejectf(line, c, "nothing applied: %v", err)
 	}
+	if rep, done, err := x.precheckPatches(line, c, cv); done { // verify.go
+		return rep, err
+	}
 	if err := x.issue(line, c); err != nil {
 		return Reply{}, err
 	}

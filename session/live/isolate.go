@@ -169,7 +169,13 @@ func (x *Orchestrator) diffCmd(line string, c commands.Diff) (Reply, error) {
 		}
 		text = t
 	case cv.Batch == nil:
-		return x.rejectf(line, c, "%s has no DeltaBatch to show (it is %s)", cv.ID, cv.Status)
+		// Apply reviews, results in another format, convergences still computing: what their
+		// members changed, and an apply review's conflicts and settled result (verify.go).
+		t, err := x.convDiffText(cv, c.Path)
+		if err != nil {
+			return x.rejectf(line, c, "%v", err)
+		}
+		text = t
 	default:
 		var b strings.Builder
 		for _, p := range cv.Batch.Patches {
@@ -245,11 +251,18 @@ func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
 	if err != nil {
 		return x.rejectf(line, c, "%v", err)
 	}
+	ck, rep, done, err := x.precheck(line, c, sa.ID, sa, sa.Changes.BaseCommit, sa.Changes.ResultCommit) // verify.go
+	if done {
+		return rep, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
 	applied, err := r.Apply(ctx, sa.Changes.BaseCommit, sa.Changes.ResultCommit, sa.ID)
 	if ce := (*gitws.ConflictError)(nil); errors.As(err, &ce) {
 		return x.openApplyReview(line, c, sa.ID, []string{sa.ID}, sa.Changes.BaseCommit, sa.Changes.ResultCommit, ce)
+	}
+	if ok, why := x.landedAsChecked(ck, applied); err == nil && !ok {
+		return x.rejectf(line, c, "nothing applied: %s", why)
 	}
 	if rep, ok, err := x.land(line, c, sa.ID, "", applied, err); !ok {
 		return rep, err
@@ -434,9 +447,18 @@ func (x *Orchestrator) applyConvReal(line string, c commands.Apply, cv *session.
 	if _, err := session.ApplyPlaybook(book, cv.Batch.Operations, cv.ID); err != nil {
 		return x.rejectf(line, c, "nothing applied: %v", err)
 	}
+	ck, rep, done, err := x.precheck(line, c, cv.ID, nil, base, result) // verify.go
+	if done {
+		return rep, err
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), gitTimeout) // the check may have taken long
+	defer cancel()
 	applied, err := r.Apply(ctx, base, result, cv.ID)
 	if ce := (*gitws.ConflictError)(nil); errors.As(err, &ce) {
 		return x.openApplyReview(line, c, cv.ID, cv.Members, base, result, ce)
+	}
+	if ok, why := x.landedAsChecked(ck, applied); err == nil && !ok {
+		return x.rejectf(line, c, "nothing applied: %s", why)
 	}
 	if rep, ok, err := x.land(line, c, cv.ID, cv.ID, applied, err); !ok {
 		return rep, err

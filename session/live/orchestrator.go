@@ -110,6 +110,9 @@ type Options struct {
 	// Hooks runs the user's hooks on session events (hooks.go); nil = none. The caller
 	// decides which hooks it holds (a workspace's only once trusted).
 	Hooks *hooks.Runner
+	// Verify is the config's verify: command, run by every /apply on the merged result
+	// before it lands (verify.go); zero = none. The caller drops an untrusted workspace's.
+	Verify provider.Verify
 }
 
 // Orchestrator runs one session.

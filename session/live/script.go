@@ -153,6 +153,8 @@ func progress(ev session.Event) string {
 			why = ": " + session.Sanitize(oneLine(d.Reason, 120))
 		}
 		return fmt.Sprintf("  %s hook%s %s%s", d.HookEvent, on, d.Outcome, why)
+	case session.VerifyRan:
+		return fmt.Sprintf("  %s %s", d.Target, d.Measured()) // summit's measurement, before the /apply's record
 	case session.PermissionRequested:
 		return fmt.Sprintf("  %s asks for %s (%s)", id, d.Tool, d.RequestID)
 	case session.PermissionGranted:

@@ -65,6 +65,21 @@ type Metrics struct {
 	CostUSD      float64 `json:"cost_usd"`
 	CostPriced   int     `json:"cost_priced_subagents"`
 	CostUnpriced int     `json:"cost_unpriced_subagents"`
+
+	// Verifications are, for each subagent or convergence that has either, what its agent
+	// claimed (a capsule's verification) and what summit measured (VerifyRan), apart.
+	Verifications []VerificationMetrics `json:"verifications,omitempty"`
+	VerifyRuns    int                   `json:"verify_runs,omitempty"`
+	VerifyFailed  int                   `json:"verify_failed,omitempty"`
+}
+
+// VerificationMetrics keep an agent's claim and summit's measurement of one subagent or
+// convergence apart: Claimed is the capsule's verification status, the agent's own word;
+// Measured is summit's last VerifyRan of it.
+type VerificationMetrics struct {
+	ID       string             `json:"id"`
+	Claimed  string             `json:"claimed,omitempty"`
+	Measured *session.VerifyRan `json:"measured,omitempty"`
 }
 
 // AgentTypeMetrics are one agent type's figures.
@@ -113,6 +128,21 @@ func ComputeMetrics(s *session.State) Metrics {
 	m.SuccessRate = ratio(m.Succeeded, m.Stopped)
 	if m.DurationMS > 0 {
 		m.SpawnsPerMinute = float64(m.Spawns) / (float64(m.DurationMS) / float64(time.Minute/time.Millisecond))
+	}
+	m.VerifyRuns, m.VerifyFailed = c.Verifies, c.VerifiesFailed
+	for _, sa := range s.Subagents {
+		vm := VerificationMetrics{ID: sa.ID, Measured: sa.Verify}
+		if cp := sa.Capsule; cp != nil && cp.Verification != nil {
+			vm.Claimed = orDash(session.Sanitize(cp.Verification.Status))
+		}
+		if vm.Claimed != "" || vm.Measured != nil {
+			m.Verifications = append(m.Verifications, vm)
+		}
+	}
+	for _, cv := range s.Convergences {
+		if cv.Verify != nil {
+			m.Verifications = append(m.Verifications, VerificationMetrics{ID: cv.ID, Measured: cv.Verify})
+		}
 	}
 	m.EscalationsPerSpawn = ratio(c.PermissionRequests, c.Spawns)
 	m.ConflictRate = ratio(c.ConvergencesWithConflicts, c.Convergences)
@@ -180,6 +210,21 @@ func (m Metrics) WriteText(w io.Writer) error {
 	row("tool calls", "%d", m.ToolCalls)
 	if m.CostPriced+m.CostUnpriced > 0 {
 		row("cost", "$%.4f for %d priced (%d on models with no price: unknown)", m.CostUSD, m.CostPriced, m.CostUnpriced)
+	}
+	if len(m.Verifications) > 0 {
+		// The two are never merged: an agent saying its tests pass is not a measurement.
+		fmt.Fprintf(&b, "\nverification (claims: the agent's own word; measured: summit's VerifyRan, %d run, %d failed)\n", m.VerifyRuns, m.VerifyFailed)
+		for _, v := range m.Verifications {
+			claim := "claims: nothing"
+			if v.Claimed != "" {
+				claim = "claims: " + v.Claimed
+			}
+			measured := "measured: not by summit"
+			if v.Measured != nil {
+				measured = v.Measured.Measured()
+			}
+			fmt.Fprintf(&b, "  %-8s %-24s %s\n", v.ID, claim, measured)
+		}
 	}
 	b.WriteString("\nby agent type                spawned  stopped  success  avg completion\n")
 	if len(m.ByAgentType) == 0 {

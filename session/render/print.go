@@ -322,10 +322,17 @@ func (p *printer) tree() {
 		if ch := sa.Changes; ch != nil && ch.Error == "" {
 			p.f(" · %s", ChangeStat(ch))
 		}
+		if v := sa.Verify; v != nil {
+			p.f(" · %s", VerifyMark(v))
+		}
 		p.f("\n")
 	}
 	for _, cv := range p.s.Convergences {
-		p.f("▾ %s %s (%s) · %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), ConvergenceStatus(p.s, cv))
+		mark := ""
+		if v := cv.Verify; v != nil {
+			mark = " · " + VerifyMark(v)
+		}
+		p.f("▾ %s %s (%s) · %s%s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), ConvergenceStatus(p.s, cv), mark)
 		for _, cf := range cv.Conflicts {
 			mark := "⚠"
 			if cf.Resolution != nil {
@@ -402,10 +409,14 @@ func (p *printer) transcripts() {
 			p.f("\n")
 		}
 		p.changes(sa)
+		p.verify(sa.Verify)
 		if c := sa.Capsule; c != nil {
 			p.f("capsule: %s\n", indentRest(session.Sanitize(c.Summary)))
 			if c.Confidence != nil {
 				p.f("  confidence %.2f\n", *c.Confidence)
+			}
+			if c.Verification != nil {
+				p.f("  verification %s (the agent's own, not measured)\n", session.Claimed(c.Verification))
 			}
 			for _, fd := range c.Findings {
 				p.f("  finding [%s] %s", orDash(session.Sanitize(fd.Severity)), session.Sanitize(fd.Summary))
@@ -664,6 +675,32 @@ func (p *printer) convergences() {
 		for _, n := range cv.Notes {
 			p.f("  note: %s\n", session.Sanitize(n))
 		}
+		if cv.Verify != nil {
+			p.f("  ")
+			p.verify(cv.Verify)
+		}
+	}
+}
+
+// VerifyMark is summit's measurement in brief, for a tree row: "measured ✓" or "measured ✗".
+func VerifyMark(v *session.VerifyRan) string {
+	if v.Passed() {
+		return "measured ✓"
+	}
+	if v.Forced {
+		return "measured ✗ (forced)"
+	}
+	return "measured ✗"
+}
+
+// verify prints summit's measurement (VerifyRan) and, when it failed, the end of its output.
+func (p *printer) verify(v *session.VerifyRan) {
+	if v == nil {
+		return
+	}
+	p.f("verify: %s\n", v.Measured())
+	if !v.Passed() && v.Output != "" {
+		p.f("  | %s\n", indentRestBy(session.Sanitize(v.Output), "  | "))
 	}
 }
 

@@ -98,7 +98,11 @@ func FullSession() []session.Event {
 	b.Add("", session.DeltaBatch{ConvergenceID: "cv-1", Reasoning: "one patch", Operations: []session.PlaybookOp{{Type: session.OpAdd, BulletID: "pb-1", Section: "style", Content: "prefer helpers"}},
 		Patches: []session.Patch{{Path: "a.go", Diff: "--- a/a.go\n+++ b/a.go\n"}}})
 	b.Add("", session.ConvergenceComplete{ConvergenceID: "cv-1", Outcome: "merged", ConflictCount: 1, ResolutionCount: 1, OutputSize: 13})
+	b.Add("", session.VerifyRan{Target: "cv-1", Command: "go test ./...", Source: "flag", ExitCode: 1, Outcome: session.VerifyFailed,
+		DurationMS: 3100, Output: "--- FAIL: TestTotal\nFAIL", Files: []string{"a.go"}, Forced: true})
 	b.Add("", session.DeltaBatchApplied{ConvergenceID: "cv-1", Files: []string{"a.go"}})
+	b.Add("sa-2", session.VerifyRan{Target: "sa-2", Command: "go vet ./...", Source: "config", ExitCode: 0, Outcome: session.VerifyPassed,
+		DurationMS: 900, Files: []string{"a.go", "logo.png", "run.sh"}})
 	b.Add("", session.ChangesApplied{ApplyID: "apply-1", Source: "sa-2", Files: []string{"a.go", "logo.png", "run.sh"}, PreCommit: "aaaa", PostCommit: "bbbb"})
 	b.Add("", session.ApplyUndone{ApplyID: "apply-1", Files: []string{"a.go", "logo.png", "run.sh"}})
 	b.Add("sa-2", session.ChangesRebased{ConvergenceID: "cv-1", SubagentChanges: session.SubagentChanges{Base: "base-2", BaseCommit: "2222", ResultCommit: "3333",
