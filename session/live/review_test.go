@@ -257,6 +257,17 @@ func TestAutoResolutionRecordsAlsoLands(t *testing.T) {
 		!strings.Contains(r.AlsoLands[0].Text, "+A10") || len(r.Dropped) != 1 || !strings.Contains(r.Dropped[0].Text, "+A3") {
 		t.Errorf("the recorded automatic resolution does not say what else lands: %+v", r)
 	}
+	if len(r.PlaybookDropped) != 1 || r.PlaybookDropped[0].Text != "ADD patterns_established: lines are rewritten by A" ||
+		len(r.PlaybookKept) != 1 || r.PlaybookKept[0].SubagentID != "sa-2" {
+		t.Errorf("the recorded automatic resolution's playbook: kept %+v dropped %+v", r.PlaybookKept, r.PlaybookDropped)
+	}
+	var book []string
+	for _, e := range o.state.Playbook {
+		book = append(book, e.Content)
+	}
+	if len(book) != 1 || book[0] != "lines are rewritten by B" {
+		t.Errorf("playbook %q", book)
+	}
 	var pr strings.Builder
 	if err := render.Print(&pr, o.state); err != nil {
 		t.Fatal(err)
