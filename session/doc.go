@@ -138,8 +138,13 @@
 // leaves it), also_lands (other sides' hunks that land with it), drops, and pending (other
 // conflicts of the file, decided there). ConflictResolved.whole_file records a --whole-file
 // choice (the file's other open conflicts are resolved with it, note "settled by cf-N"), and
-// kept and dropped the hunks the choice kept and dropped: an automatic method's choice is on
-// record with its consequences. An apply review's conflict (kind apply) records the
+// kept and dropped the hunks the choice kept and dropped, also_lands the other sides' hunks
+// that still land in the file with a region choice, and playbook_kept and playbook_dropped
+// (each {subagent_id, text}) the playbook operations it lands and drops: an automatic
+// method's choice is on record with its consequences (a vote or consensus choice: the chosen
+// member's whole result kept, one entry per file, the other sides' dropped). A member's
+// playbook operations land only with its whole change (session/converge), so each outcome
+// also lists playbook_lands and playbook_drops. An apply review's conflict (kind apply) records the
 // conflicted regions, not whole files: lines (the first to the last region, in the
 // workspace's file), each side's value as the region's change against the base, context as
 // git merge-file --diff3 marks the regions with 3 lines around (numbered as in the

@@ -473,6 +473,18 @@ type ChoiceOutcome struct {
 	AlsoLands []ReviewHunk `json:"also_lands,omitempty"`
 	Drops     []ReviewHunk `json:"drops,omitempty"`
 	Pending   []string     `json:"pending,omitempty"`
+	// PlaybookLands and PlaybookDrops are the playbook operations (from the Downstream
+	// Context) of the members with a change to the file that land or are dropped with the
+	// choice: a member's operations land only with its whole change (session/converge).
+	PlaybookLands []ReviewOp `json:"playbook_lands,omitempty"`
+	PlaybookDrops []ReviewOp `json:"playbook_drops,omitempty"`
+}
+
+// ReviewOp is one playbook operation as a review or a resolution lists it: whose it is and
+// the operation as the reviewer reads it ("ADD patterns_established: ...", "REMOVE ctx-3").
+type ReviewOp struct {
+	SubagentID string `json:"subagent_id"`
+	Text       string `json:"text"`
 }
 
 // ConflictSide is one subagent's position in a conflict. Value is any JSON value (a hunk's
@@ -519,6 +531,14 @@ type ConflictResolved struct {
 	// consequences.
 	Kept    []ReviewHunk `json:"kept,omitempty"`
 	Dropped []ReviewHunk `json:"dropped,omitempty"`
+	// AlsoLands are the other sides' hunks in the same file that land with a region choice
+	// (what the review showed before enter); an automatic method records them too.
+	AlsoLands []ReviewHunk `json:"also_lands,omitempty"`
+	// PlaybookKept and PlaybookDropped are the playbook operations the choice lands and
+	// drops: a member's operations land only with its whole change; a vote or consensus
+	// choice lands the chosen member's alone.
+	PlaybookKept    []ReviewOp `json:"playbook_kept,omitempty"`
+	PlaybookDropped []ReviewOp `json:"playbook_dropped,omitempty"`
 }
 
 type ConvergenceComplete struct {

@@ -141,6 +141,14 @@ func (m *Model) selectedOutcome(cf *session.Conflict, inner int) []string {
 			out = append(out, m.diffLines(changed)...)
 		}
 	}
+	// The playbook operations the choice drops and lands: a member's land only with its whole
+	// change (session/converge).
+	for _, op := range o.PlaybookDrops {
+		out = append(out, m.sty.warn.Render(ansi.Truncate(session.Sanitize(fmt.Sprintf("⚠ playbook: %s's %s is dropped", op.SubagentID, op.Text)), inner, "…")))
+	}
+	for _, op := range o.PlaybookLands {
+		out = append(out, m.sty.dim.Render(ansi.Truncate(session.Sanitize(fmt.Sprintf("playbook: %s's %s lands", op.SubagentID, op.Text)), inner, "…")))
+	}
 	head := fmt.Sprintf("with %s, %s becomes:", sel.label, cf.Review.File)
 	if o.Diff == "" {
 		head = fmt.Sprintf("with %s, %s stays as it is", sel.label, cf.Review.File)

@@ -32,10 +32,17 @@ const (
 // demoReviewEvents is a session with the demo's conflict waiting, as the engine records it.
 func demoReviewEvents(t *testing.T) []session.Event {
 	t.Helper()
+	return demoReviewEventsWith(t, "", "")
+}
+
+// demoReviewEventsWith is the demo's conflict with the members' Downstream Context.
+func demoReviewEventsWith(t *testing.T, dc2, dc3 string) []session.Event {
+	t.Helper()
+	dcs := map[string]string{"sa-2": dc2, "sa-3": dc3}
 	conf := func(f float64) *float64 { return &f }
 	member := func(id string, seq uint64, c float64, diff string) converge.Member {
 		return converge.Member{ID: id, Outcome: session.OutcomeSuccess, Finished: seq,
-			Capsule: &protocols.Capsule{Summary: "fix rounding", Confidence: conf(c)},
+			Capsule: &protocols.Capsule{Summary: "fix rounding", Confidence: conf(c), DownstreamContext: dcs[id]},
 			Changes: &session.SubagentChanges{Base: "base-1", Files: []session.FileChange{{Path: "cart.go", Kind: session.ChangeModified,
 				OldMode: "100644", NewMode: "100644", Diff: diff}}}}
 	}
@@ -109,6 +116,25 @@ func TestGoldenWholeReview(t *testing.T) {
 		press(m, choiceNumber(t, m, "take sa-3's cart.go"), "enter")
 		if len(b.lines) != 1 || b.lines[0] != "/resolve cf-1 --choose sa-3 --whole-file" {
 			t.Errorf("%v: sent %v", sz, b.lines)
+		}
+	}
+}
+
+// The selected choice says which playbook pattern it drops and which lands (issue 27): take
+// sa-3 here drops sa-2's, take sa-2 here drops sa-3's.
+func TestReviewShowsPlaybookFate(t *testing.T) {
+	evs := demoReviewEventsWith(t, "- Patterns Established: money is rounded once, at the boundary",
+		"- Patterns Established: amounts are integer cents inside Total")
+	for _, tc := range []struct{ label, drop, land string }{
+		{"take sa-3 here", "⚠ playbook: sa-2's ADD patterns_established: money is rounded once", "playbook: sa-3's ADD patterns_established: amounts are integer"},
+		{"take sa-3's cart.go", "⚠ playbook: sa-2's ADD patterns_established: money is rounded once", "playbook: sa-3's ADD patterns_established: amounts are integer"},
+		{"take sa-2 here", "⚠ playbook: sa-3's ADD patterns_established: amounts are integer", "playbook: sa-2's ADD patterns_established: money is rounded once"},
+	} {
+		m, _ := openOn(t, 160, 48, evs, "cf-1")
+		press(m, choiceNumber(t, m, tc.label))
+		out := ansi.Strip(m.Render())
+		if !strings.Contains(out, tc.drop) || !strings.Contains(out, tc.land) {
+			t.Errorf("%s: the review does not say %q and %q:\n%s", tc.label, tc.drop, tc.land, out)
 		}
 	}
 }

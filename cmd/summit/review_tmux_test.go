@@ -34,6 +34,11 @@ func TestTerminalWholeFileReview(t *testing.T) {
 	if !strings.Contains(s, "these changes of other sides also land") || !strings.Contains(s, "+A10") {
 		t.Errorf("take sa-2 here does not say A's line 10 lands with it:\n%s", s)
 	}
+	// A's pattern goes with A's dropped line 3; B's lands.
+	if !strings.Contains(s, "⚠ playbook: sa-1's ADD patterns_established: lines are rewritten by A is dropped") ||
+		!strings.Contains(s, "playbook: sa-2's ADD patterns_established: lines are rewritten by B lands") {
+		t.Errorf("take sa-2 here does not say which playbook pattern lands:\n%s", s)
+	}
 	tm.keys("3")
 	tm.waitFor(`enter confirms ⚠ take sa-2's list\.txt`, 5*time.Second)
 	tm.keys("Enter")

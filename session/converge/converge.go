@@ -149,6 +149,9 @@ type unit struct {
 	fkey    string
 	op      session.PlaybookOp
 	okey    string
+	// opBy is each source's own metadata of a TAG, so a TAG whose sources are partly left
+	// out counts only the ones that land (opFor).
+	opBy    map[string]map[string]any
 	sources []string
 	// Recorded changes: the file change a uFile or uMode is (the one a real hunk came
 	// from), its path, every path a uFile touches, and a text add's or delete's hunks.
@@ -309,10 +312,14 @@ func (a *Analysis) pool() {
 			}
 			if u.kind == uOp && u.op.Type == session.OpTag {
 				a.units[i].op.Metadata = addCounts(a.units[i].op.Metadata, u.op.Metadata)
+				a.units[i].opBy[from] = addCounts(a.units[i].opBy[from], u.op.Metadata)
 			}
 			return i
 		}
 		u.sources = []string{from}
+		if u.kind == uOp {
+			u.opBy = map[string]map[string]any{from: u.op.Metadata}
+		}
 		byKey[key] = len(a.units)
 		a.units = append(a.units, u)
 		return len(a.units) - 1
@@ -839,7 +846,18 @@ func (a *Analysis) resolution(c *conflict, choice, method, note string) session.
 			r.Overridden = append(r.Overridden, s)
 		}
 	}
-	r.Kept, r.Dropped = a.keptDropped(c, choice)
+	// What the choice keeps and drops, and what else lands with it: the same a manual review
+	// shows before enter, so an automatic choice is on record with its consequences.
+	switch {
+	case c.kind == KindVote || c.kind == KindConsensus:
+		r.Kept, r.Dropped, r.PlaybookKept, r.PlaybookDropped = a.resultKept(c, choice)
+	case a.conflictFile(c) != "":
+		r.Kept, r.Dropped, _, _ = a.keptDropped(c, choice)
+		o := a.regionOutcome(c, choice, a.conflictOf())
+		r.AlsoLands, r.PlaybookKept, r.PlaybookDropped = o.AlsoLands, o.PlaybookLands, o.PlaybookDrops
+	default:
+		r.Kept, r.Dropped, r.PlaybookKept, r.PlaybookDropped = a.keptDropped(c, choice)
+	}
 	return r
 }
 
@@ -994,6 +1012,7 @@ func (a *Analysis) Output(resolved map[string]session.ConflictResolved) (Result,
 	// Which units stand, and from which pool.
 	src, take := a, []int(nil)
 	fatal := a.Fatal
+	editKept := map[int]bool{} // units of conflicts settled by edit: the reviewer's lines stand for them
 	switch a.in.Strategy {
 	case commands.StrategyMerge, commands.StrategyFirstSuccess:
 		in := map[int]bool{}
@@ -1019,6 +1038,9 @@ func (a *Analysis) Output(resolved map[string]session.ConflictResolved) (Result,
 					continue // a side's whole version of the file stands instead
 				}
 				// The reviewer's text in place of every side's hunks.
+				for _, u := range c.units {
+					editKept[u] = true
+				}
 				u, note := a.editUnit(c, a.Conflicts[i].Lines, resolved[c.id].Content)
 				notes = append(notes, note)
 				if u != nil {
@@ -1091,6 +1113,12 @@ func (a *Analysis) Output(resolved map[string]session.ConflictResolved) (Result,
 	take = slices.DeleteFunc(take, func(i int) bool {
 		return isChange(src.units[i]) && len(src.effSources(src.units[i], dropped)) == 0
 	})
+	if fatal == "" && a.in.Strategy == commands.StrategyMerge {
+		// A member's playbook operations land only with its whole change (review.go).
+		var opNotes []string
+		src, take, opNotes = a.orphanOps(src, take, editKept, dropped)
+		notes = append(notes, opNotes...)
+	}
 	notes = append(notes, src.fill(&doc, take, dropped)...)
 	doc.Notes = notes
 	res := Result{Outcome: doc.Outcome, Notes: notes, Doc: doc, Files: doc.Files, Sources: doc.Sources}

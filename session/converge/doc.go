@@ -62,6 +62,23 @@
 // "merged"), and the notes and the conflict list say the lines were edited by the reviewer.
 // Only hunk conflicts that change one region of an existing file offer it (see edit.go).
 //
+// Playbook operations follow their member's whole change (issue 27). A member's Downstream
+// Context describes the change it made, so under merge its playbook operations land only
+// when every one of its change units lands: a choice that drops any of its hunks or file
+// changes (another side here or another side's whole file, none, a base conflict leaving it
+// out) drops its operations too, with a note. Taking sa-3 in the demo therefore leaves only
+// sa-3's pattern, not two contradictory ones. An operation several members gave lands when
+// one of them lands whole (a TAG counts only those); a hunk conflict settled by edit keeps
+// both sides' operations (the reviewer's lines stand for both); operations that are the
+// sides of a playbook conflict follow that conflict's choice; a member without changes keeps
+// its operations. Each review outcome lists the operations that land and are dropped with
+// the choice (ChoiceOutcome.PlaybookLands/PlaybookDrops), as far as that choice decides: the
+// file's other conflicts and changes outside the file count as landing. Every resolution,
+// automatic ones included, records the same: what it kept and dropped, the other sides'
+// hunks that still land in the file with a region choice (ConflictResolved.AlsoLands), and
+// the playbook operations kept and dropped; a vote or consensus choice records the chosen
+// member's whole result as kept and the other sides' as dropped.
+//
 // Output is json (Document), markdown (Document.Markdown) or delta_batch: per-file unified
 // diffs (hunks sorted, context trimmed so hunks never overlap) plus playbook operations in
 // ACE's DeltaBatch shape built from the members' Downstream Context (see playbook.go). With

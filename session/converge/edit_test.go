@@ -112,7 +112,11 @@ func TestEditChoices(t *testing.T) {
 	if len(r.Kept) != 0 || len(r.Dropped) != 2 || r.Dropped[0].SubagentID != "sa-1" || r.Dropped[1].SubagentID != "sa-2" {
 		t.Errorf("resolve edit kept %+v dropped %+v", r.Kept, r.Dropped)
 	}
-	r.Kept, r.Dropped = nil, nil
+	// The file's other hunks land with the reviewer's lines, and the resolution says so.
+	if len(r.AlsoLands) == 0 {
+		t.Errorf("resolve edit: what else lands is not recorded: %+v", r)
+	}
+	r.Kept, r.Dropped, r.AlsoLands = nil, nil, nil
 	if err != nil || fmt.Sprint(r) != fmt.Sprint(want2) {
 		t.Errorf("resolve edit: %+v %v", r, err)
 	}

@@ -2,6 +2,7 @@ package converge
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -163,5 +164,153 @@ func TestConsensusSidesShowDiffAndReason(t *testing.T) {
 	}
 	if s := byOther["sa-3"]; !strings.Contains(s.Reason, "confidence 0.50 is outside the 0.1 band of 0.90") {
 		t.Errorf("sa-3: %+v", s)
+	}
+}
+
+// opsOf are a result's playbook operations as the reviewer reads them.
+func opsOf(res Result) []string {
+	var out []string
+	for _, op := range res.Batch.Operations {
+		out = append(out, opText(op))
+	}
+	return out
+}
+
+// Issue 27: a member's playbook operations land only with its whole change. A changes lines
+// 3 and 10 and establishes pattern A; B changes line 3 and establishes pattern B; both confirm
+// one shared note. Taking B, here or B's whole file, drops pattern A (its line-10 hunk may
+// still land: its change is not whole), and the review says so before the choice.
+func TestPlaybookFollowsWholeChange(t *testing.T) {
+	A := writer("sa-1", 1, gitMods("a.go", map[int]string{3: "A3", 10: "A10"}))
+	A.Capsule.DownstreamContext = "- Patterns Established: pattern A\n- Notes: shared"
+	B := writer("sa-2", 2, gitMod("a.go", 3, "B3"))
+	B.Capsule.DownstreamContext = "- Patterns Established: pattern B\n- Notes: shared"
+	an := analyze(t, realInput(commands.StrategyMerge, commands.ResolutionManual, A, B))
+	if len(an.Conflicts) != 1 {
+		t.Fatalf("conflicts %+v", an.Conflicts)
+	}
+	d := an.Conflicts[0]
+	texts := func(ops []session.ReviewOp) string {
+		var out []string
+		for _, o := range ops {
+			out = append(out, o.SubagentID+" "+o.Text)
+		}
+		return strings.Join(out, "; ")
+	}
+	for _, o := range d.Review.Outcomes {
+		lands, drops := texts(o.PlaybookLands), texts(o.PlaybookDrops)
+		switch {
+		case o.Choice == "sa-2":
+			if lands != "sa-2 ADD notes: shared; sa-2 ADD patterns_established: pattern B" || drops != "sa-1 ADD patterns_established: pattern A" {
+				t.Errorf("take sa-2 (whole %v): playbook lands %q drops %q", o.WholeFile, lands, drops)
+			}
+		case o.Choice == "sa-1" && !o.WholeFile: // B's only hunk is dropped
+			if lands != "sa-1 ADD patterns_established: pattern A; sa-1 ADD notes: shared" || drops != "sa-2 ADD patterns_established: pattern B" {
+				t.Errorf("take sa-1 here: playbook lands %q drops %q", lands, drops)
+			}
+		case o.Choice == commands.ChooseNone:
+			if lands != "" || !strings.Contains(drops, "pattern A") || !strings.Contains(drops, "pattern B") {
+				t.Errorf("none: playbook lands %q drops %q", lands, drops)
+			}
+		}
+	}
+	r, err := an.Resolve("cf-1", "sa-2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if texts(r.PlaybookDropped) != "sa-1 ADD patterns_established: pattern A" || len(r.PlaybookKept) != 2 {
+		t.Errorf("the resolution's playbook: kept %+v dropped %+v", r.PlaybookKept, r.PlaybookDropped)
+	}
+	want := []string{"ADD notes: shared", "ADD patterns_established: pattern B"}
+	res := output(t, an, r)
+	if got := opsOf(res); !slices.Equal(got, want) || !strings.Contains(strings.Join(res.Notes, "\n"), "sa-1's 1 playbook operation left out") {
+		t.Errorf("take sa-2 here: operations %q notes %q", got, res.Notes)
+	}
+	// The shared note is B's alone now.
+	for _, op := range res.Batch.Operations {
+		if op.Content == "shared" && fmt.Sprint(op.Metadata["sources"]) != "[sa-2]" {
+			t.Errorf("shared note's sources: %v", op.Metadata)
+		}
+	}
+	rs, err := an.ResolveWholeFile("cf-1", "sa-2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := opsOf(output(t, an, rs...)); !slices.Equal(got, want) || texts(rs[0].PlaybookDropped) != "sa-1 ADD patterns_established: pattern A" {
+		t.Errorf("take sa-2's a.go: operations %q, recorded %+v", got, rs[0].PlaybookDropped)
+	}
+	// both sides kept by the reviewer's own lines: both patterns stand.
+	re, err := an.ResolveEdit("cf-1", "AB3\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := opsOf(output(t, an, re)); len(got) != 3 {
+		t.Errorf("edit: operations %q", got)
+	}
+}
+
+// Issue 27: an automatic method records what else lands in the file with its choice (the
+// other side's non-conflicting hunks) and the playbook operations it keeps and drops, as a
+// manual review shows them before enter.
+func TestAutoResolutionRecordsWhatElseLands(t *testing.T) {
+	conf := func(f float64) *float64 { return &f }
+	for _, method := range []string{commands.ResolutionAutoAcceptLatest, commands.ResolutionPreferHigherConfidence} {
+		A := writer("sa-1", 1, gitMods("a.go", map[int]string{3: "A3", 10: "A10"}))
+		A.Capsule.DownstreamContext = "- Patterns Established: pattern A"
+		A.Capsule.Confidence = conf(0.5)
+		B := writer("sa-2", 2, gitMod("a.go", 3, "B3"))
+		B.Capsule.DownstreamContext = "- Patterns Established: pattern B"
+		B.Capsule.Confidence = conf(0.9)
+		an := analyze(t, realInput(commands.StrategyMerge, method, A, B))
+		if len(an.Auto) != 1 {
+			t.Fatalf("%s: auto %+v", method, an.Auto)
+		}
+		r := an.Auto[0]
+		if r.Choice != "sa-2" || len(r.AlsoLands) != 1 || r.AlsoLands[0].SubagentID != "sa-1" || !strings.Contains(r.AlsoLands[0].Text, "+A10") {
+			t.Errorf("%s: the recorded resolution does not say A's line 10 lands with it: %+v", method, r)
+		}
+		if len(r.PlaybookDropped) != 1 || r.PlaybookDropped[0].Text != "ADD patterns_established: pattern A" ||
+			len(r.PlaybookKept) != 1 || r.PlaybookKept[0].Text != "ADD patterns_established: pattern B" {
+			t.Errorf("%s: playbook kept %+v dropped %+v", method, r.PlaybookKept, r.PlaybookDropped)
+		}
+		// What was recorded is what lands.
+		res := output(t, an)
+		if got := fileAfter(t, res, "a.go"); !strings.Contains(got, "A10\n") || !strings.Contains(got, "B3\n") {
+			t.Errorf("%s landed\n%s", method, got)
+		}
+		if got := opsOf(res); !slices.Equal(got, []string{"ADD patterns_established: pattern B"}) {
+			t.Errorf("%s: operations %q", method, got)
+		}
+	}
+}
+
+// A vote tie settled by auto_accept_latest records the chosen member's whole result as kept
+// and the other sides' as dropped, playbook operations included.
+func TestAutoVoteRecordsKeptAndDropped(t *testing.T) {
+	A := writer("sa-1", 1, gitMod("a.go", 3, "A3"))
+	A.Capsule.DownstreamContext = "- Patterns Established: pattern A"
+	B := writer("sa-2", 2, gitMod("a.go", 3, "B3"))
+	B.Capsule.DownstreamContext = "- Patterns Established: pattern B"
+	C := writer("sa-3", 3, gitMod("b.go", 5, "C5"))
+	D := writer("sa-4", 4, gitMod("a.go", 3, "A3"))
+	E := writer("sa-5", 5, gitMod("b.go", 5, "C5"))
+	F := writer("sa-6", 6, gitMod("a.go", 3, "B3"))
+	an := analyze(t, realInput(commands.StrategyVote, commands.ResolutionAutoAcceptLatest, A, B, C, D, E, F))
+	if len(an.Auto) != 1 {
+		t.Fatalf("auto %+v conflicts %+v", an.Auto, an.Conflicts)
+	}
+	r := an.Auto[0]
+	if r.Choice != "sa-6" || len(r.Kept) != 1 || r.Kept[0].File != "a.go" || !strings.Contains(r.Kept[0].Text, "+B3") {
+		t.Errorf("kept %+v", r)
+	}
+	var dropped []string
+	for _, h := range r.Dropped {
+		dropped = append(dropped, h.SubagentID+":"+h.File)
+	}
+	if len(dropped) != 5 || !slices.Contains(dropped, "sa-1:a.go") || !slices.Contains(dropped, "sa-3:b.go") {
+		t.Errorf("dropped %v", dropped)
+	}
+	if len(r.PlaybookDropped) != 2 || len(r.PlaybookKept) != 0 {
+		t.Errorf("playbook kept %+v dropped %+v", r.PlaybookKept, r.PlaybookDropped)
 	}
 }

@@ -178,6 +178,105 @@ func TestDemoTakeWholeFile(t *testing.T) {
 	}
 }
 
+// The demo's clash, playbook side (issue 27): taking one side, here or its whole cart.go,
+// leaves only that side's Downstream Context pattern in the playbook, not both contradictory
+// ones, and the review said which pattern each choice lands and drops.
+func TestDemoTakeSidePlaybook(t *testing.T) {
+	const patternA, patternB = "money is rounded once, at the boundary", "amounts are integer cents inside Total"
+	for _, tc := range []struct {
+		resolve    string
+		keep, drop string
+	}{
+		{"/resolve cf-1 --choose sa-2 --whole-file", patternB, patternA},
+		{"/resolve cf-1 --choose sa-2", patternB, patternA},
+		{"/resolve cf-1 --choose sa-1", patternA, patternB},
+	} {
+		t.Run(tc.resolve, func(t *testing.T) {
+			h := newHarness(t)
+			h.tapes = "../../agents/provider/tapes"
+			write(t, h.ws, "cart.go", demoCart)
+			x := h.start(RealClock{})
+			defer x.Close("quit")
+			accept(t, x, `/delegate "fix rounding in cart.go, variant A" --agent-type builder`, `/delegate "fix rounding in cart.go, variant B" --agent-type builder`,
+				"/wait sa-1 sa-2", "/converge sa-1 sa-2 --strategy merge", "/wait cv-1")
+			var cf *session.Conflict
+			x.View(func(st *session.State) { cf = st.Conflict("cf-1") })
+			if cf == nil || cf.Review == nil {
+				t.Fatalf("no review: %+v", cf)
+			}
+			choice := strings.Fields(tc.resolve)[3]
+			whole := strings.HasSuffix(tc.resolve, "--whole-file")
+			shown := false
+			for _, o := range cf.Review.Outcomes {
+				if o.Choice != choice || o.WholeFile != whole {
+					continue
+				}
+				shown = true
+				if len(o.PlaybookLands) != 1 || !strings.Contains(o.PlaybookLands[0].Text, tc.keep) ||
+					len(o.PlaybookDrops) != 1 || !strings.Contains(o.PlaybookDrops[0].Text, tc.drop) {
+					t.Errorf("the review of %s does not say which pattern lands: lands %+v drops %+v", tc.resolve, o.PlaybookLands, o.PlaybookDrops)
+				}
+			}
+			if !shown {
+				t.Fatalf("no outcome for %s in %+v", tc.resolve, cf.Review.Outcomes)
+			}
+			accept(t, x, tc.resolve, "/wait cv-1", "/apply cv-1")
+			var book []string
+			x.View(func(st *session.State) {
+				for _, e := range st.Playbook {
+					book = append(book, e.Content)
+				}
+			})
+			if len(book) != 1 || book[0] != tc.keep {
+				t.Errorf("after %s the playbook holds %q; want only %q", tc.resolve, book, tc.keep)
+			}
+		})
+	}
+}
+
+// Issue 27, item 1: an automatic choice is recorded with what else lands in the file (A's
+// line 10 with "take B here"), and what was recorded lands.
+func TestAutoResolutionRecordsAlsoLands(t *testing.T) {
+	h := newHarness(t)
+	write(t, h.ws, "list.txt", numbered(20, nil))
+	x := h.start(RealClock{})
+	// B is started after A has stopped, so it finishes last whatever the machine's load.
+	accept(t, x, `/delegate "review A lines 3 and 10" --agent-type builder`, "/wait sa-1", `/delegate "review B line 3" --agent-type builder`,
+		"/wait sa-2", "/converge sa-1 sa-2 --strategy merge --conflict-resolution auto_accept_latest", "/wait cv-1", "/apply cv-1")
+	x.Close("quit")
+	if got, want := string(readFile(t, filepath.Join(h.ws, "list.txt"))), numbered(20, map[int]string{3: "B3", 10: "A10"}); got != want {
+		t.Errorf("list.txt is\n%s\nwant\n%s", got, want)
+	}
+	o := h.read(0, x, "")
+	rs := o.find(session.TypeConflictResolved, "")
+	if len(rs) != 1 {
+		t.Fatalf("resolutions %+v", rs)
+	}
+	r := rs[0].Data.(session.ConflictResolved)
+	if r.Method != "auto_accept_latest" || r.Choice != "sa-2" || len(r.AlsoLands) != 1 || r.AlsoLands[0].SubagentID != "sa-1" ||
+		!strings.Contains(r.AlsoLands[0].Text, "+A10") || len(r.Dropped) != 1 || !strings.Contains(r.Dropped[0].Text, "+A3") {
+		t.Errorf("the recorded automatic resolution does not say what else lands: %+v", r)
+	}
+	if len(r.PlaybookDropped) != 1 || r.PlaybookDropped[0].Text != "ADD patterns_established: lines are rewritten by A" ||
+		len(r.PlaybookKept) != 1 || r.PlaybookKept[0].SubagentID != "sa-2" {
+		t.Errorf("the recorded automatic resolution's playbook: kept %+v dropped %+v", r.PlaybookKept, r.PlaybookDropped)
+	}
+	var book []string
+	for _, e := range o.state.Playbook {
+		book = append(book, e.Content)
+	}
+	if len(book) != 1 || book[0] != "lines are rewritten by B" {
+		t.Errorf("playbook %q", book)
+	}
+	var pr strings.Builder
+	if err := render.Print(&pr, o.state); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(pr.String(), "with it also lands sa-1's @@") {
+		t.Errorf("replay --print does not show what else landed with the automatic choice:\n%s", pr.String())
+	}
+}
+
 // demoCart is the demo's cart.go (cmd/summit/demo.go); the demo tapes' edits fit it.
 const demoCart = `package shop
 

@@ -184,10 +184,19 @@ func progress(ev session.Event) string {
 		}
 		return fmt.Sprintf("  %s needs review%s: /resolve %s --choose <choice> [--note TEXT]", d.ConflictID, why, d.ConflictID)
 	case session.ConflictResolved:
+		out := fmt.Sprintf("  %s resolved by %s: %s", d.ConflictID, d.Method, d.Choice)
 		if d.WholeFile {
-			return fmt.Sprintf("  %s resolved by %s: %s's whole file (%s dropped)", d.ConflictID, d.Method, d.Choice, session.Plural(len(d.Dropped), "hunk"))
+			out = fmt.Sprintf("  %s resolved by %s: %s's whole file (%s dropped)", d.ConflictID, d.Method, d.Choice, session.Plural(len(d.Dropped), "hunk"))
 		}
-		return fmt.Sprintf("  %s resolved by %s: %s", d.ConflictID, d.Method, d.Choice)
+		// What else lands with the choice, and the playbook operations it drops (issue 27).
+		for _, h := range d.AlsoLands {
+			head, _, _ := strings.Cut(h.Text, "\n")
+			out += "\n    with it also lands " + session.Sanitize(h.SubagentID+"'s "+head)
+		}
+		for _, op := range d.PlaybookDropped {
+			out += "\n    playbook operation dropped: " + session.Sanitize(op.SubagentID+"'s "+op.Text)
+		}
+		return out
 	case session.ConvergenceComplete:
 		return fmt.Sprintf("  %s complete: %s · %d conflicts · %d resolved · %d bytes", d.ConvergenceID, d.Outcome, d.ConflictCount, d.ResolutionCount, d.OutputSize)
 	case session.DeltaBatchApplied:

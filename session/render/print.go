@@ -372,6 +372,32 @@ func (p *printer) review(cf *session.Conflict) {
 			p.f("    --choose %s also lands %s's %s\n", o.Choice, session.Sanitize(h.SubagentID), session.Sanitize(head))
 		}
 	}
+	// The playbook operations each choice lands and drops (a member's land only with its
+	// whole change).
+	for _, o := range rv.Outcomes {
+		flag := ""
+		if o.WholeFile {
+			flag = " --whole-file"
+		}
+		for _, op := range o.PlaybookDrops {
+			p.f("    --choose %s%s drops %s's playbook %s\n", o.Choice, flag, session.Sanitize(op.SubagentID), session.Sanitize(op.Text))
+		}
+	}
+}
+
+// resolvedConsequences prints what else a resolution landed in the file and the playbook
+// operations it kept and dropped.
+func (p *printer) resolvedConsequences(r *session.ConflictResolved) {
+	for _, h := range r.AlsoLands {
+		head, _, _ := strings.Cut(h.Text, "\n")
+		p.f("      with it also lands %s's %s\n", session.Sanitize(h.SubagentID), session.Sanitize(head))
+	}
+	for _, op := range r.PlaybookKept {
+		p.f("      playbook kept: %s's %s\n", session.Sanitize(op.SubagentID), session.Sanitize(op.Text))
+	}
+	for _, op := range r.PlaybookDropped {
+		p.f("      playbook dropped: %s's %s\n", session.Sanitize(op.SubagentID), session.Sanitize(op.Text))
+	}
 }
 
 func conflictWhere(cf *session.Conflict) string {
@@ -642,6 +668,7 @@ func (p *printer) convergences() {
 				if r.Choice == "edit" {
 					p.f("      written by the reviewer:\n      %s\n", indentRestBy(session.Sanitize(r.Content), "      "))
 				}
+				p.resolvedConsequences(r)
 			} else {
 				p.f("    unresolved\n")
 			}
