@@ -37,6 +37,10 @@ type Agent struct {
 	// mount, which Landlock forbids) runs instead in its unsandboxed mode, summit's
 	// confinement standing in for its own.
 	ConfinedModes map[agents.PermissionMode]string
+	// Unasked are the agent modes in which it runs commands without asking its client. Start
+	// refuses a confined run whose ConfinedModes mode is one of them unless summit's policy
+	// allows the shell without asking (bypassPermissions): summit, not the agent, decides.
+	Unasked []string
 	// MCPServers names servers of summit's mcp_servers config the agent gets in session/new
 	// (see mcp.go): from acp_agents.mcp_servers, or an agent file's mcpServers.
 	MCPServers  []string
@@ -72,12 +76,22 @@ func Builtins() []Agent {
 			Inherit:     []string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"},
 			Writable:    []string{"${CODEX_HOME:-~/.codex}/"},
 			// Its agent and read-only modes run every command under bubblewrap, which
-			// cannot start inside Landlock: each would fail with "bwrap: setting up uid map:
-			// Permission denied". Its legacy Landlock sandbox refuses to run commands for
-			// its app-server, and codex-acp offers no external-sandbox mode. Its full-access
-			// mode asks nothing (neither does its agent mode, for what its sandbox allows);
-			// plan keeps read-only, where its commands fail but it writes nothing.
+			// cannot start inside Landlock: each fails with "error building bubblewrap
+			// command: Permission denied (os error 13)", and the failure reaches the model,
+			// not summit (no escalation request, under on-request or on-failure alike). Its
+			// legacy Landlock sandbox (features.use_legacy_landlock) panics: "filesystem-
+			// restricted execution requires bubblewrap to isolate app-server sockets"
+			// (codex linux-sandbox/src/linux_run_main.rs:385); codex-acp offers no
+			// external-sandbox mode. Unsandboxed, Codex 0.166 cannot be made to ask: its
+			// full-access mode sends approval "never" with each turn, a permission profile's
+			// mode takes config's approval_policy, and the one policy that asks before every
+			// command is refused ("approval_policy = \"untrusted\" is no longer supported");
+			// a PreToolUse hook cannot answer "ask" either. So confined it runs in full
+			// access only where summit runs the shell unasked too (bypassPermissions, see
+			// Unasked); acceptEdits, which asks, is refused; plan keeps read-only, where its
+			// commands fail and its edits ask (and are refused).
 			ConfinedModes: map[agents.PermissionMode]string{agents.ModeAcceptEdits: "agent-full-access", agents.ModeBypass: "agent-full-access"},
+			Unasked:       []string{"agent-full-access"},
 		},
 		{
 			// --acp since Gemini CLI 0.33 (March 2026); older versions take --experimental-acp,
@@ -128,7 +142,7 @@ func NewSet(config map[string]provider.ACPAgent, lookPath func(string) (string, 
 func (a *Agent) likeBuiltin(program string) {
 	for _, b := range Builtins() {
 		if b.Command == program {
-			a.Writable, a.ConfinedModes = slices.Clone(b.Writable), b.ConfinedModes
+			a.Writable, a.ConfinedModes, a.Unasked = slices.Clone(b.Writable), b.ConfinedModes, b.Unasked
 		}
 	}
 }

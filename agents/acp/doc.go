@@ -16,14 +16,18 @@
 // entry running a built-in's program gets its built-in's, plus its own writable; an agent
 // file cannot widen it), and read everywhere but the workspace's .summit/ and summit's own
 // directories; the network stays open. Codex runs in its unsandboxed agent-full-access mode
-// there for acceptEdits and bypassPermissions (Agent.ConfinedModes): its bubblewrap cannot
-// start inside Landlock, so its sandboxed modes run no command (in plan, its read-only mode
-// stays, and its commands fail). On a kernel without Landlock the agent runs unconfined, and
-// a transcript message says so. Start sends initialize (fs read/write and terminal capabilities),
+// there for bypassPermissions (Agent.ConfinedModes): its bubblewrap cannot start inside
+// Landlock, so its sandboxed modes run no command (in plan, its read-only mode stays, its
+// commands fail and its edits ask). Unsandboxed, this Codex (codex-acp 2.6.0, Codex 0.166)
+// cannot be made to ask before a command (agent.go says why), so Start refuses it, before any
+// process runs, in acceptEdits, where summit asks: a mode the agent would run unasked
+// (Agent.Unasked) is used only where summit's policy allows the shell unasked too. The error
+// names the alternatives (--permission-mode bypassPermissions or plan, an agent that asks).
+// On a kernel without Landlock the agent runs unconfined, and a transcript message says so. Start sends initialize (fs read/write and terminal capabilities),
 // session/new (cwd the worktree, no MCP servers), authenticate when the agent asks for it
 // (see auth.go), and puts the agent in its most restrictive mode, where it asks before every
 // change and command (Claude Code's and Gemini CLI's default, Codex's read-only; Codex's
-// ConfinedModes aside), whatever the subagent's permission mode: summit's policy decides
+// confined bypassPermissions aside), whatever the subagent's permission mode: summit's policy decides
 // each request, and an agent that switches itself to another mode is set back. Claude Code is
 // told (session/new _meta) to read only the user's settings, not the worktree's
 // .claude/settings.json, whose permission rules come with the repository. Prompt sends the delegation prompt as session/prompt and returns its stop reason;

@@ -122,6 +122,9 @@ func Start(ctx context.Context, c Config) (*Run, error) {
 	if c.Coalesce <= 0 {
 		c.Coalesce = 30 * time.Millisecond
 	}
+	if err := c.refuseUnasked(); err != nil {
+		return nil, err
+	}
 	r := &Run{c: c, stderr: &tail{max: 16 << 10}, exited: make(chan struct{})}
 	if err := r.spawn(); err != nil {
 		return nil, err
@@ -532,4 +535,29 @@ func metaUsage(meta map[string]any) *sdk.Usage {
 		return nil
 	}
 	return &sdk.Usage{InputTokens: int(in), OutputTokens: int(out), TotalTokens: int(in + out)}
+}
+
+// refuseUnasked refuses, before any process starts, a confined run in which the agent would
+// run commands without asking while summit's policy asks for them: its ConfinedModes mode is
+// one of its Unasked (Codex's agent-full-access, the only one of its modes whose commands run
+// inside summit's confinement) and the subagent's mode is not bypassPermissions. Summit, not
+// the agent, decides each command; the message names the modes that work.
+func (c Config) refuseUnasked() error {
+	a := c.Agent
+	m, ok := a.ConfinedModes[c.Mode]
+	if !ok || !slices.Contains(a.Unasked, m) || !c.Sandbox.ConfinesWrites() || !tools.ConfinementAvailable() {
+		return nil
+	}
+	decide := c.Decide
+	if decide == nil {
+		decide = func(tool string) agents.Decision { return agents.Decide(c.Mode, tool) }
+	}
+	if decide(agents.ToolShell).Verdict == agents.Allow {
+		return nil // bypassPermissions: summit too runs its commands without asking
+	}
+	return fmt.Errorf("%s cannot run in %s confined to its worktree: its own sandbox cannot start inside summit's (Landlock), "+
+		"and its only mode that runs commands here (%s) runs them without asking summit, which %s asks about; "+
+		"delegate with --permission-mode %s to let it run commands unasked (still confined to its worktree), "+
+		"--permission-mode %s to let it only read and propose edits, or use an agent that asks for each command (claude-code, gemini-cli)",
+		a.Name, c.Mode, m, c.Mode, agents.ModeBypass, agents.ModePlan)
 }

@@ -425,8 +425,8 @@ func TestWritableFromConfigAndFiles(t *testing.T) {
 			t.Errorf("%s: %q", name, a.Writable)
 		}
 	}
-	if a, _ := s.Get("codex-real"); a.ConfinedModes[agents.ModeAcceptEdits] != "agent-full-access" {
-		t.Errorf("codex-real modes: %v", a.ConfinedModes)
+	if a, _ := s.Get("codex-real"); a.ConfinedModes[agents.ModeAcceptEdits] != "agent-full-access" || !slices.Equal(a.Unasked, []string{"agent-full-access"}) {
+		t.Errorf("codex-real modes: %v, unasked %v", a.ConfinedModes, a.Unasked)
 	}
 	if a, _ := s.Get("other"); a.ConfinedModes != nil {
 		t.Errorf("other modes: %v", a.ConfinedModes)
@@ -446,5 +446,55 @@ func TestWritableFromConfigAndFiles(t *testing.T) {
 	}
 	if _, _, err := FromDefinition(file("gemini", map[string]any{"writable": []any{"~"}})); err == nil || !strings.Contains(err.Error(), "acp_agents") {
 		t.Errorf("an agent file widened its confinement: %v", err)
+	}
+}
+
+// Confined, an agent whose only working mode runs commands unasked (Codex's agent-full-access)
+// is not started where summit asks before commands (acceptEdits): the error says why and what
+// works, and no process runs. Where summit runs the shell unasked too (bypassPermissions), or
+// the agent keeps an asking mode (plan), it starts.
+func TestStartRefusesUnaskedConfinedMode(t *testing.T) {
+	if !tools.ConfinementAvailable() {
+		t.Skip("this kernel has no Landlock: the agent runs unconfined, in its own sandboxed modes")
+	}
+	wt := t.TempDir()
+	sb, err := tools.New(wt, tools.Options{ConfineWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codex := Builtins()[1]
+	if codex.Name != "codex" {
+		t.Fatalf("built-ins: %+v", codex)
+	}
+	for _, tc := range []struct {
+		mode    agents.PermissionMode
+		refused bool
+	}{{agents.ModeAcceptEdits, true}, {agents.ModeBypass, false}, {agents.ModePlan, false}} {
+		ran := filepath.Join(wt, "ran-"+string(tc.mode))
+		a := codex
+		a.Name, a.Command, a.Args = "codex-test", "/bin/sh", []string{"-c", "touch " + ran}
+		r, err := Start(context.Background(), Config{Agent: a, Sandbox: sb, Mode: tc.mode,
+			Decide: func(tool string) agents.Decision { return agents.Decide(tc.mode, tool) }})
+		if r != nil {
+			<-r.exited // the stand-in ran and exited; Close reaps it
+			r.Close()
+		}
+		_, statErr := os.Stat(ran)
+		if !tc.refused {
+			if statErr != nil || err == nil || strings.Contains(err.Error(), "cannot run in") {
+				t.Errorf("%s: not started (%v, %v)", tc.mode, statErr, err)
+			}
+			continue
+		}
+		if r != nil || statErr == nil {
+			t.Errorf("%s: the agent process ran", tc.mode)
+		}
+		want := "codex-test cannot run in acceptEdits confined to its worktree: its own sandbox cannot start inside summit's (Landlock), " +
+			"and its only mode that runs commands here (agent-full-access) runs them without asking summit, which acceptEdits asks about; " +
+			"delegate with --permission-mode bypassPermissions to let it run commands unasked (still confined to its worktree), " +
+			"--permission-mode plan to let it only read and propose edits, or use an agent that asks for each command (claude-code, gemini-cli)"
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v\nwant %s", tc.mode, err, want)
+		}
 	}
 }

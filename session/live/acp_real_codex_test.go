@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/session"
 )
 
@@ -68,10 +69,13 @@ func TestACPRealCodex(t *testing.T) {
 	}
 	start := time.Now()
 	c := newRealCase(t)
+	// Confined, Codex runs its commands unasked: summit lets it only where it would too
+	// (bypassPermissions, approved by --approve all; see TestACPRealCodexAcceptEditsRefused).
+	c.ceiling = agents.ModeBypass
 
 	srv, codexHome, home, key := startRealCodex(t, c, bin, realCodexTape)
 
-	o := c.live(nil, "/delegate write greeting.txt saying hello --agent-type codex-real", "/wait sa-1")
+	o := c.live(nil, "/delegate write greeting.txt saying hello --agent-type codex-real --permission-mode bypassPermissions", "/wait sa-1")
 	t.Logf("the delegation took %v", time.Since(start).Round(time.Millisecond))
 	checkSeq(t, o.events)
 
@@ -137,10 +141,11 @@ func TestACPRealCodex(t *testing.T) {
 			t.Errorf("result %d: %+v, want %q", i, r, want.result)
 		}
 	}
-	// Codex's agent mode runs commands in its sandbox without asking: any request it made was
-	// answered.
-	if r, g := o.find(session.TypePermissionRequested, "sa-1"), o.find(session.TypePermissionGranted, "sa-1"); len(g) != len(r) {
-		t.Errorf("%d grants for %d requests", len(g), len(r))
+	// Codex's full-access mode runs commands without asking: the one request is summit's, for
+	// bypassPermissions, and --approve all granted it.
+	if r, g := o.find(session.TypePermissionRequested, "sa-1"), o.find(session.TypePermissionGranted, "sa-1"); len(r) != 1 || len(g) != 1 ||
+		r[0].Data.(session.PermissionRequested).Tool != "bypassPermissions" {
+		t.Errorf("%d grants for %d requests: %+v", len(g), len(r), r)
 	}
 
 	checkRealEnd(t, c, o, []string{"greeting.txt added"}, "CODEX_HOME="+codexHome, srv.Close, key, home)

@@ -32,9 +32,9 @@ import (
 // "/approve pr-N" for "allow once" and `/deny pr-N --reason "…"` for a denial, the same lines
 // these tests submit.
 //
-// Codex cannot take part in the first: confined by summit it runs in its agent-full-access
-// mode (agents/acp/agent.go, ConfinedModes), which never asks before a command. Its tests
-// cover cancel and timeout.
+// Codex cannot take part in the first: confined by summit it runs only under bypassPermissions,
+// in its agent-full-access mode (agents/acp/agent.go, ConfinedModes, Unasked), which never asks
+// before a command. Its tests cover cancel and timeout.
 
 // lcSlow is the slow command: it writes started.txt (a change the stopped subagent still
 // has), then waits 30 s, its argv marked by MARKER (the test's own token) so that its process
@@ -164,7 +164,10 @@ func startLifecycle(t *testing.T, agent, approve string) *lcRun {
 	case "codex":
 		bin := realNPMAgent(t, realCodexPkg, realCodexVersion, realCodexBin, realCodexBroken == "")
 		srv, codexHome, home, key := startRealCodex(t, r.c, bin, mark(realCodexLifecycleTape))
-		r.typ, r.env, r.asks, r.served, r.close, r.secrets = "codex-real", "CODEX_HOME="+codexHome, false, srv.log, srv.Close, []string{key, home}
+		// Confined, Codex runs only in bypassPermissions (see TestACPRealCodexAcceptEditsRefused),
+		// which summit asks about once, at the start of the run: its one request.
+		r.c.ceiling = "bypassPermissions"
+		r.typ, r.env, r.asks, r.served, r.close, r.secrets = "codex-real --permission-mode bypassPermissions", "CODEX_HOME="+codexHome, true, srv.log, srv.Close, []string{key, home}
 	default:
 		t.Fatalf("no agent %s", agent)
 	}
