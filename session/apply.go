@@ -648,6 +648,20 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 		// A block changes nothing else here: the reason reaches the subagent as a UserNote.
 		s.log(e, "hook", text, d.Reason)
 
+	case WorkspaceTrusted:
+		if s.Info.WorkspaceTrust != "untrusted" {
+			return fail("the workspace is %q, not untrusted", s.Info.WorkspaceTrust)
+		}
+		if s.Trusted != nil {
+			return fail("the workspace was already trusted at seq %d", s.Trusted.Seq)
+		}
+		s.Trusted = &TrustedNow{Seq: e.Seq, Applied: d.Applied, Note: d.Note}
+		text := "workspace trusted: " + strings.Join(d.Items, "; ")
+		if !d.Applied {
+			text += " (from the next session: " + d.Note + ")"
+		}
+		s.log(e, "trust", text, "")
+
 	default:
 		// Reached only if a type is added to Types without a rule here; the exhaustiveness
 		// test catches that before it ships.

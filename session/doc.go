@@ -62,6 +62,7 @@
 //	             WorktreeDiscarded ChangesRebased
 //	model        ModelRouted ModelSwitched ModelTurn
 //	hooks        HookRan
+//	trust        WorkspaceTrusted
 //
 // Fields are added freely and never renamed or dropped. A type this build does not know is
 // decoded as Unknown, kept, and skipped by the fold (it still takes its seq). A line with
@@ -71,6 +72,14 @@
 // removed since the last session in the workspace began (each with "during": that session's
 // id when the file changed while it ran); summit reads those files once per session, so a
 // file written during a session takes effect, named, in the next (see session/inventory).
+//
+// SessionStarted.workspace_trust is "trusted", "untrusted" or "none" (the workspace
+// configures nothing that needs trust; see session/trust). While untrusted,
+// untrusted_ignored names what of the workspace was ignored (config sections such as
+// "mcp_servers.fs", "hooks", "web_allow_hosts", and "agent file .summit/agents/x.md") and
+// trust_items lists what trusting would enable, one line each. WorkspaceTrusted (workspace,
+// items, applied, note) records that the user trusted it during the session: applied says the
+// items took effect at once; otherwise note says why they apply from the next session.
 //
 // # Forks
 //

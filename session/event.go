@@ -65,6 +65,8 @@ const (
 	TypeModelTurn     Type = "ModelTurn"
 
 	TypeHookRan Type = "HookRan"
+
+	TypeWorkspaceTrusted Type = "WorkspaceTrusted"
 )
 
 // Types is the closed set of event types of schema v1, in documentation order.
@@ -82,6 +84,7 @@ var Types = []Type{
 	TypeWorktreeDiscarded, TypeChangesRebased,
 	TypeModelRouted, TypeModelSwitched, TypeModelTurn,
 	TypeHookRan,
+	TypeWorkspaceTrusted,
 }
 
 // Known reports whether t is a type of schema v1.
@@ -142,6 +145,16 @@ type SessionStarted struct {
 	// removed since the last session in this workspace started (see session/inventory): a
 	// file written during a session takes effect only in the next one, which names it here.
 	ChangedFiles []AgentFileChange `json:"changed_files,omitempty"`
+	// WorkspaceTrust is "trusted", "untrusted" or "none" (the workspace configures nothing that
+	// needs trust; see session/trust); "" in recordings made before it existed.
+	WorkspaceTrust string `json:"workspace_trust,omitempty"`
+	// UntrustedIgnored names what of an untrusted workspace was ignored: config sections
+	// ("mcp_servers.fs", "hooks", "web_allow_hosts") and agent files ("agent file
+	// .summit/agents/general.md").
+	UntrustedIgnored []string `json:"untrusted_ignored,omitempty"`
+	// TrustItems lists what trusting the workspace would enable, one line each (while it is
+	// untrusted): the workbench's trust inbox item shows them.
+	TrustItems []string `json:"trust_items,omitempty"`
 }
 
 // SessionForked starts a session that continues another from one of its events (summit fork).
@@ -658,6 +671,19 @@ type HookRan struct {
 }
 
 func (HookRan) Type() Type { return TypeHookRan }
+
+// WorkspaceTrusted: the user trusted the workspace during the session (the workbench's trust
+// inbox item; see session/trust). Items are what it enabled, as SessionStarted.trust_items
+// listed them; Applied says whether they took effect in this session (else from the next
+// one, Note saying why).
+type WorkspaceTrusted struct {
+	Workspace string   `json:"workspace"`
+	Items     []string `json:"items,omitempty"`
+	Applied   bool     `json:"applied"`
+	Note      string   `json:"note,omitempty"`
+}
+
+func (WorkspaceTrusted) Type() Type { return TypeWorkspaceTrusted }
 
 // ModelTurn: one model call of a subagent summit runs itself (agents/runtime) ended, after its
 // streamed text and before the tool calls it asked for: the turn (from 1) and attempt (from 1;

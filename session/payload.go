@@ -62,6 +62,7 @@ var Decoders = map[Type]func([]byte) (Data, error){
 	TypeModelSwitched:         decodeAs[ModelSwitched],
 	TypeModelTurn:             decodeAs[ModelTurn],
 	TypeHookRan:               decodeAs[HookRan],
+	TypeWorkspaceTrusted:      decodeAs[WorkspaceTrusted],
 }
 
 // LineRange is a conflict's line span in a file, written as "40-58" (or "40" for one line).

@@ -42,8 +42,9 @@ type sessionFlags struct {
 	parallel  int
 	// keepWorktrees leaves the worktrees when the session ends.
 	keepWorktrees bool
-	// trustHooks runs the workspace's hooks without asking (hooks.go).
-	trustHooks bool
+	// trustWorkspace trusts the workspace's own config, agent files and hooks for this run
+	// only (--trust-workspace; session/trust).
+	trustWorkspace bool
 	// interactive sessions run on the wall clock (a person watches them stream) and ask the
 	// user about permission requests instead of deciding by --approve.
 	interactive bool
@@ -74,7 +75,10 @@ func (f *sessionFlags) register(c *cobra.Command) {
 	fl.IntVar(&f.parallel, "max-parallel", 8, "subagents running at once; the rest wait as queued")
 	fl.BoolVar(&f.keepWorktrees, "keep-worktrees", false, "leave the subagents' git worktrees when the session ends (summit gc lists and removes them)")
 	fl.StringVar(&f.otelEndpoint, "otel-endpoint", "", "export the session as OpenTelemetry traces while it runs, to this OTLP collector URL (default: the OTEL_EXPORTER_OTLP_* variables, when set)")
-	fl.BoolVar(&f.trustHooks, "trust-hooks", false, "run the workspace's hooks (.summit/config.yaml) this once without asking")
+	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the workspace's .summit/config.yaml, agent files and hook scripts for this run only (summit trust records it)")
+	// --trust-hooks trusted only the hooks; the trust is the workspace's now, so it is the same.
+	fl.BoolVar(&f.trustWorkspace, "trust-hooks", false, "deprecated: --trust-workspace")
+	_ = fl.MarkDeprecated("trust-hooks", "use --trust-workspace")
 }
 
 // wired is a session ready to run, and what to release after it.
@@ -122,11 +126,17 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
 		return nil, usageErr("--workspace %s is not a directory", f.workspace)
 	}
-	userDir := ""
-	if dir, err := os.UserConfigDir(); err == nil {
-		userDir = filepath.Join(dir, "summit")
+	userDir := userConfigDir()
+	// The workspace's own config and agent files take effect only once it is trusted
+	// (trust.go, session/trust).
+	gate, err := workspaceGate(ws, f.agentDirs, f.trustWorkspace)
+	if err != nil {
+		return nil, err
 	}
-	agentOpts := agents.Options{UserConfigDir: userDir, Workspace: ws, Dirs: f.agentDirs, Env: os.Getenv}
+	if n := gate.notice(); n != "" && !f.interactive && !f.served { // serve said it once at its start
+		fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(n))
+	}
+	agentOpts := gate.agents
 	// The files that steer the session are read once, now; what changed since the last
 	// session is named (a file written during that one takes effect only here).
 	started := time.Now()
@@ -143,10 +153,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			fmt.Fprintf(stderr, "summit: agents: %s\n", session.Sanitize(p.String()))
 		}
 	}
-	cfg, err := provider.LoadConfig(ws, userDir)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
+	cfg := gate.cfg
 	var tapes []*provider.Tape
 	if f.tapes != "" {
 		tapes, err = provider.LoadTapes(f.tapes)
@@ -266,7 +273,9 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		MCP:     mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: ws}), // MCP hook: servers start on first use
 		Config:  f.config(),
 		OnUsage: f.onUsage,
-		Hooks:   f.hookRunner(ws, cfg.Hooks, stderr), // hooks.go: asks about the workspace's hooks
+		Hooks:   f.hookRunner(cfg.Hooks), // hooks.go: the gated config's hooks
+
+		WorkspaceTrust: gate.trust.Status, UntrustedIgnored: gate.trust.Ignored(), TrustItems: trustItems(gate.trust),
 	})
 	if err != nil {
 		closeOtel(otel)

@@ -204,18 +204,16 @@ func TestHookWorkspaceTrust(t *testing.T) {
 		write(t, filepath.Join(h.ws, ".summit"), "config.yaml", "hooks:\n  SubagentStart:\n    - command: touch "+filepath.Join(side, "ws-start")+"\n  SessionEnded:\n    - command: touch "+filepath.Join(side, "ws-end")+"\n")
 		user := t.TempDir()
 		write(t, user, "config.yaml", "hooks:\n  SubagentStart:\n    - command: touch "+filepath.Join(side, "user-start")+"\n")
-		cfg, err := provider.LoadConfig(h.ws, user)
+		// The config as the workspace's trust gates it (session/trust): untrusted, none of
+		// the workspace file reaches the hooks.
+		cfg, ignored, err := provider.LoadConfigGated(h.ws, user, trusted)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, notice := hooks.Trust(hooks.TrustOptions{Workspace: h.ws, Hooks: cfg.Hooks, StorePath: filepath.Join(t.TempDir(), "trust.json"), Flag: trusted})
-		if ok != trusted || notice == "" {
-			t.Fatalf("Trust(flag %v) = %v %q", trusted, ok, notice)
+		if (len(ignored) == 2) == trusted {
+			t.Fatalf("trusted %v: ignored %v", trusted, ignored)
 		}
-		if !trusted && !strings.Contains(notice, "do not run") {
-			t.Errorf("notice %q", notice)
-		}
-		h.hooks = hooks.New(hooks.Options{Hooks: cfg.Hooks, WorkspaceTrusted: ok})
+		h.hooks = hooks.New(hooks.Options{Hooks: cfg.Hooks, WorkspaceTrusted: true})
 		o := h.run("/delegate hooked task --agent-type analyzer\n")
 		for name, want := range map[string]bool{"user-start": true, "ws-start": trusted, "ws-end": trusted} {
 			if _, err := os.Stat(filepath.Join(side, name)); (err == nil) != want {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/hooks"
@@ -72,7 +73,18 @@ func (h *harness) start(clock Clock) *Orchestrator {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	// The harness trusts its workspace, as cmd/summit does once the user has (session/trust):
+	// the session itself reads no config file.
+	cfg, err := provider.LoadConfig(h.ws, acpUserConfigDir())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var m *mcp.Manager
+	if len(cfg.MCPServers) > 0 {
+		m = mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: h.ws})
+	}
 	x, err := Start(Options{
+		ACPAgents: cfg.ACPAgents, Remotes: cfg.Remotes, MCP: m,
 		Workspace: h.ws, SessionID: "s-test", ProgramVersion: "test", Clock: clock, Recorder: rec,
 		Catalogue:    agents.Load(agents.Options{Workspace: h.ws}),
 		Route:        func(*agents.Definition) (provider.Provider, string, error) { return script, "", nil },
