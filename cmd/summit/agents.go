@@ -122,6 +122,15 @@ func newAgentsList(stdout, stderr io.Writer) *cobra.Command {
 					tools = strings.Join(d.Tools, ",")
 				}
 				fmt.Fprint(stdout, session.Sanitize(fmt.Sprintf("%-22s %-10s %-14s %s\n    %s\n", d.Name, d.Source.Layer, orDash(d.Model.String()), tools, firstLine(d.Description, 100))))
+				if sh := cat.Shadowing(d.Name, f.workspace); sh != "" { // never silently
+					fmt.Fprint(stdout, session.Sanitize(fmt.Sprintf("    ↳ runs %s\n", sh)))
+				}
+			}
+			// An untrusted workspace's agent files that would run a command (session/trust).
+			for _, g := range cat.Gated() {
+				if g.Ignored {
+					fmt.Fprint(stdout, session.Sanitize(fmt.Sprintf("%-22s ignored: %s: %s; the workspace is not trusted (summit trust)\n", g.Name, relPath(f.workspace, g.Path), g.Why)))
+				}
 			}
 			for _, s := range cat.Shadows() {
 				fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(fmt.Sprintf("%s: %s shadows %s", s.Name, s.Winner, s.Loser)))

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -178,4 +179,15 @@ func doctorTrust(w io.Writer, workspace string) {
 			fmt.Fprintf(w, "    %s\n", san(it))
 		}
 	}
+}
+
+// relPath is p relative to root when it is inside it.
+func relPath(root, p string) string {
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
 }

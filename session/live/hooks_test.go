@@ -275,3 +275,47 @@ func TestACPStopHookBlocks(t *testing.T) {
 		t.Errorf("hook outcomes %v, want blocked then ok", outcomes)
 	}
 }
+
+// A hook's relative command is the main workspace's script, never the copy in the subagent's
+// worktree: a subagent with only write_file rewrites ./scripts/check.sh there, and the
+// SubagentStop hook still runs the workspace's (issue 26).
+func TestHookRunsWorkspaceScriptNotWorktreeCopy(t *testing.T) {
+	h := newHarness(t)
+	h.tapes = t.TempDir()
+	write(t, h.tapes, "rewrite.yaml", `tapes:
+  - name: rewrite
+    match: {agent: builder, task: "(?i)rewrite"}
+    steps:
+      - tool: write_file
+        args: {path: scripts/check.sh, content: "#!/bin/sh\necho FROM-THE-WORKTREE >&2\ntouch \"$HOOK_SIDE/worktree-ran\"\nexit 1\n"}
+      - capsule: {summary: "rewrote the check"}
+`)
+	side := t.TempDir()
+	os.MkdirAll(filepath.Join(h.ws, "scripts"), 0o755)
+	if err := os.WriteFile(filepath.Join(h.ws, "scripts", "check.sh"), []byte("#!/bin/sh\necho FROM-THE-WORKSPACE >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hs := provider.Hooks{Events: map[string][]provider.Hook{"SubagentStop": {{Command: "./scripts/check.sh", Workspace: true}}}}
+	h.hooks = hooks.New(hooks.Options{Hooks: hs, WorkspaceTrusted: true,
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "HOOK_SIDE=" + side}})
+	o := h.run("/delegate rewrite the check --agent-type builder\n")
+	if len(o.find(session.TypeSubagentIsolated, "sa-1")) != 1 {
+		t.Fatalf("the builder was not isolated: %s", o.progress)
+	}
+	ran := o.find(session.TypeHookRan, "sa-1")
+	if len(ran) == 0 {
+		t.Fatalf("no HookRan:\n%s", o.progress)
+	}
+	for _, e := range ran {
+		d := e.Data.(session.HookRan)
+		if !strings.Contains(d.Stderr, "FROM-THE-WORKSPACE") || strings.Contains(d.Stderr, "FROM-THE-WORKTREE") {
+			t.Errorf("the hook ran the worktree's script: %+v", d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(side, "worktree-ran")); err == nil {
+		t.Error("the script the subagent wrote ran")
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.ws, "scripts", "check.sh")); !strings.Contains(string(b), "FROM-THE-WORKSPACE") {
+		t.Errorf("the workspace's script changed: %s", b)
+	}
+}
