@@ -510,6 +510,9 @@ type TrustedNow struct {
 	Note    string
 }
 
+// TrustItem is the id of the workbench's trust inbox item (see TrustPending).
+const TrustItem = "trust"
+
 // TrustPending reports whether the workspace is untrusted and the user has not trusted it
 // during the session: the trust inbox item is open.
 func (s *State) TrustPending() bool {

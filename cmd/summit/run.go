@@ -92,6 +92,9 @@ type wired struct {
 	ownTapes  bool     // the tapes came from --tapes
 	inventory string   // the workspace's inventory of agent and config files
 	changed   string   // which of them changed since the last session ("" = none)
+	// trust is what an untrusted workspace's ignored files are, for the notice line ("" =
+	// nothing ignored).
+	trust string
 	// forkedInto is a fork's own workspace, restored from its parent's recording.
 	forkedInto string
 	// otel exports the session's spans while it runs (nil: not asked for); closed ends it.
@@ -200,7 +203,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	}
 
 	w := &wired{clock: clock, workspace: ws, provider: describe, ownTapes: f.tapes != "", inventory: invPath,
-		changed: render.ChangedFilesText(changed, ws)}
+		changed: render.ChangedFilesText(changed, ws), trust: gate.notice()}
 	for _, d := range cat.List() {
 		w.agents = append(w.agents, d.Name)
 	}
@@ -276,6 +279,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		Hooks:   f.hookRunner(cfg.Hooks), // hooks.go: the gated config's hooks
 
 		WorkspaceTrust: gate.trust.Status, UntrustedIgnored: gate.trust.Ignored(), TrustItems: trustItems(gate.trust),
+		TrustWorkspace: f.recordTrust(gate.trust), // trust.go: the workbench's trust inbox item
 	})
 	if err != nil {
 		closeOtel(otel)

@@ -191,3 +191,27 @@ func relPath(root, p string) string {
 	}
 	return p
 }
+
+// recordTrust is what /trust does in the workbench: it records the trust the session's start
+// assessed, in the user's store. Only an interactive session of an untrusted workspace has it
+// (headless runs take --trust-workspace). The files are assessed again first: trust covers
+// what the inbox item showed, so a change since the session started is refused, not trusted.
+func (f *sessionFlags) recordTrust(at trust.Assessment) func() error {
+	if !f.interactive || at.Trusted() {
+		return nil
+	}
+	return func() error {
+		store, err := trust.StorePath(os.Getenv)
+		if err != nil {
+			return err
+		}
+		now, err := trust.Assess(at.Workspace, "", false)
+		if err != nil {
+			return err
+		}
+		if now.Digest != at.Digest {
+			return fmt.Errorf("the workspace's config, agent files or hook scripts changed since this session started; start summit again to see what they hold now")
+		}
+		return trust.Record(store, at, time.Now())
+	}
+}

@@ -112,6 +112,9 @@ type Options struct {
 	WorkspaceTrust   string
 	UntrustedIgnored []string
 	TrustItems       []string
+	// TrustWorkspace records that the user trusts the workspace (/trust, the workbench's
+	// trust inbox item); nil refuses /trust (headless runs: --trust-workspace instead).
+	TrustWorkspace func() error
 }
 
 // Orchestrator runs one session.
@@ -512,6 +515,8 @@ func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Comman
 		return x.status(line, c)
 	case commands.Inbox:
 		return x.inbox(line, c)
+	case commands.Trust:
+		return x.trustWorkspace(line, c) // trust.go
 	case commands.Agents:
 		if err := x.issue(line, c); err != nil {
 			return Reply{}, err

@@ -31,6 +31,9 @@ func ChangedFilesText(changes []session.AgentFileChange, workspace string) strin
 
 // WaitingText is one line about a waiting item, for /inbox and the workbench's dock.
 func WaitingText(s *session.State, w session.Waiting) string {
+	if w.ID == session.TrustItem {
+		return fmt.Sprintf("workspace not trusted: %s of its own config and agent files ignored", session.Plural(len(s.Info.TrustItems), "item"))
+	}
 	if w.Review {
 		cf := s.Conflict(w.ID)
 		if cf == nil {
