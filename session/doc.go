@@ -81,6 +81,10 @@
 // items, applied, note) records that the user trusted it during the session: applied says the
 // items took effect at once; otherwise note says why they apply from the next session.
 //
+// SubagentSpawned.agent_shadows, when set, says which definition runs because it took the
+// name of another (a workspace file over a built-in or the user's: "workspace
+// .summit/agents/general.md, shadows built-in"); the tree marks the subagent with its layer.
+//
 // # Forks
 //
 // A fork (summit fork, the replay's F) continues a recording live from one of its events. Its

@@ -255,6 +255,10 @@ type SubagentSpawned struct {
 	ParentSubagentID string `json:"parent_subagent_id,omitempty"`
 	// AgentSessionID is the external agent's own id for a child's session.
 	AgentSessionID string `json:"agent_session_id,omitempty"`
+	// AgentShadows says which definition runs when it replaced another of its name (a
+	// workspace file over a built-in or the user's: "workspace .summit/agents/general.md,
+	// shadows built-in"); empty when the agent shadows none. The tree marks such a subagent.
+	AgentShadows string `json:"agent_shadows,omitempty"`
 }
 
 type SubagentActive struct {

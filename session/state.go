@@ -100,9 +100,12 @@ func (sa *Subagent) ModelInUse() string {
 }
 
 type Subagent struct {
-	ID             string
-	AgentType      string
-	AgentName      string
+	ID        string
+	AgentType string
+	AgentName string
+	// AgentShadows is SubagentSpawned.agent_shadows: which definition runs, when it replaced
+	// another of its name.
+	AgentShadows   string
 	PermissionMode string
 	Tools          []string
 	Task           string

@@ -77,6 +77,14 @@ func TestTrustInboxNotNow(t *testing.T) {
 	if s := ansi.Strip(m.Render()); !strings.Contains(s, "workspace not trusted: 4 items of its own config and agent files ignored") {
 		t.Errorf("the dock does not name the trust item:\n%s", s)
 	}
+	// A subagent whose definition took another's name is marked with where it comes from.
+	sp := session.New("sa-1", session.SubagentSpawned{AgentType: "general", AgentName: "general", ParentSessionID: "s-trust",
+		PermissionMode: "acceptEdits", TaskDescription: "hi", TimeoutS: 300, AgentShadows: "workspace .summit/agents/general.md, shadows built-in"})
+	sp.Seq, sp.TS, sp.SessionID = 2, t0, "s-trust"
+	m.Update(EventsMsg([]session.Event{sp}))
+	if s := ansi.Strip(m.Render()); !strings.Contains(s, "sa-1 general [workspace]") {
+		t.Errorf("the tree does not mark the shadowing agent:\n%s", s)
+	}
 	if !strings.Contains(render.TrustText(m.st), "workspace not trusted, ignored: mcp_servers.fs, providers.evil, hooks, agent file .summit/agents/general.md") {
 		t.Errorf("trust text %q", render.TrustText(m.st))
 	}

@@ -239,6 +239,10 @@ func TestWorkspaceTrustEndToEnd(t *testing.T) {
 	if strings.Contains(errOut, "workspace not trusted") || !strings.Contains(rec, `"workspace_trust":"trusted"`) {
 		t.Errorf("trusted: still untrusted:\n%s", errOut)
 	}
+	// The workspace's general takes the built-in's name: never silently.
+	if !strings.Contains(rec, `"agent_shadows":"workspace .summit/agents/general.md, shadows built-in"`) {
+		t.Errorf("trusted: SubagentSpawned does not say general.md shadows the built-in")
+	}
 	for _, name := range []string{"mcp", "acp", "general", "hook"} {
 		if !strings.Contains(rec, "MARKER-"+name+"-RAN") {
 			if _, err := os.Stat(filepath.Join(c.marks, name)); err != nil {

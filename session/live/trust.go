@@ -1,6 +1,7 @@
 package live
 
 import (
+	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
 )
@@ -11,6 +12,15 @@ import (
 // would race with those readers and could leave a subagent with half the workspace's config
 // (its hooks on, its hosts not), so the session keeps what it started with.
 const trustNote = "restart summit in this workspace to enable them; this session keeps the configuration it started with"
+
+// shadowing is SubagentSpawned.agent_shadows for def: which file runs when a catalogue agent
+// replaced another of its name ("" for every other definition).
+func (x *Orchestrator) shadowing(def *agents.Definition) string {
+	if cd, ok := x.o.Catalogue.Get(def.Name); !ok || cd != def {
+		return ""
+	}
+	return x.o.Catalogue.Shadowing(def.Name, x.o.Workspace)
+}
 
 // trustWorkspace is /trust: the workbench's trust inbox item answered. Options.TrustWorkspace
 // records the trust (the caller's store, session/trust); the session records WorkspaceTrusted.
