@@ -19,7 +19,8 @@ import (
 )
 
 // Configuration: .summit/config.yaml in the workspace and config.yaml in the user config dir
-// (~/.config/summit); the workspace file wins key by key.
+// (~/.config/summit); the workspace file wins key by key, once the workspace is trusted: until
+// then none of the workspace file takes effect (LoadConfigGated, session/trust).
 //
 //	providers:
 //	  openai: {kind: openai, base_url: https://api.openai.com/v1, key_env: OPENAI_API_KEY}
@@ -37,7 +38,7 @@ import (
 //
 // Hooks (session/hooks runs them): per event, a list of commands; the user file's and the
 // workspace file's entries both apply, user entries first. A workspace file's hooks run only
-// once the user has trusted them (see session/hooks).
+// once the user has trusted the workspace (see session/trust).
 //
 //	hooks:
 //	  SubagentStop:               # SubagentStart SubagentStop PermissionRequested
