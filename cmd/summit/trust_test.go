@@ -291,3 +291,35 @@ func TestWorkspaceTrustEndToEnd(t *testing.T) {
 		t.Errorf("--list after --revoke:\n%s", out)
 	}
 }
+
+// The workbench's /trust (recordTrust) records what the session's start assessed, so the next
+// session in the workspace is trusted; a file changed since the start is refused, not trusted.
+func TestRecordTrustFromWorkbench(t *testing.T) {
+	ws := runWorkspace(t)
+	os.MkdirAll(filepath.Join(ws, ".summit"), 0o755)
+	cfg := filepath.Join(ws, ".summit", "config.yaml")
+	os.WriteFile(cfg, []byte("web_allow_hosts: [127.0.0.1]\n"), 0o644)
+	g, err := workspaceGate(ws, nil, false)
+	if err != nil || g.trust.Trusted() || len(g.cfg.WebAllowHosts) != 0 {
+		t.Fatalf("untrusted gate: %+v %v", g, err)
+	}
+	if (&sessionFlags{}).recordTrust(g.trust) != nil {
+		t.Error("a headless session can record trust")
+	}
+	record := (&sessionFlags{interactive: true}).recordTrust(g.trust)
+	os.WriteFile(cfg, []byte("web_allow_hosts: [127.0.0.1, 10.0.0.1]\n"), 0o644)
+	if err := record(); err == nil || !strings.Contains(err.Error(), "changed since this session started") {
+		t.Errorf("a changed file was trusted: %v", err)
+	}
+	if g2, _ := workspaceGate(ws, nil, false); g2.trust.Trusted() {
+		t.Fatal("trusted after a refused /trust")
+	}
+	os.WriteFile(cfg, []byte("web_allow_hosts: [127.0.0.1]\n"), 0o644)
+	if err := record(); err != nil {
+		t.Fatal(err)
+	}
+	g2, err := workspaceGate(ws, nil, false)
+	if err != nil || !g2.trust.Trusted() || len(g2.cfg.WebAllowHosts) != 1 {
+		t.Errorf("the next session is not trusted: %+v %v", g2.trust, err)
+	}
+}
