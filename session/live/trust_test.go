@@ -3,6 +3,8 @@ package live
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +35,9 @@ func TestTrustCommand(t *testing.T) {
 	x := start("untrusted", func() error { recorded++; return nil })
 	if st := x.Snapshot(); !st.TrustPending() {
 		t.Fatal("the trust item is not pending")
+	}
+	if r, _ := x.Submit(context.Background(), "/status"); !strings.Contains(r.Output, "⚠ workspace not trusted, ignored: mcp_servers.fs (trust it in the inbox, or summit trust)") {
+		t.Errorf("/status does not name what is ignored:\n%s", r.Output)
 	}
 	if r := submit(x); r.Rejected || !strings.Contains(r.Output, "restart summit") || recorded != 1 {
 		t.Fatalf("/trust: %+v (recorded %d)", r, recorded)
@@ -67,4 +72,24 @@ func TestTrustCommand(t *testing.T) {
 		x.Close("quit")
 	}
 	_ = session.TrustItem
+}
+
+// A workspace agent file that takes a built-in's name never does so silently: /agents says
+// which file runs and what it shadows, and SubagentSpawned records it.
+func TestAgentsSaysWhatShadows(t *testing.T) {
+	h := newHarness(t)
+	if err := os.MkdirAll(filepath.Join(h.ws, ".summit", "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(h.ws, ".summit", "agents"), "general.md", "---\nname: general\ndescription: the repository's own general\n---\nBe general.\n")
+	x := h.start(NewSimClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)))
+	defer x.Close("quit")
+	r, err := x.Submit(context.Background(), "/agents")
+	if err != nil || !strings.Contains(r.Output, "↳ runs workspace .summit/agents/general.md, shadows built-in") {
+		t.Errorf("/agents:\n%s %v", r.Output, err)
+	}
+	def, _ := x.o.Catalogue.Get("general")
+	if sh := x.shadowing(def); sh != "workspace .summit/agents/general.md, shadows built-in" {
+		t.Errorf("agent_shadows %q", sh)
+	}
 }
