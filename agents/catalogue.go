@@ -114,11 +114,23 @@ func RunsOutside(d *Definition) string {
 	if ep := metaString(d, "endpoint"); ep != "" {
 		why = append(why, "endpoint "+ep)
 	}
-	if m, ok := d.Metadata["mcpServers"].(map[string]any); ok && len(m) > 0 {
-		names := make([]string, 0, len(m))
-		for k := range m {
+	// Inline servers: a map of name → server, or a list holding one-key maps among names.
+	var names []string
+	switch v := d.Metadata["mcpServers"].(type) {
+	case map[string]any:
+		for k := range v {
 			names = append(names, k)
 		}
+	case []any:
+		for _, it := range v {
+			if m, ok := it.(map[string]any); ok {
+				for k := range m {
+					names = append(names, k)
+				}
+			}
+		}
+	}
+	if len(names) > 0 {
 		sort.Strings(names)
 		why = append(why, "inline mcpServers ("+strings.Join(names, ", ")+")")
 	}
