@@ -23,6 +23,10 @@ type Options struct {
 	Env Env
 	// NoBuiltins leaves out the embedded agents (for `agents validate PATH`).
 	NoBuiltins bool
+	// GateWorkspace leaves out the workspace's agent files that would start a command or
+	// reach an endpoint (Gated): set while the workspace is not trusted (session/trust).
+	// They are listed by Gated either way, so what trusting would enable can be shown.
+	GateWorkspace bool
 }
 
 // Layer is one directory of the search path.
@@ -75,6 +79,70 @@ type Catalogue struct {
 	shadows  []Shadow
 	disabled []string
 	files    int
+	gated    []GatedFile
+	gate     bool
+}
+
+// GatedFile is a workspace agent file that starts a command or reaches an endpoint: it has
+// effect only once the workspace is trusted.
+type GatedFile struct {
+	Name    string `json:"name"`
+	Path    string `json:"path"`
+	Why     string `json:"why"`     // kind: acp, endpoint, mcpServers
+	Ignored bool   `json:"ignored"` // left out of the catalogue (GateWorkspace)
+}
+
+// IsWorkspaceLayer reports whether a search-path layer is part of the workspace (files that
+// come with a repository), as opposed to the built-ins, the user's directory and --agents.
+func IsWorkspaceLayer(layer string) bool {
+	switch layer {
+	case "workspace", "claude", "gemini", "summit":
+		return true
+	}
+	return false
+}
+
+// RunsOutside says why a definition would start a command or reach an endpoint ("" when it
+// uses only summit's own tools): kind: acp runs its command, endpoint sends tasks (and a
+// token) to a URL, and an inline mcpServers map starts servers. A list of server names only
+// picks servers of the user's config and is not gated.
+func RunsOutside(d *Definition) string {
+	var why []string
+	if d.Kind == "acp" {
+		why = append(why, "kind: acp (runs "+metaString(d, "command")+")")
+	}
+	if ep := metaString(d, "endpoint"); ep != "" {
+		why = append(why, "endpoint "+ep)
+	}
+	// Inline servers: a map of name → server, or a list holding one-key maps among names.
+	var names []string
+	switch v := d.Metadata["mcpServers"].(type) {
+	case map[string]any:
+		for k := range v {
+			names = append(names, k)
+		}
+	case []any:
+		for _, it := range v {
+			if m, ok := it.(map[string]any); ok {
+				for k := range m {
+					names = append(names, k)
+				}
+			}
+		}
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		why = append(why, "inline mcpServers ("+strings.Join(names, ", ")+")")
+	}
+	return strings.Join(why, ", ")
+}
+
+func metaString(d *Definition, key string) string {
+	if v, ok := d.Metadata[key].(string); ok {
+		return v
+	}
+	v, _ := d.Unknown[key].(string)
+	return v
 }
 
 // Load reads every layer of the search path. It never fails as a whole: a
@@ -82,7 +150,7 @@ type Catalogue struct {
 // a missing --agents directory is an error problem; the standard layers are
 // allowed not to exist.
 func Load(o Options) *Catalogue {
-	c := &Catalogue{defs: map[string]*Definition{}}
+	c := &Catalogue{defs: map[string]*Definition{}, gate: o.GateWorkspace}
 	for _, l := range SearchPath(o) {
 		if l.Name == "builtin" {
 			for _, d := range Builtins() {
@@ -177,6 +245,14 @@ func (c *Catalogue) loadFile(l Layer, p string, env Env) {
 		return
 	}
 	d.Source.Layer = l.Name
+	if IsWorkspaceLayer(l.Name) {
+		if why := RunsOutside(d); why != "" {
+			c.gated = append(c.gated, GatedFile{Name: d.Name, Path: p, Why: why, Ignored: c.gate})
+			if c.gate {
+				return
+			}
+		}
+	}
 	c.add(d, env)
 }
 
@@ -210,6 +286,46 @@ func (c *Catalogue) Problems() []Problem { return append([]Problem(nil), c.probl
 
 // Shadows returns the replacements made by later layers, in load order.
 func (c *Catalogue) Shadows() []Shadow { return append([]Shadow(nil), c.shadows...) }
+
+// Gated returns the workspace agent files that start a command or reach an endpoint, in load
+// order; with Options.GateWorkspace they are not in the catalogue.
+func (c *Catalogue) Gated() []GatedFile { return append([]GatedFile(nil), c.gated...) }
+
+// ShadowOf says which definition a name's agent replaced ("" when it replaced none): the
+// path, or "built-in" for an embedded agent.
+func (c *Catalogue) ShadowOf(name string) string {
+	for i := len(c.shadows) - 1; i >= 0; i-- {
+		if s := c.shadows[i]; s.Name == name && c.defs[name] != nil && s.Winner == c.defs[name].Source.Path {
+			return s.Loser
+		}
+	}
+	return ""
+}
+
+// Shadowing says, for an agent that replaced another of its name, which definition runs and
+// which it shadows ("workspace .summit/agents/general.md, shadows built-in"); "" when the
+// agent shadows none. Paths inside root are shown relative to it.
+func (c *Catalogue) Shadowing(name, root string) string {
+	loser := c.ShadowOf(name)
+	d := c.defs[name]
+	if loser == "" || d == nil {
+		return ""
+	}
+	show := func(p string) string {
+		if strings.HasPrefix(p, "builtin:") {
+			return "built-in"
+		}
+		if r, err := filepath.Rel(root, p); root != "" && err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+		return p
+	}
+	layer := d.Source.Layer
+	if IsWorkspaceLayer(layer) {
+		layer = "workspace"
+	}
+	return fmt.Sprintf("%s %s, shadows %s", layer, show(d.Source.Path), show(loser))
+}
 
 // Disabled returns the agents removed by SUMMIT_DISABLED_AGENTS.
 func (c *Catalogue) Disabled() []string { return append([]string(nil), c.disabled...) }

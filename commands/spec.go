@@ -685,6 +685,15 @@ var table = []Spec{
 		build: func(values) Command { return Inbox{} },
 	},
 	{
+		Name:    "trust",
+		Summary: "trust this workspace's own config, agent files and hook scripts",
+		Help: "Enables what an untrusted workspace's .summit/config.yaml and agent files would do (its\n" +
+			"MCP servers, ACP agents, providers, remotes, hooks, web_allow_hosts), as the trust inbox\n" +
+			"item lists them, and remembers it until one of those files changes. In effect from the\n" +
+			"next session. Headless runs take --trust-workspace, or summit trust DIR.",
+		build: func(values) Command { return Trust{} },
+	},
+	{
 		Name:    "agents",
 		Summary: "list the agent catalogue",
 		build:   func(values) Command { return Agents{} },

@@ -27,6 +27,7 @@ func TestUsageLines(t *testing.T) {
 		"wait":     "/wait <id...>",
 		"agents":   "/agents",
 		"inbox":    "/inbox",
+		"trust":    "/trust",
 		"help":     "/help [command]",
 		"quit":     "/quit",
 	}

@@ -213,6 +213,7 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 			TimeoutS: d.TimeoutS, InheritContext: d.InheritContext, SessionID: d.SubagentSessionID,
 			ParentRef: d.ParentSessionRef, Status: StatusQueued, SpawnedAt: e.TS,
 			Parent: d.ParentSubagentID, AgentSessionID: d.AgentSessionID, Transcript: &Transcript{counted: s.CountsItems()},
+			AgentShadows: d.AgentShadows,
 		}
 		n.index = len(s.Subagents)
 		s.Subagents = append(s.Subagents, n)
@@ -677,6 +678,19 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 			s.Counters.VerifiesFailed++
 		}
 		s.log(e, "verify", d.Target+" "+d.Measured(), d.Output)
+	case WorkspaceTrusted:
+		if s.Info.WorkspaceTrust != "untrusted" {
+			return fail("the workspace is %q, not untrusted", s.Info.WorkspaceTrust)
+		}
+		if s.Trusted != nil {
+			return fail("the workspace was already trusted at seq %d", s.Trusted.Seq)
+		}
+		s.Trusted = &TrustedNow{Seq: e.Seq, Applied: d.Applied, Note: d.Note}
+		text := "workspace trusted: " + strings.Join(d.Items, "; ")
+		if !d.Applied {
+			text += " (from the next session: " + d.Note + ")"
+		}
+		s.log(e, "trust", text, "")
 
 	default:
 		// Reached only if a type is added to Types without a rule here; the exhaustiveness

@@ -102,7 +102,8 @@ func sameSubagent(sa, ck *Subagent) bool {
 		sa.PendingRequest == ck.PendingRequest && sa.Isolation == ck.Isolation && sa.Changes == ck.Changes &&
 		sa.Discarded == ck.Discarded && sa.Rebased == ck.Rebased && sa.Verify == ck.Verify && sa.Route == ck.Route &&
 		len(sa.Switches) == len(ck.Switches) && sa.PlanStep == ck.PlanStep && sa.AgentState == ck.AgentState &&
-		sa.index == ck.index && sa.Transcript.same(ck.Transcript)
+		sa.index == ck.index && sa.Transcript.same(ck.Transcript) &&
+		sa.AgentShadows == ck.AgentShadows
 }
 
 // samePermission reports whether p is unchanged since ck was copied from it: a request is

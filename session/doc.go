@@ -63,6 +63,7 @@
 //	model        ModelRouted ModelSwitched ModelTurn
 //	hooks        HookRan
 //	verification VerifyRan
+//	trust        WorkspaceTrusted
 //
 // Fields are added freely and never renamed or dropped. A type this build does not know is
 // decoded as Unknown, kept, and skipped by the fold (it still takes its seq). A line with
@@ -76,6 +77,17 @@
 // SessionStarted.unconfined_shell is true when subagents' shells run unconfined: the system has
 // no Landlock and the user opted in with --allow-unconfined-shell (absent otherwise; without
 // the opt-in such a shell is refused).
+// SessionStarted.workspace_trust is "trusted", "untrusted" or "none" (the workspace
+// configures nothing that needs trust; see session/trust). While untrusted,
+// untrusted_ignored names what of the workspace was ignored (config sections such as
+// "mcp_servers.fs", "hooks", "web_allow_hosts", and "agent file .summit/agents/x.md") and
+// trust_items lists what trusting would enable, one line each. WorkspaceTrusted (workspace,
+// items, applied, note) records that the user trusted it during the session: applied says the
+// items took effect at once; otherwise note says why they apply from the next session.
+//
+// SubagentSpawned.agent_shadows, when set, says which definition runs because it took the
+// name of another (a workspace file over a built-in or the user's: "workspace
+// .summit/agents/general.md, shadows built-in"); the tree marks the subagent with its layer.
 //
 // # Forks
 //

@@ -67,6 +67,7 @@ const (
 	TypeHookRan Type = "HookRan"
 
 	TypeVerifyRan Type = "VerifyRan"
+	TypeWorkspaceTrusted Type = "WorkspaceTrusted"
 )
 
 // Types is the closed set of event types of schema v1, in documentation order.
@@ -85,6 +86,7 @@ var Types = []Type{
 	TypeModelRouted, TypeModelSwitched, TypeModelTurn,
 	TypeHookRan,
 	TypeVerifyRan,
+	TypeWorkspaceTrusted,
 }
 
 // Known reports whether t is a type of schema v1.
@@ -148,6 +150,16 @@ type SessionStarted struct {
 	// UnconfinedShell: subagents' shells run unconfined (no Landlock on this system, and the
 	// user opted in with --allow-unconfined-shell): they can write wherever the user can.
 	UnconfinedShell bool `json:"unconfined_shell,omitempty"`
+	// WorkspaceTrust is "trusted", "untrusted" or "none" (the workspace configures nothing that
+	// needs trust; see session/trust); "" in recordings made before it existed.
+	WorkspaceTrust string `json:"workspace_trust,omitempty"`
+	// UntrustedIgnored names what of an untrusted workspace was ignored: config sections
+	// ("mcp_servers.fs", "hooks", "web_allow_hosts") and agent files ("agent file
+	// .summit/agents/general.md").
+	UntrustedIgnored []string `json:"untrusted_ignored,omitempty"`
+	// TrustItems lists what trusting the workspace would enable, one line each (while it is
+	// untrusted): the workbench's trust inbox item shows them.
+	TrustItems []string `json:"trust_items,omitempty"`
 }
 
 // SessionForked starts a session that continues another from one of its events (summit fork).
@@ -248,6 +260,10 @@ type SubagentSpawned struct {
 	ParentSubagentID string `json:"parent_subagent_id,omitempty"`
 	// AgentSessionID is the external agent's own id for a child's session.
 	AgentSessionID string `json:"agent_session_id,omitempty"`
+	// AgentShadows says which definition runs when it replaced another of its name (a
+	// workspace file over a built-in or the user's: "workspace .summit/agents/general.md,
+	// shadows built-in"); empty when the agent shadows none. The tree marks such a subagent.
+	AgentShadows string `json:"agent_shadows,omitempty"`
 }
 
 type SubagentActive struct {
@@ -821,6 +837,18 @@ func (v VerifyRan) Measured() string {
 	}
 	return s
 }
+// WorkspaceTrusted: the user trusted the workspace during the session (the workbench's trust
+// inbox item; see session/trust). Items are what it enabled, as SessionStarted.trust_items
+// listed them; Applied says whether they took effect in this session (else from the next
+// one, Note saying why).
+type WorkspaceTrusted struct {
+	Workspace string   `json:"workspace"`
+	Items     []string `json:"items,omitempty"`
+	Applied   bool     `json:"applied"`
+	Note      string   `json:"note,omitempty"`
+}
+
+func (WorkspaceTrusted) Type() Type { return TypeWorkspaceTrusted }
 
 // ModelTurn: one model call of a subagent summit runs itself (agents/runtime) ended, after its
 // streamed text and before the tool calls it asked for: the turn (from 1) and attempt (from 1;

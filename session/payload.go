@@ -63,6 +63,7 @@ var Decoders = map[Type]func([]byte) (Data, error){
 	TypeModelTurn:             decodeAs[ModelTurn],
 	TypeHookRan:               decodeAs[HookRan],
 	TypeVerifyRan:             decodeAs[VerifyRan],
+	TypeWorkspaceTrusted:      decodeAs[WorkspaceTrusted],
 }
 
 // LineRange is a conflict's line span in a file, written as "40-58" (or "40" for one line).

@@ -15,6 +15,8 @@ import (
 type State struct {
 	SessionID string
 	Info      SessionStarted // the SessionStarted payload (a fork's own start: SessionForked.Started)
+	// Trusted is set when the user trusted the workspace during the session (WorkspaceTrusted).
+	Trusted *TrustedNow
 	// Fork is the SessionForked of a session that continues another (nil otherwise): the
 	// lineage inspect and the tree show.
 	Fork      *SessionForked
@@ -98,9 +100,12 @@ func (sa *Subagent) ModelInUse() string {
 }
 
 type Subagent struct {
-	ID             string
-	AgentType      string
-	AgentName      string
+	ID        string
+	AgentType string
+	AgentName string
+	// AgentShadows is SubagentSpawned.agent_shadows: which definition runs, when it replaced
+	// another of its name.
+	AgentShadows   string
 	PermissionMode string
 	Tools          []string
 	Task           string
@@ -506,4 +511,21 @@ func (c Counters) clone() Counters {
 		n.ByAgentType[k] = &t
 	}
 	return n
+}
+
+// TrustedNow is a WorkspaceTrusted the session recorded: its seq, and whether it took effect
+// in the session.
+type TrustedNow struct {
+	Seq     uint64
+	Applied bool
+	Note    string
+}
+
+// TrustItem is the id of the workbench's trust inbox item (see TrustPending).
+const TrustItem = "trust"
+
+// TrustPending reports whether the workspace is untrusted and the user has not trusted it
+// during the session: the trust inbox item is open.
+func (s *State) TrustPending() bool {
+	return s.Info.WorkspaceTrust == "untrusted" && s.Trusted == nil && len(s.Info.TrustItems) > 0
 }

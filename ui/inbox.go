@@ -78,7 +78,12 @@ func (m *Model) waiting() []session.Waiting {
 		return m.waitMemo
 	}
 	all := session.WaitingItems(m.st)
-	out := make([]session.Waiting, 0, len(all))
+	out := make([]session.Waiting, 0, len(all)+1)
+	// An untrusted workspace's trust question is the workbench's own item (trust.go), asked
+	// first: it waits from the session's start.
+	if m.st.TrustPending() && !m.answered[session.TrustItem] && m.o.Replay == nil {
+		out = append(out, session.Waiting{ID: session.TrustItem})
+	}
 	for _, w := range all {
 		if !m.answered[w.ID] {
 			out = append(out, w)
@@ -179,6 +184,10 @@ func (m *Model) choices(id string) []choice {
 	add := func(c choice) {
 		c.key = strconv.Itoa(len(cs) + 1)
 		cs = append(cs, c)
+	}
+	if id == session.TrustItem {
+		m.trustChoices(add) // trust.go
+		return cs
 	}
 	if pr := m.st.Permission(id); pr != nil {
 		who := pr.SubagentID
@@ -342,6 +351,11 @@ func (m *Model) inboxKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 			}
 			return nil, true
 		}
+		if c.line == nil { // "not now": the item docks, nothing is sent
+			m.dismissed[ib.id] = true
+			m.ib = nil
+			return nil, true
+		}
 		return m.answer(c.line("")), true
 	case s == "pgup":
 		ib.scroll = max(0, ib.scroll-max(1, m.h/3))
@@ -469,7 +483,9 @@ func (m *Model) renderInbox(w, h int) []string {
 		lines = append(lines, m.sty.dim.Render(strings.Repeat("─", inner)))
 	}
 	var body []string
-	if pr := m.st.Permission(ib.id); pr != nil {
+	if ib.id == session.TrustItem {
+		body = m.trustBody(inner) // trust.go
+	} else if pr := m.st.Permission(ib.id); pr != nil {
 		body = m.permissionBody(pr, inner)
 	} else if cf := m.st.Conflict(ib.id); cf != nil {
 		body = m.reviewBody(cf, inner, false)

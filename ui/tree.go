@@ -61,7 +61,7 @@ func (m *Model) rows() []row {
 		}
 		r := row{id: sa.ID, indent: 1 + n.Depth, glyph: render.StatusGlyph(sa)}
 		mode, inHandoff := handoff[sa.ID]
-		r.text = memo.textOf(textKey{sa.AgentType, sa.AgentName, sa.PermissionMode, mode, inHandoff}, sa.ID)
+		r.text = memo.textOf(textKey{sa.AgentType, sa.AgentName, sa.PermissionMode, mode, inHandoff, sa.AgentShadows}, sa.ID)
 		var parts [6]string
 		if ch := sa.Changes; ch != nil && ch.Error == "" {
 			parts[0] = memo.changesOf(ch.Added, ch.Removed) // first: it is what matters once it stopped
@@ -165,6 +165,7 @@ type saRow struct {
 type textKey struct {
 	agentType, agentName, mode, handoff string
 	inHandoff                           bool
+	shadows                             string
 }
 
 func (r *saRow) textOf(k textKey, id string) string {
@@ -176,6 +177,11 @@ func (r *saRow) textOf(k textKey, id string) string {
 		name += " " + k.agentName
 	}
 	text := id + " " + session.Sanitize(name)
+	if k.shadows != "" {
+		// Which definition runs, when it took another's name: its layer ("workspace").
+		layer, _, _ := strings.Cut(k.shadows, " ")
+		text += " [" + session.Sanitize(layer) + "]"
+	}
 	if t := modeTag[k.mode]; t != "" {
 		text += " ·" + t
 	}

@@ -19,7 +19,8 @@ import (
 )
 
 // Configuration: .summit/config.yaml in the workspace and config.yaml in the user config dir
-// (~/.config/summit); the workspace file wins key by key.
+// (~/.config/summit); the workspace file wins key by key, once the workspace is trusted: until
+// then none of the workspace file takes effect (LoadConfigGated, session/trust).
 //
 //	providers:
 //	  openai: {kind: openai, base_url: https://api.openai.com/v1, key_env: OPENAI_API_KEY}
@@ -37,7 +38,7 @@ import (
 //
 // Hooks (session/hooks runs them): per event, a list of commands; the user file's and the
 // workspace file's entries both apply, user entries first. A workspace file's hooks run only
-// once the user has trusted them (see session/hooks).
+// once the user has trusted the workspace (see session/trust).
 //
 //	hooks:
 //	  SubagentStop:               # SubagentStart SubagentStop PermissionRequested
@@ -314,8 +315,46 @@ func (p Price) Cost(u Usage) float64 {
 var Kinds = []string{"openai", "anthropic", "gemini", "script", "ollama"}
 
 // LoadConfig reads and merges the two files; missing files are fine. Errors name file:line.
+// It takes the workspace's file as trusted: a caller that starts anything from the result
+// must use LoadConfigGated with the workspace's trust (session/trust) instead.
 func LoadConfig(workspace, userConfigDir string) (Config, error) {
+	c, _, err := LoadConfigGated(workspace, userConfigDir, true)
+	return c, err
+}
+
+// WorkspaceEntry is one entry of a workspace's .summit/config.yaml that has effect only once
+// the user trusts the workspace: every section of that file can start a command, choose where
+// a key is sent, widen the network or route models, so the whole file is gated.
+type WorkspaceEntry struct {
+	Section string // mcp_servers, acp_agents, providers, models, default_provider, remotes, hooks, web_allow_hosts, verify
+	Name    string // the entry's key ("" for a section without names)
+	Detail  string // what it would do: the command, URL or key variable it names
+}
+
+func (e WorkspaceEntry) String() string {
+	s := e.Section
+	if e.Name != "" {
+		s += "." + e.Name
+	}
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// LoadConfigGated is LoadConfig with the workspace's trust: when trusted is false the
+// workspace's .summit/config.yaml is still read and checked (a broken file is an error either
+// way) but none of it is merged, and its entries are returned as what was left out. Why the
+// whole file and not only the dangerous keys: a provider entry without base_url still sends
+// its headers (with $VAR values) somewhere, a models route can point a tier at another
+// provider, and a section added later is gated by default instead of open by default.
+func LoadConfigGated(workspace, userConfigDir string, trusted bool) (Config, []WorkspaceEntry, error) {
 	var merged Config
+	var ignored []WorkspaceEntry
+	wsFile := ""
+	if workspace != "" {
+		wsFile = filepath.Join(workspace, ".summit", "config.yaml")
+	}
 	var files []string
 	if userConfigDir != "" {
 		files = append(files, filepath.Join(userConfigDir, "config.yaml"))
@@ -329,25 +368,32 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 			continue
 		}
 		if err != nil {
-			return Config{}, err
+			return Config{}, nil, err
 		}
 		// yaml.v3 resolves aliases while it decodes, and refuses some bombs with a message
 		// that names no line; check them first on the node tree, with the tapes' rule.
 		var doc yaml.Node
 		if yaml.Unmarshal(data, &doc) == nil {
 			if err := expandAliases(&doc, f); err != nil {
-				return Config{}, err
+				return Config{}, nil, err
 			}
 		}
 		var c Config
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&c); err != nil && !errors.Is(err, errEOF(err)) {
-			return Config{}, fmt.Errorf("%s: %v", f, strings.TrimPrefix(err.Error(), "yaml: "))
+			return Config{}, nil, fmt.Errorf("%s: %v", f, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		merged := &merged
+		if f == wsFile && !trusted {
+			// Checked as a trusted file would be (merged into a scratch config), so a broken
+			// file is found now, not after trusting it; nothing of it reaches the result.
+			merged = &Config{}
+			ignored = workspaceEntries(c)
 		}
 		for name, p := range c.Providers {
 			if !contains(Kinds, p.Kind) {
-				return Config{}, fmt.Errorf("%s:%d: provider %s: kind %q is not one of %s", f, keyLine(data, name), name, p.Kind, strings.Join(Kinds, ", "))
+				return Config{}, nil, fmt.Errorf("%s:%d: provider %s: kind %q is not one of %s", f, keyLine(data, name), name, p.Kind, strings.Join(Kinds, ", "))
 			}
 			if merged.Providers == nil {
 				merged.Providers = map[string]ProviderConfig{}
@@ -364,7 +410,7 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 		merged.EnvPassthrough = append(merged.EnvPassthrough, c.EnvPassthrough...)
 		for name, m := range c.MCPServers { // MCP servers: checked here, merged by name
 			if err := m.Check(name); err != nil {
-				return Config{}, fmt.Errorf("%s:%d: mcp_servers.%s: %v", f, sectionKeyLine(&doc, "mcp_servers", name), name, err)
+				return Config{}, nil, fmt.Errorf("%s:%d: mcp_servers.%s: %v", f, sectionKeyLine(&doc, "mcp_servers", name), name, err)
 			}
 			if merged.MCPServers == nil {
 				merged.MCPServers = map[string]MCPServer{}
@@ -373,7 +419,7 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 		}
 		for name, a := range c.ACPAgents { // ACP agents: checked here, merged by name
 			if err := a.Check(name); err != nil {
-				return Config{}, fmt.Errorf("%s:%d: acp_agents.%s: %v", f, sectionKeyLine(&doc, "acp_agents", name), name, err)
+				return Config{}, nil, fmt.Errorf("%s:%d: acp_agents.%s: %v", f, sectionKeyLine(&doc, "acp_agents", name), name, err)
 			}
 			if merged.ACPAgents == nil {
 				merged.ACPAgents = map[string]ACPAgent{}
@@ -383,7 +429,7 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 		}
 		for name, r := range c.Remotes { // remote ABI agents: checked here, merged by name
 			if err := r.Check(name); err != nil {
-				return Config{}, fmt.Errorf("%s:%d: remotes.%s: %v", f, sectionKeyLine(&doc, "remotes", name), name, err)
+				return Config{}, nil, fmt.Errorf("%s:%d: remotes.%s: %v", f, sectionKeyLine(&doc, "remotes", name), name, err)
 			}
 			if merged.Remotes == nil {
 				merged.Remotes = map[string]Remote{}
@@ -391,42 +437,105 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 			r.File = f
 			merged.Remotes[name] = r
 		}
-		if err := mergeHooks(&merged.Hooks, c.Hooks, f, &doc, workspace != "" && f == filepath.Join(workspace, ".summit", "config.yaml")); err != nil {
-			return Config{}, err
+		if err := mergeHooks(&merged.Hooks, c.Hooks, f, &doc, f == wsFile); err != nil {
+			return Config{}, nil, err
 		}
 		if c.DefaultProvider != "" {
 			merged.DefaultProvider = c.DefaultProvider
 		}
 		if !c.Verify.Empty() || c.Verify.Timeout != 0 {
 			if err := c.Verify.Check(); err != nil {
-				return Config{}, fmt.Errorf("%s:%d: verify: %v", f, keyLine(data, "verify"), err)
+				return Config{}, nil, fmt.Errorf("%s:%d: verify: %v", f, keyLine(data, "verify"), err)
 			}
-			c.Verify.Workspace = workspace != "" && f == filepath.Join(workspace, ".summit", "config.yaml")
+			c.Verify.Workspace = f == wsFile
 			merged.Verify = c.Verify
 		}
 	}
 	for name, r := range merged.Models {
 		if p := r.Price; p != nil && (p.Input < 0 || p.Output < 0 || p.Input != p.Input || p.Output != p.Output) {
-			return Config{}, fmt.Errorf("models.%s.price: input and output are US dollars per million tokens, numbers ≥ 0", name)
+			return Config{}, nil, fmt.Errorf("models.%s.price: input and output are US dollars per million tokens, numbers ≥ 0", name)
 		}
 		switch r.ReasoningEffort {
 		case "", "minimal", "low", "medium", "high":
 		default:
-			return Config{}, fmt.Errorf("models.%s.reasoning_effort %q: want minimal, low, medium or high", name, r.ReasoningEffort)
+			return Config{}, nil, fmt.Errorf("models.%s.reasoning_effort %q: want minimal, low, medium or high", name, r.ReasoningEffort)
 		}
 		if b := r.ThinkingBudget; b != nil && *b < -1 {
-			return Config{}, fmt.Errorf("models.%s.thinking_budget %d: want a number of tokens (0 = off, -1 = the model decides on Gemini)", name, *b)
+			return Config{}, nil, fmt.Errorf("models.%s.thinking_budget %d: want a number of tokens (0 = off, -1 = the model decides on Gemini)", name, *b)
 		}
 		if _, ok := merged.Providers[r.Provider]; !ok && r.Provider != "script" {
-			return Config{}, fmt.Errorf("models.%s routes to provider %q, which is not configured (configured: %s)", name, r.Provider, strings.Join(sortedKeys(merged.Providers), ", "))
+			return Config{}, nil, fmt.Errorf("models.%s routes to provider %q, which is not configured (configured: %s)", name, r.Provider, strings.Join(sortedKeys(merged.Providers), ", "))
 		}
 	}
 	if d := merged.DefaultProvider; d != "" && d != "script" {
 		if _, ok := merged.Providers[d]; !ok {
-			return Config{}, fmt.Errorf("default_provider %q is not configured", d)
+			return Config{}, nil, fmt.Errorf("default_provider %q is not configured", d)
 		}
 	}
-	return merged, nil
+	return merged, ignored, nil
+}
+
+// workspaceEntries lists what a workspace file configures, section by section, for the
+// question that trusts it and the notice that says it was ignored.
+func workspaceEntries(c Config) []WorkspaceEntry {
+	var out []WorkspaceEntry
+	for _, n := range sortedKeys(c.MCPServers) {
+		m := c.MCPServers[n]
+		d := "url " + m.URL
+		if m.Command != "" {
+			d = "runs " + strings.TrimSpace(m.Command+" "+strings.Join(m.Args, " "))
+		}
+		out = append(out, WorkspaceEntry{"mcp_servers", n, d})
+	}
+	for _, n := range sortedKeys(c.ACPAgents) {
+		a := c.ACPAgents[n]
+		out = append(out, WorkspaceEntry{"acp_agents", n, "runs " + strings.TrimSpace(a.Command+" "+strings.Join(a.Args, " "))})
+	}
+	for _, n := range sortedKeys(c.Providers) {
+		p := c.Providers[n]
+		d := "kind " + p.Kind
+		if p.BaseURL != "" {
+			d += ", base_url " + p.BaseURL
+		}
+		if p.KeyEnv != "" {
+			d += ", key from $" + p.KeyEnv
+		}
+		out = append(out, WorkspaceEntry{"providers", n, d})
+	}
+	for _, n := range sortedKeys(c.Models) {
+		r := c.Models[n]
+		out = append(out, WorkspaceEntry{"models", n, "routes to " + r.Provider + " " + r.Model})
+	}
+	if c.DefaultProvider != "" {
+		out = append(out, WorkspaceEntry{"default_provider", "", c.DefaultProvider})
+	}
+	for _, n := range sortedKeys(c.Remotes) {
+		r := c.Remotes[n]
+		d := "url " + r.URL
+		if r.TokenEnv != "" {
+			d += ", token from $" + r.TokenEnv
+		}
+		out = append(out, WorkspaceEntry{"remotes", n, d})
+	}
+	for _, ev := range HookEvents {
+		for _, h := range c.Hooks.Events[ev] {
+			for _, n := range append([]Hook{h}, h.Hooks...) {
+				if n.Command != "" {
+					out = append(out, WorkspaceEntry{"hooks", ev, "runs " + n.Command})
+				}
+			}
+		}
+	}
+	if len(c.WebAllowHosts) > 0 {
+		out = append(out, WorkspaceEntry{"web_allow_hosts", "", "web_fetch may reach " + strings.Join(c.WebAllowHosts, ", ")})
+	}
+	if c.Verify.Command != "" {
+		out = append(out, WorkspaceEntry{"verify", "", "/apply runs " + c.Verify.Command})
+	}
+	for _, n := range sortedKeys(c.Verify.Agents) {
+		out = append(out, WorkspaceEntry{"verify", n, "/apply sa-N of " + n + " runs " + c.Verify.Agents[n]})
+	}
+	return out
 }
 
 // errEOF lets an empty file pass: yaml.v3 reports io.EOF for it.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -36,14 +35,14 @@ func (f *catalogueFlags) acpAgents() []acp.Agent {
 	return acp.NewSet(f.config().ACPAgents, nil).List()
 }
 
-// config is the workspace's and user's config (empty when it does not load).
+// config is the workspace's and user's config as the workspace's trust allows (empty when it
+// does not load).
 func (f *catalogueFlags) config() provider.Config {
-	userDir := ""
-	if dir, err := os.UserConfigDir(); err == nil {
-		userDir = filepath.Join(dir, "summit")
+	g, err := workspaceGate(f.workspace, f.dirs, false)
+	if err != nil {
+		return provider.Config{}
 	}
-	cfg, _ := provider.LoadConfig(f.workspace, userDir)
-	return cfg
+	return g.cfg
 }
 
 // remoteDefs are the config's remote ABI agents, as definitions for the list.
@@ -57,12 +56,14 @@ func (f *catalogueFlags) remoteDefs() []*agents.Definition {
 	return out
 }
 
+// load is the catalogue a session in the workspace would have: an untrusted workspace's agent
+// files that run commands or reach endpoints are left out (and listed by Gated).
 func (f *catalogueFlags) load() *agents.Catalogue {
-	o := agents.Options{Workspace: f.workspace, Dirs: f.dirs, Env: os.Getenv}
-	if dir, err := os.UserConfigDir(); err == nil {
-		o.UserConfigDir = filepath.Join(dir, "summit")
+	if g, err := workspaceGate(f.workspace, f.dirs, false); err == nil {
+		return agents.Load(g.agents)
 	}
-	return agents.Load(o)
+	// A config that does not load: trust cannot be assessed, so the workspace is untrusted.
+	return agents.Load(agents.Options{UserConfigDir: userConfigDir(), Workspace: f.workspace, Dirs: f.dirs, Env: os.Getenv, GateWorkspace: true})
 }
 
 func newAgents(stdout, stderr io.Writer) *cobra.Command {
@@ -121,6 +122,15 @@ func newAgentsList(stdout, stderr io.Writer) *cobra.Command {
 					tools = strings.Join(d.Tools, ",")
 				}
 				fmt.Fprint(stdout, session.Sanitize(fmt.Sprintf("%-22s %-10s %-14s %s\n    %s\n", d.Name, d.Source.Layer, orDash(d.Model.String()), tools, firstLine(d.Description, 100))))
+				if sh := cat.Shadowing(d.Name, f.workspace); sh != "" { // never silently
+					fmt.Fprint(stdout, session.Sanitize(fmt.Sprintf("    ↳ runs %s\n", sh)))
+				}
+			}
+			// An untrusted workspace's agent files that would run a command (session/trust).
+			for _, g := range cat.Gated() {
+				if g.Ignored {
+					fmt.Fprint(stdout, session.Sanitize(fmt.Sprintf("%-22s ignored: %s: %s; the workspace is not trusted (summit trust)\n", g.Name, relPath(f.workspace, g.Path), g.Why)))
+				}
 			}
 			for _, s := range cat.Shadows() {
 				fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(fmt.Sprintf("%s: %s shadows %s", s.Name, s.Winner, s.Loser)))

@@ -47,6 +47,7 @@ Exit codes: 0 nothing wrong, 1 a problem was found, 2 usage (a config that does 
 			if err != nil {
 				return err
 			}
+			doctorTrust(stdout, f.workspace) // trust.go: what an untrusted workspace's files do not do
 			problems := 0
 			// Which models each provider must serve, and for which agents.
 			want := map[string]map[string][]string{}

@@ -64,6 +64,7 @@ models:
   deep: {provider: claude, model: claude-opus-9}
 default_provider: claude
 `), 0o600)
+	trustWS(t, ws)
 	code, out, errOut := summit(t, "doctor", "--workspace", ws)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
@@ -101,6 +102,7 @@ func TestDoctorACPAgents(t *testing.T) {
 	ws := t.TempDir()
 	os.MkdirAll(filepath.Join(ws, ".summit"), 0o700)
 	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte("acp_agents:\n  mine: {command: no-such-acp-agent-cmd}\n"), 0o600)
+	trustWS(t, ws)
 	code, out, _ := summit(t, "doctor", "--workspace", ws)
 	if code != 1 || !regexp.MustCompile(`(?m)^✗ acp_agents.mine: no-such-acp-agent-cmd is not on PATH$`).MatchString(out) {
 		t.Errorf("exit %d:\n%s", code, out)

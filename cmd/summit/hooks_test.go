@@ -8,7 +8,8 @@ import (
 )
 
 // summit run does not run an untrusted workspace's hooks, says so, and runs them with
-// --trust-hooks; the trust store and the user config are temp dirs.
+// --trust-workspace (and its deprecated spelling --trust-hooks); the trust store and the user
+// config are temp dirs.
 func TestRunWorkspaceHooksTrust(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
@@ -21,15 +22,19 @@ func TestRunWorkspaceHooksTrust(t *testing.T) {
 	}
 	script := "/delegate find markers --agent-type analyzer\n"
 	code, out, errOut, _ := runScript(t, ws, script)
-	if code != 0 || !strings.Contains(errOut, "hook (.summit/config.yaml) do not run: they are not trusted yet") {
+	if code != 0 || !strings.Contains(errOut, "workspace not trusted: ignored hooks (summit trust to enable)") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
 	if _, err := os.Stat(side); err == nil || strings.Contains(out, "SubagentStart hook") {
 		t.Fatalf("an untrusted workspace's hook ran")
 	}
-	code, out, errOut, _ = runScript(t, ws, script, "--trust-hooks")
+	code, out, errOut, _ = runScript(t, ws, script, "--trust-workspace")
 	if b, _ := os.ReadFile(side); code != 0 || string(b) != "start\n" || !strings.Contains(out, "SubagentStart hook `echo start") {
-		t.Fatalf("--trust-hooks: exit %d, ran %q\n%s\n%s", code, b, errOut, out)
+		t.Fatalf("--trust-workspace: exit %d, ran %q\n%s\n%s", code, b, errOut, out)
+	}
+	code, _, errOut, _ = runScript(t, ws, script, "--trust-hooks")
+	if b, _ := os.ReadFile(side); code != 0 || string(b) != "start\nstart\n" {
+		t.Fatalf("--trust-hooks: exit %d, ran %q\n%s", code, b, errOut)
 	}
 	// A typo in the config is refused with file:line and the nearest event.
 	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte("hooks:\n  SubagentStrat:\n    - command: x\n"), 0o644)

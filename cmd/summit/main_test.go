@@ -180,6 +180,8 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
 	testCache = cache
+	// The workspace trust store (session/trust) of the tests, never the developer's.
+	os.Setenv("XDG_DATA_HOME", filepath.Join(cache, "data"))
 	// A developer's real keys must not turn the tests' sessions into paid model calls: with no
 	// config, summit routes by the keys it finds (provider.FromEnvironment).
 	for _, k := range []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {

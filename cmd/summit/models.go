@@ -104,10 +104,13 @@ func sessionRouter(workspace, forced string, files func(path string, exists bool
 			files(p, err == nil)
 		}
 	}
-	loaded, err := provider.LoadConfig(ws, userDir)
+	// As the workspace's trust allows (trust.go): an untrusted workspace's providers are
+	// neither shown as routes nor contacted by doctor.
+	g, err := workspaceGate(ws, nil, false)
 	if err != nil {
-		return nil, provider.Config{}, usageErr("%v", err)
+		return nil, provider.Config{}, err
 	}
+	loaded := g.cfg
 	cfg := loaded
 	if cfg.Empty() && forced == "" {
 		cfg, _ = provider.FromEnvironment(os.Getenv) // as a session would

@@ -63,6 +63,7 @@ models:
   deep: {provider: local, model: o3, price: {input: 2, output: 8}}
 default_provider: local
 `), 0o600)
+	trustWS(t, ws)
 	os.MkdirAll(filepath.Join(ws, ".claude", "agents"), 0o755)
 	os.WriteFile(filepath.Join(ws, ".claude", "agents", "thinker.md"), []byte("---\nname: thinker\ndescription: Thinks hard.\nmodel: deep\ntemperature: 0.2\ntools: [read_file]\n---\nThink.\n"), 0o644)
 

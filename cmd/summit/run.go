@@ -42,12 +42,13 @@ type sessionFlags struct {
 	parallel  int
 	// keepWorktrees leaves the worktrees when the session ends.
 	keepWorktrees bool
-	// trustHooks runs the workspace's hooks without asking (hooks.go).
-	trustHooks bool
 	// allowUnconfinedShell lets subagents' shells run where they cannot be confined (no
 	// Landlock); passEnv are the user config's env_passthrough (set by run, read by hooks.go).
 	allowUnconfinedShell bool
 	passEnv              []string
+	// trustWorkspace trusts the workspace's own config, agent files and hooks for this run
+	// only (--trust-workspace; session/trust).
+	trustWorkspace bool
 	// interactive sessions run on the wall clock (a person watches them stream) and ask the
 	// user about permission requests instead of deciding by --approve.
 	interactive bool
@@ -79,7 +80,10 @@ func (f *sessionFlags) register(c *cobra.Command) {
 	fl.BoolVar(&f.allowUnconfinedShell, "allow-unconfined-shell", false, "run subagents' shells even where they cannot be confined to their worktree (no Landlock): they can then write wherever you can")
 	fl.BoolVar(&f.keepWorktrees, "keep-worktrees", false, "leave the subagents' git worktrees when the session ends (summit gc lists and removes them)")
 	fl.StringVar(&f.otelEndpoint, "otel-endpoint", "", "export the session as OpenTelemetry traces while it runs, to this OTLP collector URL (default: the OTEL_EXPORTER_OTLP_* variables, when set)")
-	fl.BoolVar(&f.trustHooks, "trust-hooks", false, "run the workspace's hooks (.summit/config.yaml) this once without asking")
+	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the workspace's .summit/config.yaml, agent files and hook scripts for this run only (summit trust records it)")
+	// --trust-hooks trusted only the hooks; the trust is the workspace's now, so it is the same.
+	fl.BoolVar(&f.trustWorkspace, "trust-hooks", false, "deprecated: --trust-workspace")
+	_ = fl.MarkDeprecated("trust-hooks", "use --trust-workspace")
 }
 
 // wired is a session ready to run, and what to release after it.
@@ -93,6 +97,9 @@ type wired struct {
 	ownTapes  bool     // the tapes came from --tapes
 	inventory string   // the workspace's inventory of agent and config files
 	changed   string   // which of them changed since the last session ("" = none)
+	// trust is what an untrusted workspace's ignored files are, for the notice line ("" =
+	// nothing ignored).
+	trust string
 	// forkedInto is a fork's own workspace, restored from its parent's recording.
 	forkedInto string
 	// otel exports the session's spans while it runs (nil: not asked for); closed ends it.
@@ -127,11 +134,17 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
 		return nil, usageErr("--workspace %s is not a directory", f.workspace)
 	}
-	userDir := ""
-	if dir, err := os.UserConfigDir(); err == nil {
-		userDir = filepath.Join(dir, "summit")
+	userDir := userConfigDir()
+	// The workspace's own config and agent files take effect only once it is trusted
+	// (trust.go, session/trust).
+	gate, err := workspaceGate(ws, f.agentDirs, f.trustWorkspace)
+	if err != nil {
+		return nil, err
 	}
-	agentOpts := agents.Options{UserConfigDir: userDir, Workspace: ws, Dirs: f.agentDirs, Env: os.Getenv}
+	if n := gate.notice(); n != "" && !f.interactive && !f.served { // serve said it once at its start
+		fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(n))
+	}
+	agentOpts := gate.agents
 	// The files that steer the session are read once, now; what changed since the last
 	// session is named (a file written during that one takes effect only here).
 	started := time.Now()
@@ -148,10 +161,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			fmt.Fprintf(stderr, "summit: agents: %s\n", session.Sanitize(p.String()))
 		}
 	}
-	cfg, err := provider.LoadConfig(ws, userDir)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
+	cfg := gate.cfg
 	// env_passthrough counts from the user's own config only (a workspace's is ignored).
 	if userCfg, err := provider.LoadConfig("", userDir); err == nil {
 		f.passEnv = userCfg.EnvPassthrough
@@ -205,7 +215,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	}
 
 	w := &wired{clock: clock, workspace: ws, provider: describe, ownTapes: f.tapes != "", inventory: invPath,
-		changed: render.ChangedFilesText(changed, ws)}
+		changed: render.ChangedFilesText(changed, ws), trust: gate.notice()}
 	for _, d := range cat.List() {
 		w.agents = append(w.agents, d.Name)
 	}
@@ -278,8 +288,12 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		MCP:     mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: ws, PassEnv: f.passEnv}), // MCP hook: servers start on first use
 		Config:  f.config(),
 		OnUsage: f.onUsage,
-		Hooks:   f.hookRunner(ws, cfg.Hooks, stderr), // hooks.go: asks about the workspace's hooks
-		Verify:  f.verifyConfig(cfg.Verify, stderr),  // hooks.go: a workspace's only when trusted
+		Hooks:   f.hookRunner(cfg.Hooks), // hooks.go: the gated config's hooks
+		// The gated config's verify: (a workspace's only when it is trusted).
+		Verify: cfg.Verify,
+
+		WorkspaceTrust: gate.trust.Status, UntrustedIgnored: gate.trust.Ignored(), TrustItems: trustItems(gate.trust),
+		TrustWorkspace: f.recordTrust(gate.trust), // trust.go: the workbench's trust inbox item
 	})
 	if err != nil {
 		closeOtel(otel)

@@ -20,7 +20,6 @@ import (
 
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/acp"
-	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/serve"
@@ -198,15 +197,16 @@ func newServeRunner(f *sessionFlags, stderr io.Writer) (*serveRunner, error) {
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
 		return nil, usageErr("--workspace %s is not a directory", f.workspace)
 	}
-	userDir := ""
-	if dir, err := os.UserConfigDir(); err == nil {
-		userDir = filepath.Join(dir, "summit")
-	}
-	cat := agents.Load(agents.Options{UserConfigDir: userDir, Workspace: ws, Dirs: f.agentDirs, Env: os.Getenv})
-	cfg, err := provider.LoadConfig(ws, userDir)
+	// What a run may invoke, as its trust allows (trust.go); each run is gated again by wire.
+	gate, err := workspaceGate(ws, f.agentDirs, f.trustWorkspace)
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, err
 	}
+	if n := gate.notice(); n != "" {
+		fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(n))
+	}
+	cat := agents.Load(gate.agents)
+	cfg := gate.cfg
 	r := &serveRunner{f: f, stderr: stderr, manifests: map[string]protocols.Manifest{}}
 	for _, d := range cat.List() {
 		r.manifests[d.Name] = serve.ManifestOf(d)

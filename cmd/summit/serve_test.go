@@ -333,6 +333,7 @@ func TestServeRemoteDelegation(t *testing.T) {
 	ws := runWorkspace(t)
 	os.MkdirAll(filepath.Join(ws, ".summit"), 0o755)
 	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte("remotes:\n  researcher: {url: \""+s.url+"\", agent: deep-researcher, token_env: RESEARCH_TOKEN}\n"), 0o644)
+	trustWS(t, ws)
 	code, out, errOut, rec := runScript(t, ws, `/delegate "status of quantum computing in 2026" --agent-type researcher
 /delegate "status of fusion power" --agent-type researcher --inputs '{"depth": 3}'
 /wait sa-1 sa-2
@@ -430,6 +431,7 @@ func TestServeRemoteDelegation(t *testing.T) {
 	// A killed server: the client's subagent fails with a clear error, and does not hang.
 	s2 := startServe(t, bin, token)
 	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte("remotes:\n  researcher: {url: \""+s2.url+"\", agent: deep-researcher, token_env: RESEARCH_TOKEN}\n"), 0o644)
+	trustWS(t, ws)
 	go func() {
 		time.Sleep(2 * time.Second)
 		s2.cmd.Process.Kill()

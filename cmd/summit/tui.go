@@ -114,7 +114,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		return err
 	}
 	m := ui.New(ui.Options{Backend: backend{w.x}, History: loadHistory(w.workspace), SaveHistory: saveHistory(w.workspace),
-		Agents: w.agents, Demo: joinNotice(warnNotice(w.changed), w.startHint(hint))})
+		Agents: w.agents, Demo: joinNotice(warnNotice(w.trust), warnNotice(w.changed), w.startHint(hint))})
 	// summit handles the signals itself: Bubble Tea's own handler, racing with ours, can block
 	// sending to an event loop that already ended and hang the shutdown (v2.0.10).
 	// A workbench with nothing to show runs on one core (see idlecores): Bubble Tea's frame

@@ -11,7 +11,7 @@
 //	hooks:
 //	  SubagentStop:
 //	    - matcher: code-reviewer        # optional
-//	      command: ./scripts/check.sh   # bash -c
+//	      command: ./scripts/check.sh   # bash -c, in the main workspace
 //	      timeout: 120                  # seconds; default 60, at most 3600
 //	  SessionEnded:
 //	    - command: notify-send "summit: session ended"
@@ -30,11 +30,13 @@
 // # Running
 //
 // Each hook runs as bash -c COMMAND in a session and process group of its own (no controlling
-// terminal, no terminal device, TIOCSTI refused: agents/tools.GuardedCommand), in the
-// workspace, or in the subagent's worktree for the events of an isolated subagent. Its
-// environment is an allow-list of summit's (agents/tools.AllowEnv, as the shell tool's: PATH,
-// HOME, the locale, TERM, TMPDIR, the tool caches, plus Options.PassEnv, the user's
-// env_passthrough). At its timeout the whole group is killed;
+// terminal, no terminal device, TIOCSTI refused: agents/tools.GuardedCommand), in the main
+// workspace, also for the events of an isolated subagent: a relative command
+// (./scripts/check.sh) or a Makefile it runs is the workspace's, never a copy the subagent could
+// have rewritten in its worktree. A hook that checks the subagent's work reads "worktree" from
+// its stdin. Its environment is an allow-list of summit's (agents/tools.AllowEnv, as the shell
+// tool's: PATH, HOME, the locale, TERM, TMPDIR, the tool caches, plus Options.PassEnv, the
+// user's env_passthrough). At its timeout the whole group is killed;
 // when it exits, whatever it left running in its group is killed too (detach with setsid
 // what must outlive it), and a child still holding its stdout delays nothing by more than a
 // moment. The hooks of one event run one after another, in configuration order. Stdout and
@@ -78,17 +80,13 @@
 //
 // # Trust
 //
-// The user's hooks always run. A workspace's hooks run only once the user has trusted them:
-// the workbench asks on the terminal the first time, listing the commands, and only typing yes
-// (then Enter) trusts them, never a single key; anything else refuses. The answer, yes or no,
-// is remembered per workspace path and digest of the workspace's hooks (every entry's event,
-// matcher, command and timeout), so changed hooks are asked about again. The store is
-// $XDG_DATA_HOME/summit/hooks-trust.json (else ~/.local/share/summit/hooks-trust.json; 0600):
-//
-//	{"version": 1, "workspaces": {"/abs/ws": {"digest": "sha256:…", "trusted": true, "at": "…"}}}
-//
-// Without a terminal (summit run, summit serve) undecided hooks do not run, and a notice says
-// so; --trust-hooks runs them for that session without remembering anything.
+// The user's hooks always run. A workspace's hooks (.summit/config.yaml) are part of the
+// workspace's trust (session/trust): until the user trusts the workspace (the workbench's
+// inbox item, summit trust, or --trust-workspace for one headless run) they are not even in
+// the config a session gets, and SessionStarted.untrusted_ignored names them. The trust covers
+// the content of every workspace file a hook's command names (./scripts/check.sh), so a
+// changed script is asked about again. The hooks-only store of earlier versions
+// (hooks-trust.json) is no longer read; session/trust's doc says why.
 //
 // # Replay
 //

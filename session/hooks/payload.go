@@ -13,8 +13,8 @@ type Input struct {
 	HookEvent string `json:"hook_event_name"`
 	SessionID string `json:"session_id"`
 	Workspace string `json:"workspace"`
-	// Cwd is where the hook runs: the subagent's worktree for an isolated subagent's events,
-	// else the workspace.
+	// Cwd is where the hook runs: always the main workspace (never a subagent's worktree,
+	// whose files the subagent could have rewritten); Worktree is the isolated subagent's.
 	Cwd        string `json:"cwd"`
 	SubagentID string `json:"subagent_id,omitempty"`
 	AgentType  string `json:"agent_type,omitempty"`

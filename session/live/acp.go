@@ -69,13 +69,9 @@ func (x *Orchestrator) acpAgents() *acpRegistry {
 	x.acpOnce.Do(func() {
 		r := &acpRegistry{configured: map[string]*agents.Definition{}, builtin: map[string]*agents.Definition{},
 			agents: map[*agents.Definition]acp.Agent{}}
+		// Only what the caller passed: it gated the workspace's config (session/trust). A
+		// session that read the files again here would run an untrusted workspace's agents.
 		configured := x.o.ACPAgents
-		if configured == nil {
-			// A config that does not load has already failed the session's start in
-			// cmd/summit; here it only means no acp_agents.
-			cfg, _ := provider.LoadConfig(x.o.Workspace, acpUserConfigDir())
-			configured = cfg.ACPAgents
-		}
 		for _, a := range acp.NewSet(configured, acpLookPath).List() {
 			d := a.Definition()
 			r.agents[d] = a
@@ -119,8 +115,8 @@ func (x *Orchestrator) acpAgentOf(def *agents.Definition) (acp.Agent, error) {
 	return a, err
 }
 
-// mcpConfig is the session's mcp_servers: its MCP manager's, or (a session started without
-// one) the workspace's and user's config.
+// mcpConfig is the session's mcp_servers: its MCP manager's (none without one; the caller
+// gated them, and the session never reads the config files itself).
 func (x *Orchestrator) mcpConfig() map[string]provider.MCPServer {
 	out := map[string]provider.MCPServer{}
 	if x.o.MCP != nil {
@@ -129,8 +125,6 @@ func (x *Orchestrator) mcpConfig() map[string]provider.MCPServer {
 		}
 		return out
 	}
-	cfg, _ := provider.LoadConfig(x.o.Workspace, acpUserConfigDir())
-	maps.Copy(out, cfg.MCPServers)
 	return out
 }
 

@@ -214,6 +214,8 @@ func (x *Orchestrator) spawn(c commands.Delegate) (*sub, error) {
 		ParentSessionRef: x.o.SessionID, PermissionMode: string(pol.Mode), Tools: pol.Tools,
 		TaskDescription: c.Task, TimeoutS: c.Timeout, InheritContext: c.InheritContext,
 		SubagentSessionID: x.o.SessionID + "/" + id, Queued: queued,
+		// Never silently: which file runs when it took a built-in's or the user's name.
+		AgentShadows: x.shadowing(def),
 	}
 	if asked := requestedMode(def, c); asked != "" && asked != pol.Mode {
 		spawned.RequestedPermissionMode = string(asked)

@@ -70,7 +70,10 @@ func (x *Orchestrator) afterEvent(ev session.Event) {
 }
 
 // hookInput is the stdin payload's context for an event about subagent id ("" = none), the
-// directory its hooks run in (the subagent's worktree, else the workspace), and the subagent.
+// directory its hooks run in, and the subagent. Hooks always run in the main workspace, even
+// for an isolated subagent (its worktree is in the payload): a relative command such as
+// ./scripts/check.sh, or a Makefile it runs, must be the trusted workspace's, never the copy
+// the subagent could rewrite in its worktree.
 func (x *Orchestrator) hookInput(name, id string) (hooks.Input, string, *sub) {
 	root := x.sandbox.Root()
 	in := hooks.Input{HookEvent: name, SessionID: x.o.SessionID, Workspace: root, Cwd: root, SubagentID: id}
@@ -83,11 +86,10 @@ func (x *Orchestrator) hookInput(name, id string) (hooks.Input, string, *sub) {
 		in.AgentType, in.AgentName = sa.AgentType, sa.AgentName
 	}
 	x.mu.Unlock()
-	if s != nil && s.sandbox != nil {
+	if s != nil && s.sandbox != nil && s.sandbox.Root() != root {
 		in.Worktree = s.sandbox.Root()
-		in.Cwd = in.Worktree
 	}
-	return in, in.Cwd, s
+	return in, root, s
 }
 
 // stopHooks runs a native subagent's SubagentStop hooks when its model ended with final (the

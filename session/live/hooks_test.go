@@ -206,18 +206,16 @@ func TestHookWorkspaceTrust(t *testing.T) {
 		write(t, filepath.Join(h.ws, ".summit"), "config.yaml", "hooks:\n  SubagentStart:\n    - command: touch "+filepath.Join(side, "ws-start")+"\n  SessionEnded:\n    - command: touch "+filepath.Join(side, "ws-end")+"\n")
 		user := t.TempDir()
 		write(t, user, "config.yaml", "hooks:\n  SubagentStart:\n    - command: touch "+filepath.Join(side, "user-start")+"\n")
-		cfg, err := provider.LoadConfig(h.ws, user)
+		// The config as the workspace's trust gates it (session/trust): untrusted, none of
+		// the workspace file reaches the hooks.
+		cfg, ignored, err := provider.LoadConfigGated(h.ws, user, trusted)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, notice := hooks.Trust(hooks.TrustOptions{Workspace: h.ws, Hooks: cfg.Hooks, StorePath: filepath.Join(t.TempDir(), "trust.json"), Flag: trusted})
-		if ok != trusted || notice == "" {
-			t.Fatalf("Trust(flag %v) = %v %q", trusted, ok, notice)
+		if (len(ignored) == 2) == trusted {
+			t.Fatalf("trusted %v: ignored %v", trusted, ignored)
 		}
-		if !trusted && !strings.Contains(notice, "do not run") {
-			t.Errorf("notice %q", notice)
-		}
-		h.hooks = hooks.New(hooks.Options{Hooks: cfg.Hooks, WorkspaceTrusted: ok})
+		h.hooks = hooks.New(hooks.Options{Hooks: cfg.Hooks, WorkspaceTrusted: true})
 		o := h.run("/delegate hooked task --agent-type analyzer\n")
 		for name, want := range map[string]bool{"user-start": true, "ws-start": trusted, "ws-end": trusted} {
 			if _, err := os.Stat(filepath.Join(side, name)); (err == nil) != want {
@@ -277,5 +275,49 @@ func TestACPStopHookBlocks(t *testing.T) {
 	}
 	if strings.Join(outcomes, ",") != "blocked,ok" {
 		t.Errorf("hook outcomes %v, want blocked then ok", outcomes)
+	}
+}
+
+// A hook's relative command is the main workspace's script, never the copy in the subagent's
+// worktree: a subagent with only write_file rewrites ./scripts/check.sh there, and the
+// SubagentStop hook still runs the workspace's (issue 26).
+func TestHookRunsWorkspaceScriptNotWorktreeCopy(t *testing.T) {
+	h := newHarness(t)
+	h.tapes = t.TempDir()
+	write(t, h.tapes, "rewrite.yaml", `tapes:
+  - name: rewrite
+    match: {agent: builder, task: "(?i)rewrite"}
+    steps:
+      - tool: write_file
+        args: {path: scripts/check.sh, content: "#!/bin/sh\necho FROM-THE-WORKTREE >&2\ntouch \"$HOOK_SIDE/worktree-ran\"\nexit 1\n"}
+      - capsule: {summary: "rewrote the check"}
+`)
+	side := t.TempDir()
+	os.MkdirAll(filepath.Join(h.ws, "scripts"), 0o755)
+	if err := os.WriteFile(filepath.Join(h.ws, "scripts", "check.sh"), []byte("#!/bin/sh\necho FROM-THE-WORKSPACE >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hs := provider.Hooks{Events: map[string][]provider.Hook{"SubagentStop": {{Command: "./scripts/check.sh", Workspace: true}}}}
+	h.hooks = hooks.New(hooks.Options{Hooks: hs, WorkspaceTrusted: true,
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "HOOK_SIDE=" + side}})
+	o := h.run("/delegate rewrite the check --agent-type builder\n")
+	if len(o.find(session.TypeSubagentIsolated, "sa-1")) != 1 {
+		t.Fatalf("the builder was not isolated: %s", o.progress)
+	}
+	ran := o.find(session.TypeHookRan, "sa-1")
+	if len(ran) == 0 {
+		t.Fatalf("no HookRan:\n%s", o.progress)
+	}
+	for _, e := range ran {
+		d := e.Data.(session.HookRan)
+		if !strings.Contains(d.Stderr, "FROM-THE-WORKSPACE") || strings.Contains(d.Stderr, "FROM-THE-WORKTREE") {
+			t.Errorf("the hook ran the worktree's script: %+v", d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(side, "worktree-ran")); err == nil {
+		t.Error("the script the subagent wrote ran")
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.ws, "scripts", "check.sh")); !strings.Contains(string(b), "FROM-THE-WORKSPACE") {
+		t.Errorf("the workspace's script changed: %s", b)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/hooks"
@@ -31,6 +32,7 @@ type harness struct {
 	cache   string                // worktrees and private git dirs
 	tapes   string                // "" = testdata/tapes
 	hooks   *hooks.Runner         // the session's hooks (nil = none)
+	tweak   func(*Options)        // changes the options before Start (nil = none)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -72,7 +74,16 @@ func (h *harness) start(clock Clock) *Orchestrator {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	x, err := Start(Options{
+	// The harness trusts its workspace, as cmd/summit does once the user has (session/trust):
+	// the session itself reads no config file.
+	// A config that does not load means none here (a test may plant a bogus user config).
+	cfg, _ := provider.LoadConfig(h.ws, acpUserConfigDir())
+	var m *mcp.Manager
+	if len(cfg.MCPServers) > 0 {
+		m = mcp.NewManager(cfg.MCPServers, mcp.Options{Dir: h.ws})
+	}
+	o := Options{
+		ACPAgents: cfg.ACPAgents, Remotes: cfg.Remotes, MCP: m,
 		Workspace: h.ws, SessionID: "s-test", ProgramVersion: "test", Clock: clock, Recorder: rec,
 		Catalogue:    agents.Load(agents.Options{Workspace: h.ws}),
 		Route:        func(*agents.Definition) (provider.Provider, string, error) { return script, "", nil },
@@ -80,7 +91,11 @@ func (h *harness) start(clock Clock) *Orchestrator {
 		Backoff:  func(int) time.Duration { return time.Millisecond },
 		CacheDir: h.cache,
 		Hooks:    h.hooks,
-	})
+	}
+	if h.tweak != nil {
+		h.tweak(&o)
+	}
+	x, err := Start(o)
 	if err != nil {
 		h.t.Fatal(err)
 	}

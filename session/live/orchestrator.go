@@ -34,6 +34,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -62,11 +63,11 @@ const (
 // Options configure a session.
 type Options struct {
 	Workspace string
-	// ACPAgents are the config's acp_agents (external agents run over ACP); nil reads them
-	// from the workspace's and user's config at the first /delegate.
+	// ACPAgents are the config's acp_agents (external agents run over ACP), as the caller
+	// gated them; nil = none.
 	ACPAgents map[string]provider.ACPAgent
-	// Remotes are the config's remotes (agents served elsewhere over the Summit Agent ABI);
-	// nil reads them from the workspace's and user's config at the first /delegate.
+	// Remotes are the config's remotes (agents served elsewhere over the Summit Agent ABI),
+	// as the caller gated them; nil = none.
 	Remotes map[string]provider.Remote
 	// ChangedFiles are the agent and config files that changed since the last session (see
 	// session/inventory); SessionStarted records them and /status names them.
@@ -113,6 +114,15 @@ type Options struct {
 	// Verify is the config's verify: command, run by every /apply on the merged result
 	// before it lands (verify.go); zero = none. The caller drops an untrusted workspace's.
 	Verify provider.Verify
+	// WorkspaceTrust, UntrustedIgnored and TrustItems are recorded in SessionStarted (see
+	// session/trust): the caller gated the config, catalogue, MCP servers, hooks and tools it
+	// passes here; the session reads no config file itself.
+	WorkspaceTrust   string
+	UntrustedIgnored []string
+	TrustItems       []string
+	// TrustWorkspace records that the user trusts the workspace (/trust, the workbench's
+	// trust inbox item); nil refuses /trust (headless runs: --trust-workspace instead).
+	TrustWorkspace func() error
 }
 
 // Orchestrator runs one session.
@@ -227,6 +237,7 @@ func Start(o Options) (*Orchestrator, error) {
 		PermissionMode: string(o.Ceiling), AllowedTools: o.AllowedTools, Provider: o.ProviderName,
 		AgentsDigest: catalogueDigest(o.Catalogue), Config: o.Config, ChangedFiles: o.ChangedFiles,
 		UnconfinedShell: o.Tools.AllowUnconfined && !tools.ConfinementAvailable(),
+		WorkspaceTrust: o.WorkspaceTrust, UntrustedIgnored: o.UntrustedIgnored, TrustItems: o.TrustItems,
 	}
 	if o.Fork != nil {
 		err = x.startFork(started)
@@ -513,6 +524,8 @@ func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Comman
 		return x.status(line, c)
 	case commands.Inbox:
 		return x.inbox(line, c)
+	case commands.Trust:
+		return x.trustWorkspace(line, c) // trust.go
 	case commands.Agents:
 		if err := x.issue(line, c); err != nil {
 			return Reply{}, err
@@ -583,6 +596,15 @@ func (x *Orchestrator) agentsText() string {
 			mode = "-"
 		}
 		fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(d.Name), mode, session.Sanitize(oneLine(d.Description, 80)))
+		// A definition that replaced another of its name never does so silently.
+		if sh := x.o.Catalogue.Shadowing(d.Name, x.o.Workspace); sh != "" {
+			fmt.Fprintf(&b, "%-22s ↳ runs %s\n", "", session.Sanitize(sh))
+		}
+	}
+	for _, g := range x.o.Catalogue.Gated() { // an untrusted workspace's agent files (session/trust)
+		if g.Ignored {
+			fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(g.Name), "ignored", session.Sanitize(oneLine(relTo(x.o.Workspace, g.Path)+": "+g.Why+"; the workspace is not trusted", 80)))
+		}
 	}
 	// External ACP agents: acp_agents, and the built-ins whose command is on PATH (a catalogue
 	// agent of the same name wins over a built-in).
@@ -601,6 +623,14 @@ func (x *Orchestrator) agentsText() string {
 		fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(name), "remote", session.Sanitize(oneLine(rr.defs[name].Description, 80)))
 	}
 	return b.String()
+}
+
+// relTo is p relative to root when it is inside it.
+func relTo(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
 }
 
 func oneLine(s string, n int) string {
@@ -644,6 +674,9 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 	case c.ID == "":
 		fmt.Fprintf(&b, "session %s · %s · %d running\n", x.state.SessionID, x.state.Info.PermissionMode, x.state.Running())
 		if t := render.ChangedFilesText(x.state.Info.ChangedFiles, x.state.Info.Workspace); t != "" {
+			fmt.Fprintf(&b, "⚠ %s\n", t)
+		}
+		if t := render.TrustText(x.state); t != "" {
 			fmt.Fprintf(&b, "⚠ %s\n", t)
 		}
 		for _, sa := range x.state.Subagents {

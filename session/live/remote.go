@@ -48,11 +48,7 @@ func (x *Orchestrator) remotes() *remoteReg {
 	x.remoteOnce.Do(func() {
 		r := &remoteReg{defs: map[string]*agents.Definition{}, conf: map[*agents.Definition]provider.Remote{},
 			schemas: map[string]protocols.Manifest{}}
-		conf := x.o.Remotes
-		if conf == nil {
-			cfg, _ := provider.LoadConfig(x.o.Workspace, acpUserConfigDir())
-			conf = cfg.Remotes
-		}
+		conf := x.o.Remotes // gated by the caller; never read from the files here
 		r.unlisted = map[*agents.Definition]string{}
 		for name, c := range conf {
 			d := &agents.Definition{Name: name, Description: "remote agent " + orDefault(c.Agent, name) + " at " + c.URL,

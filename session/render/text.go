@@ -31,6 +31,9 @@ func ChangedFilesText(changes []session.AgentFileChange, workspace string) strin
 
 // WaitingText is one line about a waiting item, for /inbox and the workbench's dock.
 func WaitingText(s *session.State, w session.Waiting) string {
+	if w.ID == session.TrustItem {
+		return fmt.Sprintf("workspace not trusted: %s of its own config and agent files ignored", session.Plural(len(s.Info.TrustItems), "item"))
+	}
 	if w.Review {
 		cf := s.Conflict(w.ID)
 		if cf == nil {
@@ -50,4 +53,22 @@ func WaitingText(s *session.State, w session.Waiting) string {
 		}
 	}
 	return fmt.Sprintf("%s %s asks to use %s", p.ID, who, session.Sanitize(p.Tool))
+}
+
+// TrustText says, in one line, what of an untrusted workspace is ignored, or that the user
+// trusted it during the session; "" for a trusted workspace or one with nothing to trust.
+func TrustText(s *session.State) string {
+	if s.Info.WorkspaceTrust != "untrusted" {
+		return ""
+	}
+	if t := s.Trusted; t != nil {
+		if t.Applied {
+			return "workspace trusted in this session: its config and agent files are in effect"
+		}
+		return "workspace trusted: in effect from the next session (" + session.Sanitize(t.Note) + ")"
+	}
+	if len(s.Info.UntrustedIgnored) == 0 {
+		return ""
+	}
+	return "workspace not trusted, ignored: " + session.Sanitize(strings.Join(s.Info.UntrustedIgnored, ", ")) + " (trust it in the inbox, or summit trust)"
 }

@@ -37,7 +37,8 @@ func ptr[T any](v T) *T { return &v }
 func FullSession() []session.Event {
 	b := NewBuilder()
 	b.Add("", session.SessionStarted{Schema: 1, ProgramVersion: "test", Workspace: "/w", PermissionMode: "acceptEdits",
-		AllowedTools: []string{"read_file", "glob", "write_file", "run_shell_command"}, Provider: "script", AgentsDigest: "abc"})
+		AllowedTools: []string{"read_file", "glob", "write_file", "run_shell_command"}, Provider: "script", AgentsDigest: "abc",
+		WorkspaceTrust: "untrusted", UntrustedIgnored: []string{"mcp_servers.fs"}, TrustItems: []string{"mcp_servers.fs: runs ./fs.sh"}})
 	b.Add("", session.CommandIssued{Line: "/delegate find todos --agent-type analyzer", Command: "delegate", Args: map[string]any{"task": "find todos"}})
 	b.Add("", session.CommandRejected{Line: "/converge sa-1 --stratgy merge", Error: "unknown flag --stratgy (did you mean --strategy?)", Usage: "/converge <id1> <id2> ..."})
 	b.Add("", session.UserNote{Text: "looking at the tree first"})
@@ -111,6 +112,7 @@ func FullSession() []session.Event {
 	b.Add("sa-4", session.SubagentSpawned{AgentType: "retriever", AgentName: "retriever", ParentSessionID: "s-test", PermissionMode: "plan", TaskDescription: "fetch docs", TimeoutS: 60, Queued: true})
 	b.Add("sa-4", session.SubagentCancelled{Reason: "cancelled by user"})
 	b.Add("sa-4", session.SubagentStop{Outcome: session.OutcomeCancelled})
+	b.Add("", session.WorkspaceTrusted{Workspace: "/w", Items: []string{"mcp_servers.fs: runs ./fs.sh"}, Applied: true})
 	b.Add("", session.SessionEnded{Reason: "quit", DurationMS: 1000})
 	return b.Evs
 }
