@@ -66,7 +66,7 @@ const (
 
 	TypeHookRan Type = "HookRan"
 
-	TypeVerifyRan Type = "VerifyRan"
+	TypeVerifyRan        Type = "VerifyRan"
 	TypeWorkspaceTrusted Type = "WorkspaceTrusted"
 )
 
@@ -837,6 +837,7 @@ func (v VerifyRan) Measured() string {
 	}
 	return s
 }
+
 // WorkspaceTrusted: the user trusted the workspace during the session (the workbench's trust
 // inbox item; see session/trust). Items are what it enabled, as SessionStarted.trust_items
 // listed them; Applied says whether they took effect in this session (else from the next

@@ -237,7 +237,7 @@ func Start(o Options) (*Orchestrator, error) {
 		PermissionMode: string(o.Ceiling), AllowedTools: o.AllowedTools, Provider: o.ProviderName,
 		AgentsDigest: catalogueDigest(o.Catalogue), Config: o.Config, ChangedFiles: o.ChangedFiles,
 		UnconfinedShell: o.Tools.AllowUnconfined && !tools.ConfinementAvailable(),
-		WorkspaceTrust: o.WorkspaceTrust, UntrustedIgnored: o.UntrustedIgnored, TrustItems: o.TrustItems,
+		WorkspaceTrust:  o.WorkspaceTrust, UntrustedIgnored: o.UntrustedIgnored, TrustItems: o.TrustItems,
 	}
 	if o.Fork != nil {
 		err = x.startFork(started)
