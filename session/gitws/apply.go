@@ -82,38 +82,9 @@ func (r *Repo) Apply(ctx context.Context, base, result, label string) (*Applied,
 	if err := validRevs(base, result); err != nil {
 		return nil, err
 	}
-	curTree, err := r.snapshotTree(ctx)
+	_, cur, merged, err := r.mergeInto(ctx, base, result, label)
 	if err != nil {
 		return nil, err
-	}
-	// Both sides get base as their only parent, so merge-tree finds base as the merge base
-	// (git 2.38/2.39 have no --merge-base).
-	cur, err := r.commit(ctx, curTree, "summit "+r.session+" workspace", base)
-	if err != nil {
-		return nil, err
-	}
-	theirs, err := r.commit(ctx, result+"^{tree}", "summit "+r.session+" "+label, base)
-	if err != nil {
-		return nil, err
-	}
-	out, code, err := runGit(ctx, r.git, gitCmd{dir: r.top, env: r.repoEnv(false), ok: []int{1},
-		args: []string{"merge-tree", "--write-tree", "-z", "--", cur, theirs}})
-	if err != nil {
-		return nil, err
-	}
-	merged, stages, msgs, err := parseMergeTree(out)
-	if err != nil {
-		return nil, err
-	}
-	if code == 1 {
-		conflicts, err := r.conflicts(ctx, stages, msgs, label)
-		if err != nil {
-			return nil, err
-		}
-		if len(conflicts) > 0 {
-			return nil, &ConflictError{Conflicts: conflicts}
-		}
-		// Only conflicts outside a subdirectory workspace: they are not applied anyway.
 	}
 	ops, err := r.ops(ctx, cur, merged, nil)
 	if err != nil {
@@ -405,4 +376,42 @@ func validRevs(revs ...string) error {
 		}
 	}
 	return nil
+}
+
+// mergeInto is the three-way merge of base→result into the workspace as it is now, which Apply
+// lands and Preview shows: the workspace's tree, its commit (parent base) and the merged tree.
+// Conflicts inside the workspace return a *ConflictError; conflicts only outside a
+// subdirectory workspace are not, since nothing there is applied. r.mu is held by the caller.
+func (r *Repo) mergeInto(ctx context.Context, base, result, label string) (curTree, cur, merged string, err error) {
+	if curTree, err = r.snapshotTree(ctx); err != nil {
+		return "", "", "", err
+	}
+	// Both sides get base as their only parent, so merge-tree finds base as the merge base
+	// (git 2.38/2.39 have no --merge-base).
+	if cur, err = r.commit(ctx, curTree, "summit "+r.session+" workspace", base); err != nil {
+		return "", "", "", err
+	}
+	theirs, err := r.commit(ctx, result+"^{tree}", "summit "+r.session+" "+label, base)
+	if err != nil {
+		return "", "", "", err
+	}
+	out, code, err := runGit(ctx, r.git, gitCmd{dir: r.top, env: r.repoEnv(false), ok: []int{1},
+		args: []string{"merge-tree", "--write-tree", "-z", "--", cur, theirs}})
+	if err != nil {
+		return "", "", "", err
+	}
+	merged, stages, msgs, err := parseMergeTree(out)
+	if err != nil {
+		return "", "", "", err
+	}
+	if code == 1 {
+		conflicts, err := r.conflicts(ctx, stages, msgs, label)
+		if err != nil {
+			return "", "", "", err
+		}
+		if len(conflicts) > 0 {
+			return "", "", "", &ConflictError{Conflicts: conflicts}
+		}
+	}
+	return curTree, cur, merged, nil
 }

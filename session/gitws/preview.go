@@ -33,35 +33,9 @@ func (r *Repo) Preview(ctx context.Context, base, result, label string) (*Previe
 	if err := validRevs(base, result); err != nil {
 		return nil, err
 	}
-	curTree, err := r.snapshotTree(ctx)
+	curTree, cur, merged, err := r.mergeInto(ctx, base, result, label)
 	if err != nil {
 		return nil, err
-	}
-	cur, err := r.commit(ctx, curTree, "summit "+r.session+" workspace", base)
-	if err != nil {
-		return nil, err
-	}
-	theirs, err := r.commit(ctx, result+"^{tree}", "summit "+r.session+" "+label, base)
-	if err != nil {
-		return nil, err
-	}
-	out, code, err := runGit(ctx, r.git, gitCmd{dir: r.top, env: r.repoEnv(false), ok: []int{1},
-		args: []string{"merge-tree", "--write-tree", "-z", "--", cur, theirs}})
-	if err != nil {
-		return nil, err
-	}
-	merged, stages, msgs, err := parseMergeTree(out)
-	if err != nil {
-		return nil, err
-	}
-	if code == 1 {
-		conflicts, err := r.conflicts(ctx, stages, msgs, label)
-		if err != nil {
-			return nil, err
-		}
-		if len(conflicts) > 0 {
-			return nil, &ConflictError{Conflicts: conflicts}
-		}
 	}
 	// Outside a subdirectory workspace nothing is applied: the merged commit keeps the
 	// workspace's own files there, so the scratch checkout is what the repository would hold.
