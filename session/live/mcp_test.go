@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/record"
 )
@@ -321,5 +323,80 @@ func TestMCPWriteToolIsolates(t *testing.T) {
 	}
 	if st := o.stop(t, "sa-1"); st.Outcome != session.OutcomeSuccess {
 		t.Errorf("stop %+v", st)
+	}
+}
+
+// The server run for a writing subagent starts in that subagent's jail (issue 26): its write
+// in the worktree succeeds, a write to the main workspace fails, the workspace's .summit/ is
+// out of its reach, and the host's 127.0.0.1 listener too (no network: true, no web_fetch).
+// On the old code the server got the terminal guard only, and all three succeeded.
+func TestMCPWriteServerJailed(t *testing.T) {
+	if !tools.ConfinementAvailable() {
+		t.Skip("this kernel has no Landlock: nothing confines writes")
+	}
+	bin := mcpTestServer(t)
+	h := newHarness(t)
+	h.approve = ApproveAll
+	os.MkdirAll(filepath.Join(h.ws, ".summit"), 0o755)
+	write(t, filepath.Join(h.ws, ".summit"), "probe.txt", "summit's own\n")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	agentFile(t, h.ws, "writer", "tools: Read, mcp__t__write, mcp__t__read, mcp__t__dial\n")
+	escape := filepath.Join(h.ws, "escape.txt")
+	tape := fmt.Sprintf(`tapes:
+  - name: writer
+    match: {agent: writer}
+    steps:
+      - tool: mcp__t__write
+        args: {path: "mcp.txt", text: "written by an MCP tool\n"}
+      - tool: mcp__t__write
+        args: {path: %q, text: "escaped\n"}
+      - tool: mcp__t__read
+        args: {path: %q}
+      - tool: mcp__t__dial
+        args: {address: %q}
+      - capsule: {summary: "probed the jail", confidence: 0.9}
+`, escape, filepath.Join(h.ws, ".summit", "probe.txt"), l.Addr().String())
+	o, _ := mcpSession(t, h, map[string]provider.MCPServer{"t": {Command: bin, Env: map[string]string{"MCP_TEST_PROBE": "1"}}}, tape,
+		"/delegate probe the jail --agent-type writer\n/wait sa-1\n")
+	checkSeq(t, o.events)
+	var results []session.TranscriptEvent
+	for _, te := range o.transcript("sa-1", "") {
+		if te.EventType == session.TranscriptToolResult && strings.HasPrefix(te.Tool, "mcp__t__") {
+			results = append(results, te)
+		}
+	}
+	if len(results) != 4 {
+		t.Fatalf("results %+v", results)
+	}
+	if results[0].IsError {
+		t.Errorf("the write in the worktree failed: %+v", results[0])
+	}
+	for i, what := range []string{"wrote the main workspace", "read .summit/", "reached the host's loopback"} {
+		if r := results[i+1]; !r.IsError {
+			t.Errorf("the server %s: %+v", what, r)
+		}
+	}
+	if _, err := os.Stat(escape); err == nil {
+		t.Error("escape.txt exists in the workspace")
+	}
+	var paths []string
+	for _, f := range o.changes(t, "sa-1").Files {
+		paths = append(paths, f.Path+" "+f.Kind)
+	}
+	if !slices.Equal(paths, []string{"mcp.txt added"}) {
+		t.Errorf("changes %v", paths)
 	}
 }

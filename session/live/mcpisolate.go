@@ -17,7 +17,9 @@ import (
 // recorded changes (/diff, /apply, /undo), never a change to the workspace. Which tools may
 // write is known only from the servers' tool lists, so the decision is taken when the
 // subagent starts, not at /delegate: the session's instance of each server lists its tools
-// (and is never called by an isolated subagent).
+// (and is never called by an isolated subagent). The server run for the subagent starts
+// through the subagent's own jail (its Sandbox.ConfinedCommandNet, via mcp.Manager.Confine),
+// as its shell and its ACP agent process do.
 
 // mcpToolset isolates s when its MCP grant may write and returns its MCP tools, with release
 // to call when the run ends (it stops the servers run for the worktree). failed is the
@@ -41,6 +43,12 @@ func (x *Orchestrator) mcpToolset(ctx context.Context, s *sub) (ts *mcp.Toolset,
 	if s.wt != nil {
 		dir = s.wt.Root()
 		release = func() { x.o.MCP.Release(dir) }
+		if s.sandbox != nil {
+			// The servers run for it start in its jail: they write only its worktree, their
+			// temp dir and its private caches, read no .summit/, cannot signal summit, and
+			// have the network only with network: true in their config or web_fetch.
+			x.o.MCP.Confine(dir, s.sandbox.ConfinedCommandNet)
+		}
 	}
 	ts, err = x.o.MCP.ToolsetIn(ctx, s.def, &s.policy, dir)
 	if err != nil {
