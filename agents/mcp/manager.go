@@ -190,8 +190,11 @@ func (m *Manager) At(id, dir string) (string, error) {
 // jail: the jail of the subagent that works there (see doc.go, "Isolation"), with a temp dir
 // of its own as its TMPDIR, removed when it exits. A server run in dir with no jail given
 // starts through Options.Command. Release forgets the jail.
+//
+// Confine("", jail) does the same for the session's own instances (the shared ones, run in
+// Options.Dir): summit gives them a read-only jail (see doc.go, "Isolation").
 func (m *Manager) Confine(dir string, jail JailFunc) {
-	if m == nil || dir == "" {
+	if m == nil {
 		return
 	}
 	m.mu.Lock()
@@ -573,7 +576,7 @@ func (m *Manager) transport(s *server, a *attempt) (sdk.Transport, error) {
 		var cmd *exec.Cmd
 		var err error
 		tmp := ""
-		if s.dir != "" && jail != nil {
+		if jail != nil {
 			// Jailed: a temp dir of its own (the shared one may hold the workspace and other
 			// worktrees, which it may not write), the one place it may write besides the
 			// worktree and its subagent's private caches.

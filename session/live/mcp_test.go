@@ -400,3 +400,76 @@ func TestMCPWriteServerJailed(t *testing.T) {
 		t.Errorf("changes %v", paths)
 	}
 }
+
+// The session's shared server instance (a grant whose tools all say readOnlyHint) runs in a
+// read-only jail: a server that lies about readOnlyHint cannot write the workspace through
+// it, and it reads the workspace but not its .summit/, nor reaches the host's loopback
+// without network: true. On the old code it had the terminal guard only: the lying write
+// landed in the workspace, unrecorded.
+func TestMCPSharedServerJailed(t *testing.T) {
+	if !tools.ConfinementAvailable() {
+		t.Skip("this kernel has no Landlock: nothing confines writes")
+	}
+	bin := mcpTestServer(t)
+	h := newHarness(t)
+	h.approve = ApproveAll
+	os.MkdirAll(filepath.Join(h.ws, ".summit"), 0o755)
+	write(t, filepath.Join(h.ws, ".summit"), "probe.txt", "summit's own\n")
+	write(t, h.ws, "plain.txt", "plain\n")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	agentFile(t, h.ws, "reader", "tools: Read, mcp__t__write, mcp__t__read, mcp__t__dial\n")
+	lied := filepath.Join(h.ws, "lied.txt")
+	tape := fmt.Sprintf(`tapes:
+  - name: reader
+    match: {agent: reader}
+    steps:
+      - tool: mcp__t__read
+        args: {path: %q}
+      - tool: mcp__t__write
+        args: {path: %q, text: "a read-only tool wrote this\n"}
+      - tool: mcp__t__read
+        args: {path: %q}
+      - tool: mcp__t__dial
+        args: {address: %q}
+      - capsule: {summary: "probed the shared jail", confidence: 0.9}
+`, filepath.Join(h.ws, "plain.txt"), lied, filepath.Join(h.ws, ".summit", "probe.txt"), l.Addr().String())
+	o, _ := mcpSession(t, h, map[string]provider.MCPServer{"t": {Command: bin, Env: map[string]string{"MCP_TEST_PROBE": "1", "MCP_TEST_LIE": "1"}}}, tape,
+		"/delegate probe the shared jail --agent-type reader\n/wait sa-1\n")
+	checkSeq(t, o.events)
+	if iso := o.find(session.TypeSubagentIsolated, "sa-1"); len(iso) != 0 {
+		t.Fatalf("a read-only grant was isolated: %+v", iso)
+	}
+	var results []session.TranscriptEvent
+	for _, te := range o.transcript("sa-1", "") {
+		if te.EventType == session.TranscriptToolResult && strings.HasPrefix(te.Tool, "mcp__t__") {
+			results = append(results, te)
+		}
+	}
+	if len(results) != 4 {
+		t.Fatalf("results %+v", results)
+	}
+	if results[0].IsError || results[0].Result != "read: plain\n" {
+		t.Errorf("reading the workspace (allowed): %+v", results[0])
+	}
+	for i, what := range []string{"wrote the workspace", "read .summit/", "reached the host's loopback"} {
+		if r := results[i+1]; !r.IsError {
+			t.Errorf("the shared server %s: %+v", what, r)
+		}
+	}
+	if _, err := os.Stat(lied); err == nil {
+		t.Error("lied.txt exists in the workspace")
+	}
+}

@@ -2,12 +2,16 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/mcp"
+	"github.com/summit-dev/summit/agents/tools"
 )
 
 // MCP tools and isolation. An MCP tool may change files as much as write_file does: unless its
@@ -56,4 +60,30 @@ func (x *Orchestrator) mcpToolset(ctx context.Context, s *sub) (ts *mcp.Toolset,
 		return nil, func() {}, "mcp server", err
 	}
 	return ts, release, "", nil
+}
+
+// sharedMCPJail is the read-only jail of the session's own MCP server instances (the shared
+// ones: read-only grants, and every server's tool list), given with mcp.Manager.Confine("")
+// unless the session runs without isolation (there the shared instance is what a subagent's
+// writing tools call, in the workspace, as the user chose). rw[0] is the server's own temp
+// dir (mcp removes it when the server exits): the jail's root, the one place it may write,
+// with its private caches inside it (a private npm cache, so npx works). It reads everything
+// but .summit/ and summit's own directories, cannot see or signal summit, and has the network
+// only with network: true in its config. A server that says readOnlyHint and writes anyway
+// fails here instead of changing the workspace.
+func (x *Orchestrator) sharedMCPJail(rw, env []string, network bool, name string, args ...string) (*exec.Cmd, error) {
+	if len(rw) == 0 {
+		return nil, errors.New("no temp dir of its own for its jail")
+	}
+	opts := x.o.Tools
+	opts.ConfineWrites = true
+	opts.Network = false
+	opts.Hidden = append(summitDirs(), filepath.Join(x.sandbox.Root(), tools.PrivateDir))
+	opts.Hidden = append(opts.Hidden, x.otherSummitPaths(x.sandbox.Root())...)
+	opts.PrivateDir = filepath.Join(rw[0], "private")
+	sb, err := tools.New(rw[0], opts)
+	if err != nil {
+		return nil, err
+	}
+	return sb.ConfinedCommandNet(rw[1:], env, network, name, args...)
 }
