@@ -473,3 +473,26 @@ func TestMCPSharedServerJailed(t *testing.T) {
 		t.Error("lied.txt exists in the workspace")
 	}
 }
+
+// Without Landlock a subagent's MCP servers cannot be kept to their files: its transcript says
+// so (SUMMIT_SIMULATE_NO_LANDLOCK simulates such a kernel); on the old code nothing did.
+func TestMCPServerUnconfinedSaysSo(t *testing.T) {
+	t.Setenv("SUMMIT_SIMULATE_NO_LANDLOCK", "1")
+	bin := mcpTestServer(t)
+	h := newHarness(t)
+	h.approve = ApproveAll
+	agentFile(t, h.ws, "echoer", "tools: Read, mcp__t__echo\n")
+	o, _ := mcpSession(t, h, map[string]provider.MCPServer{"t": {Command: bin}},
+		fmt.Sprintf(echoTape, "mcp__t__echo", `{text: "hi"}`), "/delegate echo --agent-type echoer\n/wait sa-1\n")
+	checkSeq(t, o.events)
+	said := false
+	for _, te := range o.transcript("sa-1", "") {
+		said = said || te.EventType == session.TranscriptMessage && strings.Contains(te.Text, "MCP servers are not confined") && strings.Contains(te.Text, "no Landlock")
+	}
+	if !said {
+		t.Errorf("the transcript does not say the MCP servers run unconfined: %+v", o.transcript("sa-1", ""))
+	}
+	if _, result := toolEvents(t, o, "mcp__t__echo"); result.IsError || result.Result != "echo: hi" {
+		t.Errorf("echo without Landlock: %+v", result)
+	}
+}

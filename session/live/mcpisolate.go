@@ -12,6 +12,7 @@ import (
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/tools"
+	"github.com/summit-dev/summit/session"
 )
 
 // MCP tools and isolation. An MCP tool may change files as much as write_file does: unless its
@@ -58,6 +59,11 @@ func (x *Orchestrator) mcpToolset(ctx context.Context, s *sub) (ts *mcp.Toolset,
 	if err != nil {
 		release()
 		return nil, func() {}, "mcp server", err
+	}
+	if len(ts.Names()) > 0 && !x.o.NoIsolation && !tools.ConfinementAvailable() {
+		// Never silently: the jail's file rules need Landlock (its namespaces still hold).
+		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptMessage,
+			Text: "its MCP servers are not confined to their files: this system has no Landlock, so they can write wherever you can"})
 	}
 	return ts, release, "", nil
 }
