@@ -76,10 +76,10 @@
 //
 // The costs: a server that writes its own state under HOME (logs, a config it creates) fails
 // there; `npx -y pkg` of a package that is not installed needs network: true to download it
-// into its private npm cache, once per start (the cache goes with the temp dir); without
+// into its private npm cache (a shared server's cache goes with its temp dir, so once per
+// start; a jailed subagent's lasts as long as the subagent); without
 // Landlock the jail's file rules do not hold (the namespaces and seccomp filter still do, and
-// the subagent's transcript says so);
-// and a server that is only a client of something outside (docker run, an SSH command) is
+// the subagent's transcript says so); and a server that is only a client of something outside (docker run, an SSH command) is
 // as confined as that something, not more. Servers started without a jail (summit doctor,
 // and any Manager nobody called Confine on) get Options.Command, the terminal guard.
 //
