@@ -20,7 +20,7 @@ import (
 // subagent's jail (Manager.Confine with its Sandbox.ConfinedCommandNet): it writes in the
 // worktree and nowhere else (not the main workspace, not elsewhere in the temp dir), cannot
 // read the workspace's .summit/, and reaches no 127.0.0.1 listener of the host unless its
-// config says network: true, and cannot signal summit. On the old code the server got the terminal guard only: every
+// config says network: true (or its subagent's jail has the network), and cannot signal summit. On the old code the server got the terminal guard only: every
 // one of these succeeded.
 func TestWritingServerIsJailed(t *testing.T) {
 	if !tools.ConfinementAvailable() {
@@ -57,7 +57,8 @@ func TestWritingServerIsJailed(t *testing.T) {
 	}
 	defer sb.Close()
 	ctx := context.Background()
-	start := func(network bool) *Toolset {
+	// startIn starts the server for the subagent whose jail is sb's, with network: network.
+	startIn := func(sb *tools.Sandbox, network bool) *Toolset {
 		t.Helper()
 		c := testServer(map[string]string{"MCP_TEST_PROBE": "1"})
 		c.Network = network
@@ -74,7 +75,7 @@ func TestWritingServerIsJailed(t *testing.T) {
 		}
 		return ts
 	}
-	ts := start(false)
+	ts := startIn(sb, false)
 	if r := ts.Call(ctx, "mcp__t__write", `{"path": "in.txt", "text": "inside\n"}`); r.IsError {
 		t.Errorf("a write in the worktree failed: %s", r.Output)
 	}
@@ -104,11 +105,21 @@ func TestWritingServerIsJailed(t *testing.T) {
 		t.Errorf("the jailed server without network: true reached the host's %s: %s", addr, r.Output)
 	}
 	// network: true in its config gives it the network (and nothing else).
-	ts = start(true)
+	ts = startIn(sb, true)
 	if r := ts.Call(ctx, "mcp__t__dial", `{"address": "`+addr+`"}`); r.IsError || r.Output != "connected to "+addr {
 		t.Errorf("with network: true: %+v", r)
 	}
 	if r := ts.Call(ctx, "mcp__t__read", `{"path": "`+secret+`"}`); !r.IsError {
 		t.Errorf("with network: true the server read .summit/: %+v", r)
+	}
+	// A subagent whose jail has the network (it may web_fetch) gives it to its servers too.
+	sbNet, err := tools.New(wt, tools.Options{ConfineWrites: true, Network: true, Hidden: []string{filepath.Join(ws, ".summit")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sbNet.Close()
+	ts = startIn(sbNet, false)
+	if r := ts.Call(ctx, "mcp__t__dial", `{"address": "`+addr+`"}`); r.IsError {
+		t.Errorf("in a jail with the network: %+v", r)
 	}
 }
