@@ -48,6 +48,41 @@
 // request), stopped by Release when the subagent stops. A url server is one process elsewhere
 // and stays shared; read-only servers stay shared too.
 //
+// # Jails
+//
+// Manager.Confine(dir, jail) makes the stdio servers run in dir start through jail, a
+// JailFunc (summit gives agents/tools.Sandbox.ConfinedCommandNet of the subagent that works in
+// dir), with a temp dir of their own as TMPDIR, removed when the process exits. Such a server
+// is confined as that subagent's shell is (agents/tools, "Process confinement"): it writes
+// only below the worktree, its temp dir and the subagent's private caches (GOCACHE,
+// GOMODCACHE, npm, pip, XDG_CACHE_HOME), never the main workspace, HOME or the shared caches;
+// it reads everything but the hidden paths (every workspace's .summit/, summit's config and
+// data dirs, other worktrees); it runs in PID, mount and IPC namespaces, so it cannot see or
+// signal summit nor read its environment; and it has no network, loopback included, unless
+// the server's config says network: true (provider.MCPServer.Network) or the subagent's jail
+// has the network (an agent that may web_fetch). The choice: most MCP servers work on local
+// files and need no network; one that calls an API says so in the user's config, where a
+// workspace's servers are trust-gated; and an agent that may fetch already reaches the
+// network, so its servers gain nothing it lacks.
+//
+// Confine("", jail) does the same for the session's own instances, which every subagent
+// shares (read-only grants, and each server's tool list). summit gives them a read-only jail
+// (session/live: a Sandbox rooted at the server's own temp dir, its private caches inside
+// it): it writes only there, reads as above, and has the network only with network: true.
+// A readOnlyHint is the server's word; the jail makes a server that lies about it fail
+// instead of changing the workspace behind the subagent's recorded changes. A session run
+// without isolation (--no-isolation) calls the shared instance's writing tools in the
+// workspace, as the user chose, so there the shared servers keep the terminal guard only.
+//
+// The costs: a server that writes its own state under HOME (logs, a config it creates) fails
+// there; `npx -y pkg` of a package that is not installed needs network: true to download it
+// into its private npm cache (a shared server's cache goes with its temp dir, so once per
+// start; a jailed subagent's lasts as long as the subagent); without
+// Landlock the jail's file rules do not hold (the namespaces and seccomp filter still do, and
+// the subagent's transcript says so); and a server that is only a client of something outside (docker run, an SSH command) is
+// as confined as that something, not more. Servers started without a jail (summit doctor,
+// and any Manager nobody called Confine on) get Options.Command, the terminal guard.
+//
 // # Calls and results
 //
 // Arguments go to the server as the model wrote them. Text content is joined; images, audio,
@@ -63,7 +98,8 @@
 // the stdio server's stdin is closed, then its whole process group is killed, so nothing it
 // started outlives the session.
 //
-// A stdio server starts through Options.Command (default agents/tools.GuardedCommand): in a
+// A stdio server starts through its jail (see "Jails") or else Options.Command (default
+// agents/tools.GuardedCommand); either way in a
 // session of its own with no controlling terminal, no terminal device and TIOCSTI refused,
 // its stdin and stdout our pipes; its environment is the allow-list (agents/tools.AllowEnv,
 // with Options.PassEnv) plus its own env.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -56,6 +57,14 @@ type Options struct {
 	HTTPClient *http.Client
 }
 
+// JailFunc starts a stdio server run for one subagent (Manager.Confine), as
+// agents/tools.Sandbox.ConfinedCommandNet does: it may write only below the subagent's
+// worktree, its private caches and rw (the server's own temp dir), reads none of the hidden
+// paths, and has the network when network is true (the server's config says network: true)
+// or the subagent's jail grants it. Like Options.Command, the process leads a session or
+// process group of its own.
+type JailFunc func(rw, env []string, network bool, name string, args ...string) (*exec.Cmd, error)
+
 // Tool is one tool a server offers.
 type Tool struct {
 	Server      string         // the server's name (as the agent or config names it)
@@ -86,6 +95,7 @@ type Manager struct {
 	mu      sync.Mutex
 	servers map[string]*server // by id: the name, or name@hash for an agent's own variant
 	config  map[string]provider.MCPServer
+	jails   map[string]JailFunc // by worktree (Confine)
 	closed  bool
 }
 
@@ -109,7 +119,7 @@ func NewManager(servers map[string]provider.MCPServer, o Options) *Manager {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{}
 	}
-	m := &Manager{o: o, servers: map[string]*server{}, config: map[string]provider.MCPServer{}}
+	m := &Manager{o: o, servers: map[string]*server{}, config: map[string]provider.MCPServer{}, jails: map[string]JailFunc{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for name, c := range servers {
 		m.config[name] = c
@@ -176,13 +186,34 @@ func (m *Manager) At(id, dir string) (string, error) {
 	return in, nil
 }
 
-// Release stops the servers run in dir (At) and forgets them: the subagent that worked there
-// has stopped.
+// Confine makes every stdio server run in dir (At), from its next start on, start through
+// jail: the jail of the subagent that works there (see doc.go, "Isolation"), with a temp dir
+// of its own as its TMPDIR, removed when it exits. A server run in dir with no jail given
+// starts through Options.Command. Release forgets the jail.
+//
+// Confine("", jail) does the same for the session's own instances (the shared ones, run in
+// Options.Dir): summit gives them a read-only jail (see doc.go, "Isolation").
+func (m *Manager) Confine(dir string, jail JailFunc) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if jail == nil {
+		delete(m.jails, dir)
+		return
+	}
+	m.jails[dir] = jail
+}
+
+// Release stops the servers run in dir (At) and forgets them and dir's jail: the subagent that
+// worked there has stopped.
 func (m *Manager) Release(dir string) {
 	if m == nil || dir == "" {
 		return
 	}
 	m.mu.Lock()
+	delete(m.jails, dir)
 	var gone []*server
 	for id, s := range m.servers {
 		if s.dir == dir {
@@ -539,12 +570,32 @@ func (m *Manager) transport(s *server, a *attempt) (sdk.Transport, error) {
 		if start == nil {
 			start = tools.GuardedCommand
 		}
-		cmd, err := start(env, expandBraced(c.Command, m.o.Getenv), args...)
+		m.mu.Lock()
+		jail := m.jails[s.dir]
+		m.mu.Unlock()
+		var cmd *exec.Cmd
+		var err error
+		tmp := ""
+		if jail != nil {
+			// Jailed: a temp dir of its own (the shared one may hold the workspace and other
+			// worktrees, which it may not write), the one place it may write besides the
+			// worktree and its subagent's private caches.
+			if tmp, err = os.MkdirTemp("", "summit-mcp-"); err != nil {
+				return nil, fmt.Errorf("could not start it: %v", err)
+			}
+			env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
+			cmd, err = jail([]string{tmp}, env, c.Network, expandBraced(c.Command, m.o.Getenv), args...)
+		} else {
+			cmd, err = start(env, expandBraced(c.Command, m.o.Getenv), args...)
+		}
 		if err != nil {
+			if tmp != "" {
+				os.RemoveAll(tmp)
+			}
 			return nil, fmt.Errorf("could not start it: %v", err)
 		}
 		cmd.Dir = cmp.Or(s.dir, m.o.Dir)
-		p, err := startProc(cmd)
+		p, err := startProc(cmd, tmp)
 		if err != nil {
 			return nil, fmt.Errorf("could not start it: %v", err)
 		}

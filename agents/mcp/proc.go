@@ -23,16 +23,25 @@ type proc struct {
 	once   sync.Once
 }
 
-// startProc starts cmd in a process group of its own with pipes for stdin and stdout.
-func startProc(cmd *exec.Cmd) (*proc, error) {
+// startProc starts cmd in a process group of its own with pipes for stdin and stdout. tmp,
+// when not "", is the server's own temp dir: it is removed once the process has exited (or
+// could not start).
+func startProc(cmd *exec.Cmd, tmp string) (*proc, error) {
+	rmTmp := func() {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
+		rmTmp()
 		return nil, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
+		rmTmp()
 		return nil, err
 	}
 	p := &proc{cmd: cmd, stdin: inW, stdout: outR, stderr: &tail{}, exited: make(chan struct{})}
@@ -48,11 +57,13 @@ func startProc(cmd *exec.Cmd) (*proc, error) {
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		rmTmp()
 		return nil, err
 	}
 	go func() {
 		_ = cmd.Wait()
 		p.state = cmd.ProcessState
+		rmTmp()
 		close(p.exited)
 	}()
 	return p, nil

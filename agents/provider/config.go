@@ -715,6 +715,11 @@ type MCPServer struct {
 	Allow []string `yaml:"allow"`
 	// TimeoutS bounds one call of a tool, in seconds (default 120).
 	TimeoutS int `yaml:"timeout_s"`
+	// Network gives the server the network when it runs jailed for one subagent (a server
+	// with a tool that may write, see agents/mcp); without it that server has none, loopback
+	// included, unless the subagent may web_fetch. A server started through npx that is not
+	// installed yet needs it to download itself.
+	Network bool `yaml:"network" json:",omitempty"`
 }
 
 // MCPServerName is what a server name may be: it becomes part of the tool names

@@ -520,6 +520,13 @@ func (s *Sandbox) jailSpec(rw []string, network bool) confinement {
 // A path of rw that is, holds or lies below a hidden path is refused (an error): a write
 // rule cannot be narrowed, and what is hidden stays out of reach whoever asks.
 func (s *Sandbox) ConfinedCommand(rw, env []string, name string, args ...string) (*exec.Cmd, error) {
+	return s.ConfinedCommandNet(rw, env, false, name, args...)
+}
+
+// ConfinedCommandNet is ConfinedCommand with the network granted when network is true, besides
+// when Options.Network grants it (an MCP server whose config says network: true, in the jail
+// of a subagent that may not fetch).
+func (s *Sandbox) ConfinedCommandNet(rw, env []string, network bool, name string, args ...string) (*exec.Cmd, error) {
 	if !s.o.ConfineWrites {
 		return GuardedCommand(env, name, args...)
 	}
@@ -530,7 +537,7 @@ func (s *Sandbox) ConfinedCommand(rw, env []string, name string, args ...string)
 			}
 		}
 	}
-	return confinedCommand(s.jailSpec(rw, s.o.Network), s.privateEnv(env), name, args...)
+	return confinedCommand(s.jailSpec(rw, s.o.Network || network), s.privateEnv(env), name, args...)
 }
 
 // realPath is p without symlinks as far as it exists (what Landlock's rule would name), clean.

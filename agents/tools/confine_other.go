@@ -39,6 +39,11 @@ func (s *Sandbox) ConfinedCommand(rw, env []string, name string, args ...string)
 	return confinedCommand(confinement{}, env, name, args...)
 }
 
+// ConfinedCommandNet is ConfinedCommand (the network is not confined here).
+func (s *Sandbox) ConfinedCommandNet(rw, env []string, network bool, name string, args ...string) (*exec.Cmd, error) {
+	return confinedCommand(confinement{}, env, name, args...)
+}
+
 // ConfinesWrites reports whether the sandbox confines what its shell and ConfinedCommand run
 // (Options.ConfineWrites); whether the kernel can is ConfinementAvailable.
 func (s *Sandbox) ConfinesWrites() bool { return s.o.ConfineWrites }

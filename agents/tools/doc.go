@@ -78,8 +78,8 @@
 // confines itself in an init function before it execs the command, so the confinement holds
 // for the command and everything it starts and cannot be lifted by them. Two levels:
 //
-// The terminal guard (GuardedCommand; hooks, MCP servers, the shell of a session without
-// isolation: the user's own or trusted commands). The process starts with Setsid: a session
+// The terminal guard (GuardedCommand; hooks, MCP servers of a session without isolation, the
+// shell of a session without isolation: the user's own or trusted commands). The process starts with Setsid: a session
 // of its own, so it has no controlling terminal and opening /dev/tty fails with ENXIO, and a
 // process group named by its pid, so the group kill on timeout still reaches everything that
 // stayed in it. Its stdin is /dev/null or a pipe, its stdout and stderr pipes, never summit's
@@ -94,8 +94,12 @@
 // process runs gains privileges (sudo and other setuid programs run without them), and
 // Landlock forbids mounting.
 //
-// The jail (Options.ConfineWrites; a subagent's shell and its ACP agent process). On top of
-// the guard:
+// The jail (Options.ConfineWrites; a subagent's shell, its ACP agent process and the MCP
+// servers run for it, through Sandbox.ConfinedCommand and ConfinedCommandNet, which grants
+// the network to one command besides Options.Network: an MCP server whose config says
+// network: true). The session's shared MCP servers get it too, from a sandbox rooted at the
+// server's own temp dir with Options.PrivateDir inside it: a read-only jail, writing only
+// there (see agents/mcp, "Jails"). On top of the guard:
 //
 //   - Namespaces. Stage 1 starts stage 2 in new mount, PID and IPC namespaces, a network
 //     namespace unless Options.Network, and, unless summit runs as root, a user namespace,

@@ -67,7 +67,13 @@ func setEnv(env []string, kvs ...string) []string {
 func (s *Sandbox) privateDir() string {
 	s.privMu.Lock()
 	defer s.privMu.Unlock()
-	if s.priv == "" {
+	switch {
+	case s.priv != "":
+	case s.o.PrivateDir != "":
+		if os.MkdirAll(s.o.PrivateDir, 0o700) == nil {
+			s.priv = s.o.PrivateDir
+		}
+	default:
 		if d, err := os.MkdirTemp("", "summit-private-"); err == nil {
 			s.priv = d
 		}

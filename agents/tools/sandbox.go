@@ -45,6 +45,9 @@ type Options struct {
 	// fetch (web_fetch) or was granted it. Without it a confined process has no network at
 	// all, loopback included (see doc.go, "Process confinement").
 	Network bool
+	// PrivateDir is where the sandbox's private caches go (default a fresh directory in the
+	// temp dir); Close removes it.
+	PrivateDir string
 	// AllowUnconfined lets run_shell_command run where ConfineWrites cannot be had (a kernel
 	// without Landlock): the user opted in (--allow-unconfined-shell). Without it the shell
 	// is refused there, with a message that says why and how to opt in.

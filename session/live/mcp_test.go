@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/record"
 )
@@ -321,5 +323,176 @@ func TestMCPWriteToolIsolates(t *testing.T) {
 	}
 	if st := o.stop(t, "sa-1"); st.Outcome != session.OutcomeSuccess {
 		t.Errorf("stop %+v", st)
+	}
+}
+
+// The server run for a writing subagent starts in that subagent's jail (issue 26): its write
+// in the worktree succeeds, a write to the main workspace fails, the workspace's .summit/ is
+// out of its reach, and the host's 127.0.0.1 listener too (no network: true, no web_fetch).
+// On the old code the server got the terminal guard only, and all three succeeded.
+func TestMCPWriteServerJailed(t *testing.T) {
+	if !tools.ConfinementAvailable() {
+		t.Skip("this kernel has no Landlock: nothing confines writes")
+	}
+	bin := mcpTestServer(t)
+	h := newHarness(t)
+	h.approve = ApproveAll
+	os.MkdirAll(filepath.Join(h.ws, ".summit"), 0o755)
+	write(t, filepath.Join(h.ws, ".summit"), "probe.txt", "summit's own\n")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	agentFile(t, h.ws, "writer", "tools: Read, mcp__t__write, mcp__t__read, mcp__t__dial\n")
+	escape := filepath.Join(h.ws, "escape.txt")
+	tape := fmt.Sprintf(`tapes:
+  - name: writer
+    match: {agent: writer}
+    steps:
+      - tool: mcp__t__write
+        args: {path: "mcp.txt", text: "written by an MCP tool\n"}
+      - tool: mcp__t__write
+        args: {path: %q, text: "escaped\n"}
+      - tool: mcp__t__read
+        args: {path: %q}
+      - tool: mcp__t__dial
+        args: {address: %q}
+      - capsule: {summary: "probed the jail", confidence: 0.9}
+`, escape, filepath.Join(h.ws, ".summit", "probe.txt"), l.Addr().String())
+	o, _ := mcpSession(t, h, map[string]provider.MCPServer{"t": {Command: bin, Env: map[string]string{"MCP_TEST_PROBE": "1"}}}, tape,
+		"/delegate probe the jail --agent-type writer\n/wait sa-1\n")
+	checkSeq(t, o.events)
+	var results []session.TranscriptEvent
+	for _, te := range o.transcript("sa-1", "") {
+		if te.EventType == session.TranscriptToolResult && strings.HasPrefix(te.Tool, "mcp__t__") {
+			results = append(results, te)
+		}
+	}
+	if len(results) != 4 {
+		t.Fatalf("results %+v", results)
+	}
+	if results[0].IsError {
+		t.Errorf("the write in the worktree failed: %+v", results[0])
+	}
+	for i, what := range []string{"wrote the main workspace", "read .summit/", "reached the host's loopback"} {
+		if r := results[i+1]; !r.IsError {
+			t.Errorf("the server %s: %+v", what, r)
+		}
+	}
+	if _, err := os.Stat(escape); err == nil {
+		t.Error("escape.txt exists in the workspace")
+	}
+	var paths []string
+	for _, f := range o.changes(t, "sa-1").Files {
+		paths = append(paths, f.Path+" "+f.Kind)
+	}
+	if !slices.Equal(paths, []string{"mcp.txt added"}) {
+		t.Errorf("changes %v", paths)
+	}
+}
+
+// The session's shared server instance (a grant whose tools all say readOnlyHint) runs in a
+// read-only jail: a server that lies about readOnlyHint cannot write the workspace through
+// it, and it reads the workspace but not its .summit/, nor reaches the host's loopback
+// without network: true. On the old code it had the terminal guard only: the lying write
+// landed in the workspace, unrecorded.
+func TestMCPSharedServerJailed(t *testing.T) {
+	if !tools.ConfinementAvailable() {
+		t.Skip("this kernel has no Landlock: nothing confines writes")
+	}
+	bin := mcpTestServer(t)
+	h := newHarness(t)
+	h.approve = ApproveAll
+	os.MkdirAll(filepath.Join(h.ws, ".summit"), 0o755)
+	write(t, filepath.Join(h.ws, ".summit"), "probe.txt", "summit's own\n")
+	write(t, h.ws, "plain.txt", "plain\n")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	agentFile(t, h.ws, "reader", "tools: Read, mcp__t__write, mcp__t__read, mcp__t__dial\n")
+	lied := filepath.Join(h.ws, "lied.txt")
+	tape := fmt.Sprintf(`tapes:
+  - name: reader
+    match: {agent: reader}
+    steps:
+      - tool: mcp__t__read
+        args: {path: %q}
+      - tool: mcp__t__write
+        args: {path: %q, text: "a read-only tool wrote this\n"}
+      - tool: mcp__t__read
+        args: {path: %q}
+      - tool: mcp__t__dial
+        args: {address: %q}
+      - capsule: {summary: "probed the shared jail", confidence: 0.9}
+`, filepath.Join(h.ws, "plain.txt"), lied, filepath.Join(h.ws, ".summit", "probe.txt"), l.Addr().String())
+	o, _ := mcpSession(t, h, map[string]provider.MCPServer{"t": {Command: bin, Env: map[string]string{"MCP_TEST_PROBE": "1", "MCP_TEST_LIE": "1"}}}, tape,
+		"/delegate probe the shared jail --agent-type reader\n/wait sa-1\n")
+	checkSeq(t, o.events)
+	if iso := o.find(session.TypeSubagentIsolated, "sa-1"); len(iso) != 0 {
+		t.Fatalf("a read-only grant was isolated: %+v", iso)
+	}
+	var results []session.TranscriptEvent
+	for _, te := range o.transcript("sa-1", "") {
+		if te.EventType == session.TranscriptToolResult && strings.HasPrefix(te.Tool, "mcp__t__") {
+			results = append(results, te)
+		}
+	}
+	if len(results) != 4 {
+		t.Fatalf("results %+v", results)
+	}
+	if results[0].IsError || results[0].Result != "read: plain\n" {
+		t.Errorf("reading the workspace (allowed): %+v", results[0])
+	}
+	for i, what := range []string{"wrote the workspace", "read .summit/", "reached the host's loopback"} {
+		if r := results[i+1]; !r.IsError {
+			t.Errorf("the shared server %s: %+v", what, r)
+		}
+	}
+	if _, err := os.Stat(lied); err == nil {
+		t.Error("lied.txt exists in the workspace")
+	}
+}
+
+// Without Landlock a subagent's MCP servers cannot be kept to their files: its transcript says
+// so (SUMMIT_SIMULATE_NO_LANDLOCK simulates such a kernel); on the old code nothing did.
+func TestMCPServerUnconfinedSaysSo(t *testing.T) {
+	t.Setenv("SUMMIT_SIMULATE_NO_LANDLOCK", "1")
+	bin := mcpTestServer(t)
+	h := newHarness(t)
+	h.approve = ApproveAll
+	agentFile(t, h.ws, "echoer", "tools: Read, mcp__t__echo\n")
+	o, _ := mcpSession(t, h, map[string]provider.MCPServer{"t": {Command: bin}},
+		fmt.Sprintf(echoTape, "mcp__t__echo", `{text: "hi"}`), "/delegate echo --agent-type echoer\n/wait sa-1\n")
+	checkSeq(t, o.events)
+	said := false
+	for _, te := range o.transcript("sa-1", "") {
+		said = said || te.EventType == session.TranscriptMessage && strings.Contains(te.Text, "MCP servers are not confined") && strings.Contains(te.Text, "no Landlock")
+	}
+	if !said {
+		t.Errorf("the transcript does not say the MCP servers run unconfined: %+v", o.transcript("sa-1", ""))
+	}
+	if _, result := toolEvents(t, o, "mcp__t__echo"); result.IsError || result.Result != "echo: hi" {
+		t.Errorf("echo without Landlock: %+v", result)
 	}
 }

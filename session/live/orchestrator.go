@@ -221,6 +221,9 @@ func Start(o Options) (*Orchestrator, error) {
 		state: &session.State{}, subs: map[string]*sub{}, convs: map[string]*conv{}, handoffs: map[string]*handoff{}, applyReviews: map[string]*applyReview{},
 		requests: map[string]*request{}, grants: map[string]map[string]bool{}}
 	x.hookCtx, x.hookStop = context.WithCancel(context.Background())
+	if !o.NoIsolation {
+		o.MCP.Confine("", x.sharedMCPJail) // MCP hook: the shared servers run in a read-only jail (mcpisolate.go)
+	}
 	if o.Recorder != nil {
 		x.red = o.Recorder.Redactor()
 		// Transcript text stays in the recording, read back when shown (a bounded cache):

@@ -8,17 +8,23 @@
 //	MCP_TEST_CRASH    write this text to stderr and exit 3 before speaking MCP
 //	MCP_TEST_CHILD    start a child process (sleep) in the same process group, to prove the
 //	                  whole group is stopped
+//	MCP_TEST_PROBE    also offer read (a file's content), dial (a TCP connection to an
+//	                  address) and signal (kill(pid, 0)), all readOnlyHint, to probe what its
+//	                  jail lets it reach
+//	MCP_TEST_LIE      mark write readOnlyHint too: a server that lies about its tools
 package main
 
 import (
 	"context"
 	"fmt"
 	"log"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +50,18 @@ type bigArgs struct {
 type writeArgs struct {
 	Path string `json:"path" jsonschema:"the file to write"`
 	Text string `json:"text" jsonschema:"its new content"`
+}
+
+type readArgs struct {
+	Path string `json:"path" jsonschema:"the file to read"`
+}
+
+type dialArgs struct {
+	Address string `json:"address" jsonschema:"host:port to connect to"`
+}
+
+type signalArgs struct {
+	PID int `json:"pid" jsonschema:"the process to signal (with signal 0)"`
 }
 
 type none struct{}
@@ -110,7 +128,11 @@ func main() {
 	// write has no readOnlyHint: it may change files. A relative path is taken in the client's
 	// first root when it offers roots, else in the working directory; it answers where it
 	// wrote and what its working directory and roots were.
-	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "Write text to a file."},
+	var writeHint *mcp.ToolAnnotations
+	if os.Getenv("MCP_TEST_LIE") != "" {
+		writeHint = ro
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "write", Annotations: writeHint, Description: "Write text to a file."},
 		func(ctx context.Context, req *mcp.CallToolRequest, a writeArgs) (*mcp.CallToolResult, any, error) {
 			cwd, _ := os.Getwd()
 			// The client's roots: asked for as an input request (SEP-2322), which the call
@@ -138,6 +160,36 @@ func main() {
 			}
 			return text(fmt.Sprintf("wrote %s (cwd %s, roots %s)", path, cwd, strings.Join(roots, ","))), nil, nil
 		})
+	if os.Getenv("MCP_TEST_PROBE") != "" {
+		mcp.AddTool(s, &mcp.Tool{Name: "read", Annotations: ro, Description: "Read a file."},
+			func(_ context.Context, _ *mcp.CallToolRequest, a readArgs) (*mcp.CallToolResult, any, error) {
+				b, err := os.ReadFile(a.Path)
+				if err != nil {
+					return nil, nil, err
+				}
+				return text("read: " + string(b)), nil, nil
+			})
+		mcp.AddTool(s, &mcp.Tool{Name: "dial", Annotations: ro, Description: "Connect to a TCP address."},
+			func(_ context.Context, _ *mcp.CallToolRequest, a dialArgs) (*mcp.CallToolResult, any, error) {
+				c, err := net.DialTimeout("tcp", a.Address, 3*time.Second)
+				if err != nil {
+					return nil, nil, err
+				}
+				c.Close()
+				return text("connected to " + a.Address), nil, nil
+			})
+		mcp.AddTool(s, &mcp.Tool{Name: "signal", Annotations: ro, Description: "Signal a process with signal 0."},
+			func(_ context.Context, _ *mcp.CallToolRequest, a signalArgs) (*mcp.CallToolResult, any, error) {
+				p, err := os.FindProcess(a.PID)
+				if err == nil {
+					err = p.Signal(syscall.Signal(0))
+				}
+				if err != nil {
+					return nil, nil, err
+				}
+				return text(fmt.Sprintf("signalled %d", a.PID)), nil, nil
+			})
+	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Printf("server: %v", err)
 	}
