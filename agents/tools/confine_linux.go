@@ -139,6 +139,10 @@ type confinement struct {
 	Namespaces bool
 	// GitDir and GitPrivate: see gitLayout (Confine with namespaces only).
 	GitDir, GitPrivate string
+	// BuildCache is the private Go build cache (GOCACHE in privateEnv) and SharedBuildCache
+	// the user's: with namespaces, the shared one is the lower, read-only layer of an overlay
+	// mounted on the private one (see overlayBuildCache). Empty: no overlay.
+	BuildCache, SharedBuildCache string
 	// Set from the simulation hooks.
 	NoLandlock, NoNamespaces bool
 }
@@ -151,6 +155,7 @@ type jailState struct {
 	proc     bool // its own /proc (its PID namespace's)
 	dev      bool // its own /dev, with a private devpts
 	git      bool // its worktree's git dir is its private copy
+	cache    bool // its Go build cache is an overlay over the shared one
 }
 
 // network says how the network is cut, for doctor.
@@ -503,6 +508,9 @@ func (s *Sandbox) jailSpec(rw []string, network bool) confinement {
 		// The copy is mounted over the real git dir: Landlock walks up from there through the
 		// real git dir's parents, so the copy's own root needs its rule.
 		c.RW = append(c.RW, c.GitPrivate, filepath.Join(c.GitPrivate, "gitdir"))
+	}
+	if p, shared := s.privateDir(), sharedBuildCache(); p != "" && shared != "" {
+		c.BuildCache, c.SharedBuildCache = filepath.Join(p, "go-build"), shared
 	}
 	return c
 }

@@ -143,6 +143,23 @@ func (s *Sandbox) privateEnv(env []string) []string {
 	return setEnv(env, kvs...)
 }
 
+// sharedBuildCache is the user's Go build cache, as go finds it without running go env; ""
+// when it is off or relative.
+func sharedBuildCache() string {
+	d := os.Getenv("GOCACHE")
+	if d == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		d = filepath.Join(c, "go-build")
+	}
+	if d == "off" || !filepath.IsAbs(d) {
+		return ""
+	}
+	return d
+}
+
 // sharedModCache is the user's Go module cache, as go finds it without running go env.
 func sharedModCache() string {
 	if d := os.Getenv("GOMODCACHE"); d != "" {

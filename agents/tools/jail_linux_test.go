@@ -436,3 +436,31 @@ func TestJailRefusesATamperedSpec(t *testing.T) {
 		t.Errorf("a tampered spec: %v %s", err, out)
 	}
 }
+
+// With namespaces, the jail's Go build cache is an overlay over the user's: what the user's
+// builds compiled is there to reuse (a demo's `go test` does not compile the standard library
+// again), and what the jail writes lands in its own layer, never in the shared cache. Fails
+// without the overlay: the private cache starts empty, so the shared entry is not seen.
+func TestJailBuildCacheOverlay(t *testing.T) {
+	if !ConfinementAvailable() {
+		t.Skip("this kernel has no Landlock")
+	}
+	shared := t.TempDir()
+	t.Setenv("GOCACHE", shared)
+	if err := os.WriteFile(filepath.Join(shared, "entry-from-the-user"), []byte("compiled"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := fixture(t, Options{ConfineWrites: true, Environ: os.Environ()})
+	defer s.Close()
+	r := s.Call(context.Background(), "run_shell_command", jsonArgs("command",
+		`cat "$GOCACHE/entry-from-the-user" && echo poison > "$GOCACHE/entry-from-the-user" && touch "$GOCACHE/new-entry" && echo WROTE`, "timeout_s", 20))
+	if r.IsError || !strings.Contains(r.Output, "compiled") || !strings.Contains(r.Output, "WROTE") {
+		t.Fatalf("the jail's build cache does not layer the shared one: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(shared, "entry-from-the-user")); string(b) != "compiled" {
+		t.Errorf("the shared cache entry was rewritten: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(shared, "new-entry")); err == nil {
+		t.Errorf("the jail wrote into the shared cache")
+	}
+}

@@ -30,7 +30,38 @@ func enterNamespaces(c confinement, st jailState) jailState {
 	if c.GitDir != "" && c.GitPrivate != "" {
 		st.git = privateGitDir(c.GitDir, c.GitPrivate) == nil
 	}
+	if c.BuildCache != "" && c.SharedBuildCache != "" {
+		st.cache = overlayBuildCache(c.BuildCache, c.SharedBuildCache) == nil
+	}
 	return st
+}
+
+// overlayBuildCache mounts, in the jail's mount namespace only, an overlay on the private Go
+// build cache whose lower layer is the user's shared cache: a build in the jail reuses every
+// package the user's builds compiled (the standard library included), and whatever it writes
+// goes to an upper layer of its own, so the shared cache is never written (a poisoned entry
+// would be trusted by every later build on the machine). The upper layer is this process's
+// alone (two overlays on one upper dir are undefined behaviour): commands of one subagent
+// share the lower layer, not each other's writes. On failure (an old kernel, a path overlayfs
+// options cannot spell) the private cache stays as it was: empty, and merely cold.
+func overlayBuildCache(mnt, shared string) error {
+	if strings.ContainsAny(mnt+shared, ",:\\") {
+		return fmt.Errorf("overlay: %s or %s cannot be spelled in mount options", mnt, shared)
+	}
+	if st, err := os.Stat(shared); err != nil || !st.IsDir() {
+		return fmt.Errorf("overlay: no shared build cache at %s", shared)
+	}
+	layer, err := os.MkdirTemp(filepath.Dir(mnt), "go-build-layer-")
+	if err != nil {
+		return err
+	}
+	upper, work := filepath.Join(layer, "upper"), filepath.Join(layer, "work")
+	for _, d := range []string{mnt, upper, work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return unix.Mount("overlay", mnt, "overlay", unix.MS_NOSUID|unix.MS_NODEV, "lowerdir="+shared+",upperdir="+upper+",workdir="+work)
 }
 
 // privateDev mounts a /dev of its own: the harmless devices (bound from the system's), a
