@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/summit-dev/summit/agents/tools"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/session/render"
@@ -186,6 +187,10 @@ func TestMain(m *testing.M) {
 	// config, summit routes by the keys it finds (provider.FromEnvironment).
 	for _, k := range []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
 		os.Unsetenv(k)
+	}
+	// As main does first thing: the commands run in this process (doctor reports it).
+	if err := tools.HardenProcess(); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(cache)
