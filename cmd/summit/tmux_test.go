@@ -355,8 +355,14 @@ func TestTerminalTyped(t *testing.T) {
 	tm.waitFor(`› /converge`, 5*time.Second)
 	tm.keys("sa-1 sa-2 --strategy merge", "Enter")
 	tm.waitFor(`conflict cf-1 · hunk main\.go:4`, 20*time.Second)
-	tm.waitFor(`↑↓ or 1-\d select`, 5*time.Second) // the keys line: the grace period is over
-	tm.keys("5", "Enter")                          // note… (no "both": the changes overlap; 4 is edit)
+	screen := tm.waitFor(`↑↓ or 1-\d select`, 5*time.Second) // the keys line: the grace period is over
+	// note… is the last choice; its number depends on which choices the review offers (no
+	// "both": the changes overlap; whole-file choices when they differ from the region's).
+	noteKey := regexp.MustCompile(`(\d) note…`).FindStringSubmatch(screen)
+	if noteKey == nil {
+		t.Fatalf("the review offers no note…:\n%s", screen)
+	}
+	tm.keys(noteKey[1], "Enter")
 	tm.waitFor(`note: █`, 5*time.Second)
 	tm.keys("user greeting", "Enter", "2", "Enter")
 	tm.waitFor(`cv-1 merge \(sa-1, sa-2\)\s+complete`, 10*time.Second)
