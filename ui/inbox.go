@@ -545,17 +545,18 @@ func (m *Model) renderInbox(w, h int) []string {
 // sideText is what a side shows: its value, or for a vote or consensus side why it stands
 // apart, its result and its whole change set as diffs.
 func sideText(sd session.ConflictSide) string {
-	if sd.Reason == "" && sd.Diff == "" {
+	v, isMap := sd.Value.(map[string]any)
+	if sd.Reason == "" && sd.Diff == "" && !isMap {
 		return valueText(sd.Value)
 	}
 	var b strings.Builder
 	if sd.Reason != "" {
 		b.WriteString("why: " + sd.Reason + "\n")
 	}
-	if v, ok := sd.Value.(map[string]any); ok {
-		if r, ok := v["result"].(string); ok {
-			b.WriteString(r + "\n")
-		}
+	if r, ok := v["result"].(string); ok {
+		b.WriteString(r + "\n")
+	} else if isMap {
+		b.WriteString(fieldsText(v)) // review.go: a finding or an operation, field by field
 	}
 	b.WriteString(sd.Diff)
 	return b.String()
@@ -701,18 +702,12 @@ func (m *Model) sides(sides []session.ConflictSide, width int, changesOnly bool)
 	col := func(i int, sd session.ConflictSide, w int) []string {
 		head := m.sty.bold.Render(ansi.Truncate(session.Sanitize(fmt.Sprintf("%d %s", i+1, sideHeader(sd))), w, "…"))
 		out := []string{head}
-		for _, l := range wrap(sideText(sd), w) {
-			changed := (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")) && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---")
+		for _, src := range strings.Split(strings.TrimRight(sideText(sd), "\n"), "\n") {
+			changed := (strings.HasPrefix(src, "+") || strings.HasPrefix(src, "-")) && !strings.HasPrefix(src, "+++") && !strings.HasPrefix(src, "---")
 			if changesOnly && !changed && !isNotDiff(sd.Value) {
 				continue
 			}
-			switch {
-			case strings.HasPrefix(l, "+"):
-				l = m.sty.add.Render(l)
-			case strings.HasPrefix(l, "-"):
-				l = m.sty.del.Render(l)
-			}
-			out = append(out, l)
+			out = append(out, m.diffBlock(src, w)...) // review.go: coloured as every diff
 		}
 		return out
 	}

@@ -14,6 +14,8 @@ type KeyMap struct {
 	Select, Open, Filter, Resize, TreeBack key.Binding
 	// Transcript.
 	Scroll, Page, Follow, Top, Expand, Thinking, Search, Back key.Binding
+	// SearchStep steps through a search's matches (after ctrl+f … enter).
+	SearchStep key.Binding
 	// Prompts and the inbox.
 	Choose, Confirm, NextItem, Close key.Binding
 	// Output panels (/status, /help, /agents).
@@ -54,8 +56,10 @@ func DefaultKeyMap() KeyMap {
 		Top:      h("g", "top", "g", "home"),
 		Expand:   h("enter", "expand (tool calls)", "enter"),
 		Thinking: h("t", "thinking (on/off)", "t"),
-		Search:   h("ctrl+f", "search (enter: previous match)", "ctrl+f"),
+		Search:   h("ctrl+f", "search (enter: find, with a count)", "ctrl+f"),
 		Back:     h("esc", "tree", "esc"),
+
+		SearchStep: h("n N", "next / previous match (wraps around)", "n", "N"),
 
 		Choose:   h("↑↓ 1-9", "select", "up", "down", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
 		Confirm:  h("enter", "confirm", "enter"),
@@ -89,14 +93,14 @@ func (k KeyMap) helpGroups(replay bool) []keyGroup {
 		return []keyGroup{
 			{"replay", []key.Binding{k.Play, k.Step, k.Markers, k.Speed, k.IdleCap, k.Seek, k.Fork, k.Focus, k.Help, k.ReplayQuit}},
 			{"tree", []key.Binding{k.Select, k.Open, k.Filter, k.Resize}},
-			{"transcript", []key.Binding{k.Scroll, k.Page, k.Follow, k.Top, k.Expand, k.Thinking, k.Search, k.Back}},
+			{"transcript", []key.Binding{k.Scroll, k.Page, k.Follow, k.Top, k.Expand, k.Thinking, k.Search, k.SearchStep, k.Back}},
 		}
 	}
 	return []keyGroup{
 		{"everywhere", []key.Binding{k.Focus, k.Slash, k.Inbox, k.Help, k.Quit}},
 		{"input", []key.Binding{k.Complete, k.History, k.Submit, k.Clear}},
 		{"tree", []key.Binding{k.Select, k.Open, k.Filter, k.Resize, k.TreeBack}},
-		{"transcript", []key.Binding{k.Scroll, k.Page, k.Follow, k.Top, k.Expand, k.Thinking, k.Search, k.Back}},
+		{"transcript", []key.Binding{k.Scroll, k.Page, k.Follow, k.Top, k.Expand, k.Thinking, k.Search, k.SearchStep, k.Back}},
 		{"prompts and inbox", []key.Binding{k.Choose, k.Confirm, k.NextItem, k.Close}},
 		{"output panels", []key.Binding{k.PanelScroll, k.PanelClose}},
 	}

@@ -161,22 +161,70 @@ func (m *Model) selectedOutcome(cf *session.Conflict, inner int) []string {
 	return append(out, m.sty.sep.Render(strings.Repeat("─", inner)))
 }
 
-// diffLines colours a diff's added and removed lines.
+// diffLines colours a diff's lines (already wrapped), each on its own (diffPaint).
 func (m *Model) diffLines(ls []string) []string {
 	out := make([]string, len(ls))
 	for i, l := range ls {
-		switch {
-		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
-			out[i] = m.sty.dim.Render(l)
-		case strings.HasPrefix(l, "+"):
-			out[i] = m.sty.add.Render(l)
-		case strings.HasPrefix(l, "-"):
-			out[i] = m.sty.del.Render(l)
-		default:
-			out[i] = l
+		out[i] = m.diffPaint(l)(l)
+	}
+	return out
+}
+
+// diffBlock is text holding diffs (a /diff, a side of a review, a patch) sanitised, wrapped to
+// width and coloured the one way the workbench colours diffs: each source line is classed
+// once (diffPaint) and all its wrapped pieces take its colour.
+func (m *Model) diffBlock(text string, width int) []string {
+	var out []string
+	for _, src := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		paint := m.diffPaint(src)
+		for _, l := range wrapSplit(src, width) {
+			out = append(out, paint(l))
 		}
 	}
 	return out
+}
+
+// diffPaint is the colour of one line of a diff: file headers (git's, and summit's line per
+// changed file) bold, hunk headers blue, added lines green, removed red; a reviewer's marks
+// (why a side stands apart, ⚠ in a conflict) and summit's measurements in their colours.
+func (m *Model) diffPaint(l string) func(...string) string {
+	switch {
+	case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") || strings.HasPrefix(l, "diff --git ") ||
+		strings.HasPrefix(l, "index ") || strings.HasPrefix(l, "new file mode") || strings.HasPrefix(l, "deleted file mode") ||
+		strings.HasPrefix(l, "rename from ") || strings.HasPrefix(l, "rename to "):
+		return m.sty.bold.Render
+	case strings.HasPrefix(l, "@@"):
+		return m.sty.tool.Render
+	case strings.HasPrefix(l, "+"):
+		return m.sty.add.Render
+	case strings.HasPrefix(l, "-"):
+		return m.sty.del.Render
+	case strings.HasPrefix(l, "measured: ✓"):
+		return m.sty.ok.Render
+	case strings.HasPrefix(l, "measured: ✗"):
+		return m.sty.bad.Render
+	case strings.HasPrefix(l, "why: ") || strings.HasPrefix(l, "⚠ "):
+		return m.sty.warn.Render
+	case fileChangeLine(l):
+		return m.sty.bold.Render
+	}
+	return plainPaint
+}
+
+func plainPaint(s ...string) string { return strings.Join(s, "") }
+
+// fileChangeLine reports whether l is summit's line for a changed file
+// (render.FileChangeLine: "modified cart.go +3 −1"), which heads that file's diff.
+func fileChangeLine(l string) bool {
+	kind, rest, ok := strings.Cut(l, " ")
+	if !ok || rest == "" {
+		return false
+	}
+	switch kind {
+	case session.ChangeAdded, session.ChangeModified, session.ChangeDeleted, session.ChangeRenamed, session.ChangeMode:
+		return strings.Contains(rest, " +") || strings.HasSuffix(rest, "(binary)") || strings.Contains(rest, "(mode ") || strings.Contains(rest, " → ")
+	}
+	return false
 }
 
 // markerLines colours git's conflict markers in a merged region.
@@ -192,4 +240,39 @@ func (m *Model) markerLines(ls []string) []string {
 		}
 	}
 	return out
+}
+
+// fieldsText is a side's value (a finding, a playbook operation) a field per line, in key
+// order, the way a reviewer reads it: never as raw JSON. Lists are joined with commas;
+// bookkeeping (the seq a member finished at) is left out.
+func fieldsText(v map[string]any) string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		if k != "finished_seq" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		var s string
+		switch x := v[k].(type) {
+		case string:
+			s = x
+		case []any:
+			parts := make([]string, len(x))
+			for i, e := range x {
+				parts[i] = fmt.Sprint(e)
+			}
+			s = strings.Join(parts, ", ")
+		case []string:
+			s = strings.Join(x, ", ")
+		case nil:
+			continue
+		default:
+			s = jsonText(x, "")
+		}
+		fmt.Fprintf(&b, "%s: %s\n", strings.ReplaceAll(k, "_", " "), s)
+	}
+	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/render"
@@ -89,10 +90,14 @@ func (s itemSource) lines(i, width int) []string {
 		return ls
 	}
 	it := t.Item(i)
+	// A message is settled once something follows it or its subagent stopped: it is drawn as
+	// Markdown (glamour, cached per text and width); while it streams it is wrapped as plain
+	// text, its finished lines kept (wrapGrow), so a token costs no Markdown render.
+	settled := it.Kind == session.TranscriptToken && (i < t.Len()-1 || s.sa.Stopped)
 	if it.Kind != session.TranscriptToken || s.sa.Capsule == nil {
 		// Lines already wrapped for a text of this length: the text need not be read (a
 		// replay's lives in the recording).
-		key := fmt.Sprintf("%d/%d/%v/%v", width, t.TextLen(i), s.m.thinking, s.m.expanded)
+		key := fmt.Sprintf("%d/%d/%v/%v/%v", width, t.TextLen(i), s.m.thinking, s.m.expanded, settled)
 		if c, ok := s.v.cache[i]; ok && c.key == key {
 			return c.lines
 		}
@@ -104,16 +109,21 @@ func (s itemSource) lines(i, width int) []string {
 			text = strings.TrimRight(text[:k], " \n")
 		}
 	}
-	key := fmt.Sprintf("%d/%d/%v/%v", width, len(text), s.m.thinking, s.m.expanded)
+	key := fmt.Sprintf("%d/%d/%v/%v/%v", width, len(text), s.m.thinking, s.m.expanded, settled)
 	if c, ok := s.v.cache[i]; ok && c.key == key {
 		return c.lines
 	}
 	var ls []string
 	var done wrapDone
-	if it.Kind == session.TranscriptToken {
+	switch {
+	case settled && strings.TrimSpace(text) == "":
+		ls = nil
+	case settled:
+		ls = s.m.md.render("", text, width)
+	case it.Kind == session.TranscriptToken:
 		// A streaming message grows at its end: its finished lines are not wrapped again.
 		ls, done = wrapGrow(s.v.cache[i].done, text, width)
-	} else {
+	default:
 		ls = s.m.itemLines(t, i, it, text, width)
 	}
 	if len(ls) == 1 && ls[0] == "" && it.Kind == session.TranscriptToken {
@@ -322,19 +332,7 @@ func (m *Model) changesLines(sa *session.Subagent, width int) []string {
 		if !m.expanded || f.Diff == "" {
 			continue
 		}
-		for _, l := range wrap(f.Diff, width) {
-			switch {
-			case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
-				l = m.sty.bold.Render(l)
-			case strings.HasPrefix(l, "+"):
-				l = m.sty.add.Render(l)
-			case strings.HasPrefix(l, "-"):
-				l = m.sty.del.Render(l)
-			case strings.HasPrefix(l, "@@"):
-				l = m.sty.dim.Render(l)
-			}
-			out = append(out, l)
-		}
+		out = append(out, m.diffBlock(f.Diff, width)...)
 	}
 	for _, o := range ch.Outside {
 		out = append(out, m.sty.warn.Render(ansi.Truncate("  outside the workspace, not applied: "+session.Sanitize(o), width, "…")))
@@ -424,58 +422,113 @@ func (m *Model) source(id string) source {
 	case m.st.Subagent(id) != nil:
 		return itemSource{m: m, sa: m.st.Subagent(id), v: m.view(id)}
 	case m.st.Convergence(id) != nil:
-		return textSource(m.convergenceText(m.st.Convergence(id)))
+		return m.convergenceSource(m.st.Convergence(id))
 	case m.st.Conflict(id) != nil:
-		return textSource(m.conflictText(m.st.Conflict(id)))
+		return m.conflictSource(m.st.Conflict(id))
 	}
 	return textSource{"(nothing selected)"}
 }
 
-func (m *Model) convergenceText(cv *session.Convergence) []string {
-	out := []string{fmt.Sprintf("%s · %s of %s · %s", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), render.ConvergenceStatus(m.st, cv)),
-		fmt.Sprintf("resolution %s · output %s", cv.ConflictResolution, cv.OutputFormat)}
+// blockKind says how a generated block is drawn.
+type blockKind int
+
+const (
+	blockPlain blockKind = iota
+	blockMarkdown
+	blockDiff
+	blockHead
+)
+
+// blocksSource is a generated view (a convergence, a conflict): text blocks drawn plain, as
+// Markdown (glamour, cached per text and width) or as a coloured diff.
+type blocksSource struct {
+	m     *Model
+	texts []string
+	kinds []blockKind
+}
+
+func (b *blocksSource) add(k blockKind, texts ...string) {
+	for _, t := range texts {
+		b.texts, b.kinds = append(b.texts, t), append(b.kinds, k)
+	}
+}
+
+func (b *blocksSource) count() int { return len(b.texts) }
+
+func (b *blocksSource) lines(i, width int) []string {
+	switch b.kinds[i] {
+	case blockMarkdown:
+		return b.m.md.render("", b.texts[i], width)
+	case blockDiff:
+		return b.m.diffBlock(b.texts[i], width)
+	case blockHead:
+		return b.m.styled(wrap(b.texts[i], width), b.m.sty.bold.Render)
+	}
+	return wrap(b.texts[i], width)
+}
+
+// convergenceSource draws a convergence: its status and conflicts, its result (Markdown
+// output drawn as Markdown), its DeltaBatch's operations and patches as coloured diffs.
+func (m *Model) convergenceSource(cv *session.Convergence) source {
+	out := &blocksSource{m: m}
+	out.add(blockHead, fmt.Sprintf("%s · %s of %s · %s", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), render.ConvergenceStatus(m.st, cv)))
+	out.add(blockPlain, fmt.Sprintf("resolution %s · output %s", cv.ConflictResolution, cv.OutputFormat))
 	for _, cf := range cv.Conflicts {
 		s := "waits for review (ctrl+o)"
 		if r := cf.Resolution; r != nil {
 			s = "resolved by " + r.Method + ": " + r.Choice
 		}
-		out = append(out, fmt.Sprintf("  %s %s · %s", cf.ID, conflictWhere(cf), s))
+		out.add(blockPlain, fmt.Sprintf("  %s %s · %s", cf.ID, conflictWhere(cf), s))
 	}
 	if cv.Result != "" {
-		out = append(out, "", cv.Result)
+		out.add(blockPlain, "")
+		if cv.ResultFormat == commands.FormatMarkdown || cv.ResultFormat == "" && cv.OutputFormat == commands.FormatMarkdown {
+			out.add(blockMarkdown, cv.Result)
+		} else {
+			out.add(blockPlain, cv.Result)
+		}
 	}
 	if b := cv.Batch; b != nil {
-		out = append(out, "", "DeltaBatch: "+b.Reasoning)
+		out.add(blockPlain, "", "DeltaBatch: "+b.Reasoning)
 		for _, op := range b.Operations {
-			out = append(out, fmt.Sprintf("  %s %s [%s] %s", op.Type, op.BulletID, op.Section, op.Content))
+			out.add(blockPlain, fmt.Sprintf("  %s %s [%s] %s", op.Type, op.BulletID, op.Section, op.Content))
 		}
 		for _, p := range b.Patches {
-			out = append(out, p.Diff)
+			out.add(blockDiff, p.Diff)
 		}
 		if cv.Applied {
-			out = append(out, "applied to "+strings.Join(cv.AppliedFiles, ", "))
+			out.add(blockPlain, "applied to "+strings.Join(cv.AppliedFiles, ", "))
 		} else if cv.Status == session.ConvergenceDone {
-			out = append(out, "/apply "+cv.ID+" writes it to the workspace")
+			out.add(blockPlain, "/apply "+cv.ID+" writes it to the workspace")
 		}
 	}
 	for _, n := range cv.Notes {
-		out = append(out, "note: "+n)
+		out.add(blockPlain, "note: "+n)
 	}
 	return out
 }
 
-func (m *Model) conflictText(cf *session.Conflict) []string {
-	out := []string{fmt.Sprintf("%s · %s", cf.ID, conflictWhere(cf))}
+// conflictSource draws a conflict: each side with why it stands apart and its change as a
+// coloured diff (a vote's or consensus's member: its result and whole change set), never a
+// side's raw JSON.
+func (m *Model) conflictSource(cf *session.Conflict) source {
+	out := &blocksSource{m: m}
+	out.add(blockHead, fmt.Sprintf("%s · %s", cf.ID, conflictWhere(cf)))
+	if cf.ReviewReason != "" {
+		out.add(blockPlain, "why a person decides: "+cf.ReviewReason)
+	}
 	for _, sd := range cf.Sides {
-		out = append(out, sideHeader(sd), valueText(sd.Value))
+		out.add(blockHead, sideHeader(sd))
+		out.add(blockDiff, sideText(sd))
 	}
 	if cf.Context != "" {
-		out = append(out, "current file:", cf.Context)
+		out.add(blockHead, "current file:")
+		out.add(blockPlain, cf.Context)
 	}
 	if r := cf.Resolution; r != nil {
-		out = append(out, "resolved by "+r.Method+": "+r.Choice+" "+r.Note)
+		out.add(blockPlain, "resolved by "+r.Method+": "+r.Choice+" "+r.Note)
 	} else {
-		out = append(out, "ctrl+o opens the review (or enter on its row in the tree)")
+		out.add(blockPlain, "ctrl+o opens the review (or enter on its row in the tree)")
 	}
 	return out
 }
@@ -635,6 +688,7 @@ func (m *Model) transcriptKey(k tea.KeyPressMsg) tea.Cmd {
 		m.focus = focusTree
 		if m.search != "" {
 			m.search = "" // the highlight goes with the search
+			m.setNotice("", false)
 		}
 	case "up", "k":
 		v.scroll(src, w, -1)
@@ -655,58 +709,150 @@ func (m *Model) transcriptKey(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+f":
 		m.searching, m.search = true, ""
 		m.setNotice("search: ", false)
+	case "n", "N":
+		if m.search != "" {
+			m.findMatch(map[string]int{"n": 1, "N": -1}[k.String()])
+		}
 	case "?":
 		m.help, m.helpTop = true, 0
 	}
 	return nil
 }
 
-// searchKey edits the search query; enter jumps to the previous match above the view.
+// searchKey edits the search query; enter finds it (the nearest match at or above the
+// view's last line: following the tail, the latest) and leaves the typing, so n and N step.
 func (m *Model) searchKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "esc":
 		m.searching, m.search = false, ""
 		m.setNotice("", false)
 	case "backspace":
-		if m.search != "" {
-			m.search = m.search[:len(m.search)-1]
+		if r := []rune(m.search); len(r) > 0 {
+			m.search = string(r[:len(r)-1])
 		}
-		m.setNotice("search: "+m.search, false)
+		m.setNotice("search: "+session.Sanitize(m.search), false)
 	case "enter":
-		m.findNext()
+		m.searching = false
+		m.findMatch(0)
 	default:
 		if k.Text != "" {
 			m.search += k.Text
-			m.setNotice("search: "+m.search, false)
+			m.setNotice("search: "+session.Sanitize(m.search), false)
 		}
 	}
 	return nil
 }
 
-// findNext moves the view to the nearest item above the current top that contains the
-// query (wrapping to the end), and leaves follow mode.
-func (m *Model) findNext() {
+// hit is a line of the transcript that matches the search: its item and wrapped line.
+type hit struct{ item, line int }
+
+func (a hit) before(b hit) bool { return a.item < b.item || a.item == b.item && a.line < b.line }
+
+// searchHits lists the lines of the selected transcript, as drawn at the pane's width, that
+// hold the query (case-insensitive), in order. It reads the whole transcript: it runs on a
+// key (enter, n, N), never on a frame.
+func (m *Model) searchHits() []hit {
+	src := m.source(m.sel)
+	w := m.transcriptWidth()
+	q := strings.ToLower(m.search)
+	var out []hit
+	for i, n := 0, src.count(); i < n; i++ {
+		for li, l := range src.lines(i, w) {
+			if strings.Contains(strings.ToLower(ansi.Strip(l)), q) {
+				out = append(out, hit{i, li})
+			}
+		}
+	}
+	return out
+}
+
+// top is the first line the view shows (the tail's, when following); bottom its last.
+func (v *tview) top(src source, width int) hit {
+	if !v.follow {
+		return hit{v.item, v.line}
+	}
+	need := v.height
+	i := src.count() - 1
+	for ; i > 0; i-- {
+		need -= len(src.lines(i, width))
+		if need <= 0 {
+			break
+		}
+	}
+	return hit{max(0, i), max(0, -need)}
+}
+
+func (v *tview) bottom(src source, width int) hit {
+	t := v.top(src, width)
+	rest := v.height - 1
+	for i := t.item; i < src.count(); i++ {
+		n := len(src.lines(i, width))
+		if i == t.item {
+			n -= t.line
+		}
+		if rest < n {
+			if i == t.item {
+				return hit{i, t.line + rest}
+			}
+			return hit{i, rest}
+		}
+		rest -= n
+	}
+	return hit{src.count(), 0}
+}
+
+// findMatch moves the view to a match of the search and says which of how many it is:
+// dir 0 is the first find (the last match at or above the view's last line, else the
+// first), 1 the next match below the view's top (n), -1 the previous one above it (N).
+// Past the last or first match it wraps around, and says so.
+func (m *Model) findMatch(dir int) {
 	if m.search == "" {
+		return
+	}
+	q := session.Sanitize(m.search)
+	hits := m.searchHits()
+	if len(hits) == 0 {
+		m.setNotice("search: "+q+" — not found", true)
 		return
 	}
 	src := m.source(m.sel)
 	v := m.view(m.sel)
 	w := m.transcriptWidth()
-	n := src.count()
-	start := n - 1
-	if !v.follow {
-		start = v.item - 1
-	}
-	q := strings.ToLower(m.search)
-	for k := 0; k < n; k++ {
-		i := ((start-k)%n + n) % n
-		for li, l := range src.lines(i, w) {
-			if strings.Contains(strings.ToLower(ansi.Strip(l)), q) {
-				v.follow, v.item, v.line = false, i, li
-				m.setNotice(fmt.Sprintf("search: %s — found in item %d (enter: previous, esc: done)", m.search, i+1), false)
-				return
+	at, wrapped := -1, ""
+	switch dir {
+	case 0:
+		b := v.bottom(src, w)
+		for i, h := range hits {
+			if !b.before(h) {
+				at = i
 			}
 		}
+		if at < 0 {
+			at = 0
+		}
+	case 1:
+		t := v.top(src, w)
+		for i, h := range hits {
+			if t.before(h) {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			at, wrapped = 0, " · wrapped to the top"
+		}
+	default:
+		t := v.top(src, w)
+		for i, h := range hits {
+			if h.before(t) {
+				at = i
+			}
+		}
+		if at < 0 {
+			at, wrapped = len(hits)-1, " · wrapped to the bottom"
+		}
 	}
-	m.setNotice("search: "+m.search+" — not found", true)
+	h := hits[at]
+	v.follow, v.item, v.line = false, h.item, h.line
+	m.setNotice(fmt.Sprintf("search: %s — %d of %d%s · n next · N previous · esc clears", q, at+1, len(hits), wrapped), false)
 }

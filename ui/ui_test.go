@@ -433,7 +433,7 @@ func TestTreeAndTranscriptKeys(t *testing.T) {
 	m.Update(tea.KeyPressMsg{Code: 'f', Mod: tea.ModCtrl})
 	typeText(m, "package")
 	press(m, "enter")
-	if m.view("sa-2").follow || !strings.Contains(m.notice, "found") {
+	if m.view("sa-2").follow || !strings.Contains(m.notice, "1 of 1") {
 		t.Errorf("search: notice %q", m.notice)
 	}
 	if hl := m.sty.match.Render("package"); !strings.Contains(m.Render(), hl) {

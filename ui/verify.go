@@ -66,23 +66,8 @@ func diffPanel(name string) bool {
 	return strings.HasPrefix(name, "/diff") || strings.HasPrefix(name, "/apply") && strings.Contains(name, "--dry-run")
 }
 
-// panelDiffLines colours the wrapped lines of one diff line: added green, removed red (file
-// headers left plain).
+// panelDiffLines colours the wrapped lines of one diff line the way every diff is coloured
+// (diffPaint: file and hunk headers, added and removed lines, measurements).
 func (m *Model) panelDiffLines(src string, wrapped []string) []string {
-	var paint func(...string) string
-	switch {
-	case strings.HasPrefix(src, "+++") || strings.HasPrefix(src, "---"):
-		return wrapped
-	case strings.HasPrefix(src, "+"):
-		paint = m.sty.add.Render
-	case strings.HasPrefix(src, "-"):
-		paint = m.sty.del.Render
-	case strings.HasPrefix(src, "measured: ✓"):
-		paint = m.sty.ok.Render
-	case strings.HasPrefix(src, "measured: ✗"):
-		paint = m.sty.bad.Render
-	default:
-		return wrapped
-	}
-	return m.styled(wrapped, paint)
+	return m.styled(wrapped, m.diffPaint(src))
 }

@@ -339,7 +339,9 @@ func (m *Model) footerKeys() []key.Binding {
 	case m.panel != nil:
 		return []key.Binding{k.PanelScroll, k.PanelClose}
 	case m.searching:
-		return []key.Binding{key.NewBinding(key.WithHelp("enter", "previous match")), key.NewBinding(key.WithHelp("esc", "done"))}
+		return []key.Binding{key.NewBinding(key.WithHelp("enter", "find")), key.NewBinding(key.WithHelp("esc", "done"))}
+	case m.search != "" && m.focus == focusTranscript:
+		return []key.Binding{k.SearchStep, k.Scroll, key.NewBinding(key.WithHelp("esc", "clear the search")), k.Help}
 	case m.filtering:
 		return []key.Binding{key.NewBinding(key.WithHelp("type", "filter")), key.NewBinding(key.WithHelp("enter", "keep")), key.NewBinding(key.WithHelp("esc", "clear"))}
 	case m.o.Replay != nil && m.focus == focusTranscript:
