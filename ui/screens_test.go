@@ -322,3 +322,31 @@ func TestSideFieldsNotJSON(t *testing.T) {
 		t.Errorf("sideText of an old consensus side = %q", got)
 	}
 }
+
+// A search over a long transcript renders the Markdown only of the messages that may match
+// (glamour costs about a millisecond a message).
+func TestSearchRendersOnlyCandidates(t *testing.T) {
+	g := &evGen{}
+	m, _ := newModel(t, 120, 40, &fakeBackend{})
+	evs := g.start(1)
+	for i := range 2000 {
+		text := fmt.Sprintf("message **%d** of the answer", i)
+		if i == 1234 {
+			text += ", with the **nee**dle"
+		}
+		evs = append(evs, g.ev("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: text}),
+			g.ev("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: fmt.Sprint(i), Tool: "read_file", Args: map[string]any{"path": "a.go"}}))
+	}
+	m.Update(EventsMsg(evs))
+	m.sel, m.focus = "sa-1", focusTranscript
+	_ = m.Render()
+	m.Update(tea.KeyPressMsg{Code: 'f', Mod: tea.ModCtrl})
+	typeText(m, "needle")
+	press(m, "enter")
+	if !strings.Contains(m.notice, "— 1 of 1 ") {
+		t.Errorf("notice %q", m.notice)
+	}
+	if n := len(m.md.done); n > 100 {
+		t.Errorf("the search rendered %d messages as Markdown", n)
+	}
+}

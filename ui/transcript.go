@@ -755,8 +755,12 @@ func (m *Model) searchHits() []hit {
 	src := m.source(m.sel)
 	w := m.transcriptWidth()
 	q := strings.ToLower(m.search)
+	pre, _ := src.(itemSource)
 	var out []hit
 	for i, n := 0, src.count(); i < n; i++ {
+		if pre.sa != nil && !pre.mayContain(i, q) {
+			continue
+		}
 		for li, l := range src.lines(i, w) {
 			if strings.Contains(strings.ToLower(ansi.Strip(l)), q) {
 				out = append(out, hit{i, li})
@@ -764,6 +768,22 @@ func (m *Model) searchHits() []hit {
 		}
 	}
 	return out
+}
+
+// mayContain reports whether item i's drawn lines may hold q (lower-cased): false only for
+// a settled message whose text, with Markdown's emphasis and code marks taken out and its
+// lines joined, does not hold it. A search then never renders the Markdown of every
+// message of a long transcript, only of those that may match.
+func (s itemSource) mayContain(i int, q string) bool {
+	t := s.sa.Transcript
+	if i >= t.Len() || t.Item(i).Kind != session.TranscriptToken || (i == t.Len()-1 && !s.sa.Stopped) {
+		return true
+	}
+	norm := func(x string) string {
+		x = strings.NewReplacer("*", "", "_", "", "`", "", "\n", " ", "\t", " ").Replace(strings.ToLower(x))
+		return strings.Join(strings.Fields(x), " ")
+	}
+	return strings.Contains(norm(t.Text(i)), norm(q))
 }
 
 // top is the first line the view shows (the tail's, when following); bottom its last.
