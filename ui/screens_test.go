@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -348,5 +349,27 @@ func TestSearchRendersOnlyCandidates(t *testing.T) {
 	}
 	if n := len(m.md.done); n > 100 {
 		t.Errorf("the search rendered %d messages as Markdown", n)
+	}
+}
+
+// BenchmarkMarkdownFrame: the first frame of a transcript of settled Markdown messages on a
+// 200×60 screen, nothing cached (a theme change, a resize, a page never seen): every visible
+// message goes through glamour once. Later frames reuse the cache (BenchmarkTranscriptFrame).
+func BenchmarkMarkdownFrame(b *testing.B) {
+	g := &evGen{}
+	m := New(Options{Backend: &fakeBackend{}, Now: func() time.Time { return t0 }, Dark: true})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+	evs := g.start(1)
+	for i := range 200 {
+		evs = append(evs, g.ev("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken,
+			Text: fmt.Sprintf("### Step %d\n\nThe **total** rounds each line; fix it in `cart.go`:\n\n- sum first\n- round once\n", i)}),
+			g.ev("sa-1", session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: fmt.Sprint(i), Tool: "read_file", Args: map[string]any{"path": "a.go"}}))
+	}
+	m.Update(EventsMsg(evs))
+	m.sel = "sa-1"
+	for b.Loop() {
+		m.md = newMDCache(true)
+		m.view("sa-1").cache = map[int]wrapped{}
+		_ = m.Render()
 	}
 }
