@@ -292,6 +292,7 @@ func TestGoldenConsensusReview(t *testing.T) {
 		m.sel = "cf-1"
 		m.view("cf-1").follow = false
 		m.focus = focusTranscript
+		golden(t, "conflict-consensus-"+size(sz), m)
 		tr := ansi.Strip(m.Render())
 		for range 8 {
 			press(m, "pgdown")

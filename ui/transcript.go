@@ -518,6 +518,7 @@ func (m *Model) conflictSource(cf *session.Conflict) source {
 		out.add(blockPlain, "why a person decides: "+cf.ReviewReason)
 	}
 	for _, sd := range cf.Sides {
+		out.add(blockPlain, "")
 		out.add(blockHead, sideHeader(sd))
 		out.add(blockDiff, sideText(sd))
 	}
