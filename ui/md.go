@@ -51,6 +51,10 @@ func (c *mdCache) render(key, text string, width int) []string {
 		if r, err = glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(10, width-2))); err != nil {
 			return wrap(text, width)
 		}
+		if len(c.renderers) >= 8 {
+			// A window dragged through many widths: keep only the renderers still in use.
+			c.renderers = map[int]*glamour.TermRenderer{}
+		}
 		c.renderers[width] = r
 	}
 	out, err := r.Render(mdSafe(text))
