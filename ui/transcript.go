@@ -417,6 +417,9 @@ func (m *Model) logText(l session.LogItem) string {
 func (m *Model) source(id string) source {
 	switch {
 	case id == "":
+		if len(m.st.Log) == 0 && m.o.Replay != nil {
+			return textSource(m.replayEmpty())
+		}
 		if len(m.st.Log) == 0 {
 			return textSource{"No events yet. Type /help, or /delegate \"a task\" --agent-type explore."}
 		}
