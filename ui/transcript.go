@@ -199,7 +199,7 @@ func (m *Model) itemLines(t *session.Transcript, i int, it session.Item, text st
 		return m.styled(wrap("» "+text, width), m.sty.dim.Render)
 	case session.TranscriptThinking:
 		if !m.thinking {
-			return m.styled([]string{fmt.Sprintf("· thinking (%d chars; t shows it)", len(text))}, m.sty.dim.Render)
+			return m.styled([]string{fmt.Sprintf("· thinking (%s; t shows it)", session.Plural(len(text), "char"))}, m.sty.dim.Render)
 		}
 		return m.styled(wrap("· "+text, width), m.sty.dim.Render)
 	case session.TranscriptToolCall:

@@ -337,7 +337,7 @@ func (w *wired) closed() {
 		err := w.otel.Close(ctx)
 		cancel()
 		if n := w.otel.Dropped(); err != nil || n > 0 {
-			fmt.Fprintf(w.stderr, "summit: OpenTelemetry export: %d spans exported, %d dropped%s\n", w.otel.Exported(), n, errSuffix(err))
+			fmt.Fprintf(w.stderr, "summit: OpenTelemetry export: %s exported, %d dropped%s\n", session.Plural(w.otel.Exported(), "span"), n, errSuffix(err))
 		}
 	}
 }
