@@ -56,7 +56,7 @@ Running sessions are never touched, nor anything outside refs/summit/ and the ca
 			if err := gitws.GC(ctx, cache, left); err != nil {
 				return badFile(err)
 			}
-			fmt.Fprintf(stderr, "summit: removed %s\n", session.Plural(len(left), "leftover"))
+			fmt.Fprintf(stderr, "summit: removed %d leftovers\n", len(left))
 			return nil
 		},
 	}
@@ -74,6 +74,6 @@ func noteLeftovers(stderr io.Writer) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if left, err := gitws.Leftovers(ctx, cache); err == nil && len(left) > 0 {
-		fmt.Fprintf(stderr, "summit: %s of ended sessions in %s ('summit gc' lists and removes them)\n", session.Plural(len(left), "leftover"), session.Sanitize(cache))
+		fmt.Fprintf(stderr, "summit: %d leftovers of ended sessions in %s ('summit gc' lists and removes them)\n", len(left), session.Sanitize(cache))
 	}
 }
