@@ -10,6 +10,10 @@ import (
 // ParseError is why a line was rejected. Every error Parse and Tokenize return is a
 // *ParseError; the orchestrator records Error() and Usage in a CommandRejected event and the UI
 // shows Error() on its error line and may put the caret at Column.
+//
+// A ParseError is a syntax error, so it carries the usage line. A well-formed line the session
+// then refuses (an unknown id, nothing to apply, not allowed now) is not a ParseError and shows
+// no usage line: with one, a refusal reads like a typo.
 type ParseError struct {
 	Command    string // the command's name without "/", or "" when it is not known
 	Msg        string // what is wrong, one line

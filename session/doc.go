@@ -74,6 +74,11 @@
 // id when the file changed while it ran); summit reads those files once per session, so a
 // file written during a session takes effect, named, in the next (see session/inventory).
 //
+// SessionStarted.program_version names the summit that recorded the session: the release
+// version set at build time, else the module version from the build info, else "devel" (an
+// imported session names the importer). CommandRejected.usage is the command's usage line for a
+// syntax error only; a refusal of a well-formed line (an unknown id, nothing to apply) has none.
+//
 // SessionStarted.unconfined_shell is true when subagents' shells run unconfined: the system has
 // no Landlock and the user opted in with --allow-unconfined-shell (absent otherwise; without
 // the opt-in such a shell is refused).

@@ -224,7 +224,7 @@ type CommandIssued struct {
 type CommandRejected struct {
 	Line  string `json:"line"`
 	Error string `json:"error"`
-	Usage string `json:"usage,omitempty"`
+	Usage string `json:"usage,omitempty"` // the command's usage line, for a syntax error only ("" for a refusal of a well-formed line)
 }
 
 // UserNote is plain text typed by the user. With the envelope's subagent_id set it is a message

@@ -42,11 +42,15 @@ func WaitingItems(s *State) []Waiting {
 	return out
 }
 
-// Plural is "1 tool call", "2 tool calls", "3 patches": n and the noun, which takes an s
-// (es after s, x, ch or sh) unless n is 1.
+// Plural is "1 tool call", "2 tool calls", "3 patches", "2 retries": n and the noun, which
+// takes an s (es after s, x, ch or sh; a consonant's y becomes ies) unless n is 1. It is the one
+// count formatter for user-visible text, so no screen says "1 requests".
 func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if l := len(noun); l >= 2 && noun[l-1] == 'y' && !strings.ContainsRune("aeiou", rune(noun[l-2])) {
+		return fmt.Sprintf("%d %sies", n, noun[:l-1])
 	}
 	for _, end := range []string{"s", "x", "ch", "sh"} {
 		if strings.HasSuffix(noun, end) {

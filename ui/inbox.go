@@ -416,6 +416,7 @@ func (m *Model) dock() {
 	if m.ib != nil {
 		m.dismissed[m.ib.id] = true
 		if m.ib.typed != "" {
+			m.typeOver()
 			m.in.SetValue(m.in.Value() + m.ib.typed)
 			m.in.CursorEnd()
 		}

@@ -66,6 +66,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.leaveTree()
 		m.focus = focusInput
 		m.in.Focus()
+		m.typeOver()
 		m.in, _ = m.in.Update(k)
 		return nil
 	}
@@ -154,8 +155,32 @@ func (m *Model) cycleFocus() {
 	}
 }
 
+// typeOver clears a selected rejected line before typed text goes in: typing replaces it.
+func (m *Model) typeOver() {
+	if m.inSel {
+		m.inSel = false
+		m.in.SetValue("")
+		m.cands = nil
+	}
+}
+
+// printable reports whether a key types text (no ctrl, alt or super held).
+func printable(k tea.KeyPressMsg) bool {
+	return k.Text != "" && k.Mod&(tea.ModCtrl|tea.ModAlt|tea.ModSuper|tea.ModMeta|tea.ModHyper) == 0
+}
+
 func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
+	if m.inSel {
+		if printable(k) {
+			// A new line starts: the key is its first character, whatever it is (even ?).
+			m.typeOver()
+			m.in, _ = m.in.Update(k)
+			return nil
+		}
+		// enter sends it again, an arrow, end, backspace or tab edits it where it is.
+		m.inSel = false
+	}
 	switch {
 	case s == "tab":
 		if strings.HasPrefix(m.in.Value(), "/") {

@@ -96,6 +96,10 @@ type Model struct {
 	candIdx   int
 	candLine  string // the input after the last candidate was applied
 	candOrig  string // the input the candidates were computed for
+	// inSel: the input holds a rejected line, selected (shown highlighted): a printable key or
+	// a paste replaces it whole, any other key deselects it and edits as usual. Without it the
+	// next command typed is glued to the rejected one.
+	inSel bool
 
 	seeking  bool // replay: typing a seq to seek to
 	seekText string
@@ -271,6 +275,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case m.o.Replay == nil:
 			m.dock()
 			m.panel, m.help = nil, false
+			m.typeOver()
 			m.in, _ = m.in.Update(msg)
 		}
 		return m, nil
@@ -319,6 +324,7 @@ func (m *Model) reply(r replyMsg) tea.Cmd {
 		if m.in.Value() == "" {
 			m.in.SetValue(r.line)
 			m.in.CursorEnd()
+			m.inSel = true
 		}
 		m.setNotice(rep.Error, true)
 		if first, rest, ok := strings.Cut(strings.TrimRight(rep.Error, "\n"), "\n"); ok && !strings.HasPrefix(rest, "usage:") {

@@ -678,3 +678,17 @@ func (m *Model) forkKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 
 // ForkSeq is the event the replay was left to fork from (F twice), 0 when it was not.
 func (m *Model) ForkSeq() uint64 { return m.forkSeq }
+
+// replayEmpty is the session log of a replay before its first logged event: a replay takes
+// no commands, so it names its own keys (from the key map, so it cannot drift from them), as
+// one paragraph that stays short in a side-by-side pane.
+func (m *Model) replayEmpty() []string {
+	k := m.keys
+	var keys []string
+	for _, b := range []key.Binding{k.Play, k.Step, k.Markers, k.Seek, k.Fork, k.Focus, k.Help} {
+		h := b.Help()
+		desc, _, _ := strings.Cut(h.Desc, " (") // the parenthesis is for the help screen
+		keys = append(keys, h.Key+" "+desc)
+	}
+	return []string{"Nothing logged yet. A replay takes keys, not commands: " + strings.Join(keys, " · ")}
+}

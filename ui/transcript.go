@@ -209,7 +209,7 @@ func (m *Model) itemLines(t *session.Transcript, i int, it session.Item, text st
 		return m.styled(wrap("» "+text, width), m.sty.dim.Render)
 	case session.TranscriptThinking:
 		if !m.thinking {
-			return m.styled([]string{fmt.Sprintf("· thinking (%d chars; t shows it)", len(text))}, m.sty.dim.Render)
+			return m.styled([]string{fmt.Sprintf("· thinking (%s; t shows it)", session.Plural(len(text), "char"))}, m.sty.dim.Render)
 		}
 		return m.styled(wrap("· "+text, width), m.sty.dim.Render)
 	case session.TranscriptToolCall:
@@ -415,6 +415,9 @@ func (m *Model) logText(l session.LogItem) string {
 func (m *Model) source(id string) source {
 	switch {
 	case id == "":
+		if len(m.st.Log) == 0 && m.o.Replay != nil {
+			return textSource(m.replayEmpty())
+		}
 		if len(m.st.Log) == 0 {
 			return textSource{"No events yet. Type /help, or /delegate \"a task\" --agent-type explore."}
 		}

@@ -317,7 +317,24 @@ func (m *Model) inputLine() string {
 	if m.focus != focusInput || m.ib != nil {
 		p = m.sty.dim.Render(pr)
 	}
+	if m.inSel && m.in.Value() != "" {
+		return p + m.selectedLine(max(10, m.w-textWidth(pr)-1))
+	}
 	return p + m.in.View()
+}
+
+// selectedLine draws a rejected line kept in the input: highlighted (reverse video, which
+// NO_COLOR keeps) and followed, where it fits, by what typing does to it.
+func (m *Model) selectedLine(w int) string {
+	const hint = "  typing replaces it · ← → edit it · enter sends it again"
+	line := ansi.Truncate(m.in.Value(), w, "…")
+	out := m.sty.match.Render(line)
+	if lw := ansi.StringWidth(line); lw+ansi.StringWidth(hint) <= w {
+		out += m.sty.dim.Render(hint)
+	} else if short := "  typing replaces it"; lw+len(short) <= w {
+		out += m.sty.dim.Render(short)
+	}
+	return out
 }
 
 // footerKeys are the keys that work where the focus is.

@@ -605,6 +605,10 @@ var builtins = map[string]ProviderConfig{
 	"ollama": {Kind: "ollama", BaseURL: "http://localhost:11434", NumCtx: 8192},
 }
 
+// Forcible lists the providers --provider may name without configuration: script and the
+// built-in ones, sorted. The flag's help is built from it, so it names every one Force accepts.
+func Forcible() []string { return append([]string{"script"}, sortedKeys(builtins)...) }
+
 // Force sends every request to one provider (--provider).
 func (r *Router) Force(name string) error {
 	if name == "script" {
@@ -613,8 +617,7 @@ func (r *Router) Force(name string) error {
 	}
 	if _, ok := r.c.Providers[name]; !ok {
 		if _, ok := builtins[name]; !ok {
-			known := append([]string{"script"}, sortedKeys(builtins)...)
-			known = append(known, sortedKeys(r.c.Providers)...)
+			known := append(Forcible(), sortedKeys(r.c.Providers)...)
 			return fmt.Errorf("unknown provider %q (known: %s)", name, strings.Join(known, ", "))
 		}
 	}

@@ -136,7 +136,7 @@ func newAgentsList(stdout, stderr io.Writer) *cobra.Command {
 				fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(fmt.Sprintf("%s: %s shadows %s", s.Name, s.Winner, s.Loser)))
 			}
 			if n := len(cat.Problems()); n > 0 {
-				fmt.Fprintf(stderr, "summit: %d problems while loading; run 'summit agents validate'\n", n)
+				fmt.Fprintf(stderr, "summit: %s while loading; run 'summit agents validate'\n", session.Plural(n, "problem"))
 			}
 			return nil
 		},
@@ -187,9 +187,10 @@ whole search path. One line per problem: file:line: level: message.`,
 					errs++
 				}
 			}
-			fmt.Fprintf(stderr, "summit: %d files, %d agents, %d errors, %d warnings\n", cat.Files(), len(cat.List()), errs, len(problems)-errs)
+			fmt.Fprintf(stderr, "summit: %s, %s, %s, %s\n", session.Plural(cat.Files(), "file"), session.Plural(len(cat.List()), "agent"),
+				session.Plural(errs, "error"), session.Plural(len(problems)-errs, "warning"))
 			if errs > 0 {
-				return &exitError{exitBad, fmt.Errorf("%d errors", errs)}
+				return &exitError{exitBad, fmt.Errorf("%s", session.Plural(errs, "error"))}
 			}
 			return nil
 		},

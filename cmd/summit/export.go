@@ -123,7 +123,7 @@ func exportOTel(path string, exp sdktrace.SpanExporter, timeout time.Duration, o
 		return &exitError{exitBad, fmt.Errorf("exporting to %s: %s", target, exportReason(err))}
 	}
 	if verbose {
-		fmt.Fprintf(stderr, "summit: exported %d spans of trace %s to %s\n", pipe.Exported(), conv.TraceID(), session.Sanitize(target))
+		fmt.Fprintf(stderr, "summit: exported %s of trace %s to %s\n", session.Plural(pipe.Exported(), "span"), conv.TraceID(), session.Sanitize(target))
 	}
 	return nil
 }

@@ -66,8 +66,8 @@ exit code is 1 if any failed.`,
 					fmt.Fprintf(stderr, "summit: warning: %s\n", session.Sanitize(w))
 				}
 				if !asJSON {
-					fmt.Fprintf(stdout, "%s\t%s\t%s\t%d events\n", session.Sanitize(res.Path), res.Format,
-						session.Plural(res.Subagents, "subagent"), res.Events)
+					fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n", session.Sanitize(res.Path), res.Format,
+						session.Plural(res.Subagents, "subagent"), session.Plural(res.Events, "event"))
 				}
 			}
 			for _, err := range errs {

@@ -71,7 +71,7 @@ func (f *sessionFlags) register(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringVar(&f.workspace, "workspace", ".", "the workspace directory the subagents work in")
 	fl.StringVar(&f.mode, "permission-mode", "acceptEdits", "the session's permission ceiling: plan, acceptEdits or bypassPermissions")
-	fl.StringVar(&f.provider, "provider", "", "force one provider: script, openai, anthropic, ollama or a name from .summit/config.yaml")
+	fl.StringVar(&f.provider, "provider", "", "force one provider: "+strings.Join(provider.Forcible(), ", ")+" or a name from .summit/config.yaml")
 	fl.StringArrayVar(&f.agentDirs, "agents", nil, "an extra directory of agent definitions (repeatable; searched last)")
 	fl.StringVar(&f.record, "record", "", "write the recording to FILE (default .summit/sessions/<session_id>.jsonl)")
 	fl.BoolVar(&f.noRecord, "no-record", false, "do not record the session")
@@ -277,7 +277,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	}
 	x, err := live.Start(live.Options{
 		Fork:      forkStart,
-		Workspace: runIn, SessionID: id, ProgramVersion: version, Ceiling: mode, Catalogue: cat,
+		Workspace: runIn, SessionID: id, ProgramVersion: programVersion(), Ceiling: mode, Catalogue: cat,
 		Route: func(def *agents.Definition) (provider.Provider, string, error) {
 			return router.ResolveModel(def.Model.Name, def.Model.Fallbacks)
 		},
@@ -337,7 +337,7 @@ func (w *wired) closed() {
 		err := w.otel.Close(ctx)
 		cancel()
 		if n := w.otel.Dropped(); err != nil || n > 0 {
-			fmt.Fprintf(w.stderr, "summit: OpenTelemetry export: %d spans exported, %d dropped%s\n", w.otel.Exported(), n, errSuffix(err))
+			fmt.Fprintf(w.stderr, "summit: OpenTelemetry export: %s exported, %d dropped%s\n", session.Plural(w.otel.Exported(), "span"), n, errSuffix(err))
 		}
 	}
 }

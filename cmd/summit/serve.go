@@ -133,7 +133,7 @@ at most --max-conns-per-client connections.`,
 			if noToken {
 				auth = "UNSAFE: no token (--no-token), every process on this machine can run your agents"
 			}
-			fmt.Fprintf(log, "summit: serving %d agents at %s://%s/rpc (%s)\n", len(r.Agents()), scheme, ln.Addr(), auth)
+			fmt.Fprintf(log, "summit: serving %s at %s://%s/rpc (%s)\n", session.Plural(len(r.Agents()), "agent"), scheme, ln.Addr(), auth)
 			select {
 			case err = <-served:
 				if errors.Is(err, http.ErrServerClosed) {

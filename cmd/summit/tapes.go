@@ -130,7 +130,7 @@ read or printed. go doc ./agents/provider/tapeserve has the details.`,
 func printServing(stdout, stderr io.Writer, addr string, tapes []*provider.Tape) error {
 	base := "http://" + addr
 	var b strings.Builder
-	fmt.Fprintf(&b, "summit: serving %d tapes on %s (Anthropic /v1/messages, OpenAI /v1/chat/completions and /v1/responses, Gemini /v1beta/models/…)\n", len(tapes), base)
+	fmt.Fprintf(&b, "summit: serving %s on %s (Anthropic /v1/messages, OpenAI /v1/chat/completions and /v1/responses, Gemini /v1beta/models/…)\n", session.Plural(len(tapes), "tape"), base)
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 			fmt.Fprintf(stderr, "summit: warning: %s is not a loopback address: anyone who can reach it can use these tapes\n", session.Sanitize(addr))

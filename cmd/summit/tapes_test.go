@@ -44,7 +44,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-var servingRE = regexp.MustCompile(`serving (\d+) tapes on (http://127\.0\.0\.1:\d+) `)
+var servingRE = regexp.MustCompile(`serving (\d+) tapes? on (http://127\.0\.0\.1:\d+) `)
 
 func writeTapeFile(t *testing.T) string {
 	t.Helper()

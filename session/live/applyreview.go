@@ -100,13 +100,13 @@ func sideText(s *gitws.Side, binary bool) string {
 // resolveApply settles one file of an apply review; the last one prepares the merge.
 func (x *Orchestrator) resolveApply(line string, c commands.Resolve, cf *session.Conflict, ar *applyReview) (Reply, error) {
 	if !slices.Contains(cf.Choices, c.Choose) {
-		return x.rejectf(line, c, "%s takes %s", cf.ID, strings.Join(cf.Choices, " or "))
+		return x.rejectUsage(line, c, "%s takes %s", cf.ID, strings.Join(cf.Choices, " or "))
 	}
 	switch {
 	case c.Choose == commands.ChooseEdit && hasConflictMarkers(c.Content):
 		return x.rejectf(line, c, "the text for %s still has conflict markers (<<<<<<<, |||||||, =======, >>>>>>>); write the file as it should be", cf.ID)
 	case c.Choose != commands.ChooseEdit && c.Content != "":
-		return x.rejectf(line, c, "--content goes with --choose edit (the whole text of %s)", session.Sanitize(cf.File))
+		return x.rejectUsage(line, c, "--content goes with --choose edit (the whole text of %s)", session.Sanitize(cf.File))
 	}
 	if err := x.issue(line, c); err != nil {
 		return Reply{}, err

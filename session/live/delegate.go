@@ -135,10 +135,10 @@ func (x *Orchestrator) delegateAs(line string, cmd commands.Command, c commands.
 	}
 	if c.Inputs != "" {
 		if !x.isRemote(def) {
-			return x.rejectf(line, cmd, "--inputs is for a remote agent (remotes: in the config); %s runs here and takes its task as text", def.Name)
+			return x.rejectUsage(line, cmd, "--inputs is for a remote agent (remotes: in the config); %s runs here and takes its task as text", def.Name)
 		}
 		if _, err := parseInputs(c.Inputs); err != nil {
-			return x.rejectf(line, cmd, "--inputs: %v", err)
+			return x.rejectUsage(line, cmd, "--inputs: %v", err)
 		}
 	}
 	if x.isolated(pol.Tools) && !x.isRemote(def) {

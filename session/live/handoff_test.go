@@ -130,7 +130,8 @@ func TestHandoffOnFailure(t *testing.T) {
 		}
 		for i, w := range want {
 			d := rej[i].Data.(session.CommandRejected)
-			if !strings.Contains(d.Error, w) || d.Usage == "" {
+			// Refusals of well-formed lines: no usage line (it is for syntax errors).
+			if !strings.Contains(d.Error, w) || d.Usage != "" || strings.Contains(d.Error, "usage:") {
 				t.Errorf("rejection %d: %+v, want %q", i, d, w)
 			}
 		}

@@ -286,10 +286,15 @@ func (x *Orchestrator) land(line string, c commands.Apply, source, convergence s
 			}
 		}
 		b.WriteString("edit the workspace so they no longer overlap, or /apply the other side first")
-		rep, rerr := x.reject(line, b.String(), commands.Usage("apply"))
+		rep, rerr := x.reject(line, b.String(), "") // semantic: no usage line (see rejectf)
 		return rep, false, rerr
 	case err != nil:
 		rep, rerr := x.rejectf(line, c, "nothing applied: %v", err)
+		return rep, false, rerr
+	case len(applied.Files) == 0 && x.noPlaybookOps(convergence):
+		// The merge kept the workspace as it is (it already has every change): nothing was
+		// written, so there is nothing to record and no undo step to make.
+		rep, rerr := x.rejectf(line, c, "nothing applied: %s would change no file (the workspace already has its changes, or a review kept the workspace's side); no undo step was recorded", source)
 		return rep, false, rerr
 	}
 	if err := x.issue(line, c); err != nil {
@@ -304,6 +309,18 @@ func (x *Orchestrator) land(line string, c commands.Apply, source, convergence s
 		_, err = x.emit("", session.DeltaBatchApplied{ConvergenceID: convergence, Files: applied.Files})
 	}
 	return Reply{}, err == nil, err
+}
+
+// noPlaybookOps reports whether an apply of convergence ("" = none) lands no playbook
+// operation: with no file either, such an apply would change nothing.
+func (x *Orchestrator) noPlaybookOps(convergence string) bool {
+	if convergence == "" {
+		return true
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	cv := x.state.Convergence(convergence)
+	return cv == nil || cv.Batch == nil || len(cv.Batch.Operations) == 0
 }
 
 func overlapWord(n int) string {

@@ -497,8 +497,16 @@ func (x *Orchestrator) reject(line, msg, usage string) (Reply, error) {
 	return Reply{Rejected: true, Error: msg}, err
 }
 
-// rejectf rejects a parsed command for a reason found while checking it against the session.
+// rejectf rejects a parsed command for a reason found while checking it against the session
+// (an unknown id, nothing to apply, not allowed now). The line was well formed, so no usage
+// line is added: it would make a refusal look like a typo. CommandRejected.Usage stays empty.
 func (x *Orchestrator) rejectf(line string, cmd commands.Command, format string, args ...any) (Reply, error) {
+	return x.reject(line, "/"+cmd.Name()+": "+fmt.Sprintf(format, args...), "")
+}
+
+// rejectUsage rejects a parsed command whose flags do not fit together (a syntax error the
+// grammar cannot see alone): the message ends with the usage line, as a parse error's does.
+func (x *Orchestrator) rejectUsage(line string, cmd commands.Command, format string, args ...any) (Reply, error) {
 	u := commands.Usage(cmd.Name())
 	return x.reject(line, "/"+cmd.Name()+": "+fmt.Sprintf(format, args...)+"\nusage: "+u, u)
 }
@@ -568,7 +576,7 @@ func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Comman
 	case commands.Retry:
 		return x.retry(line, c)
 	}
-	return x.rejectf(line, cmd, "not supported")
+	return x.rejectUsage(line, cmd, "not supported")
 }
 
 // note records plain text: a message to the subagent holding control, else a session note.

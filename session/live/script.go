@@ -95,7 +95,7 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 	switch {
 	case s.Rejected > 0 || len(s.Failed) > 0:
 		if s.Rejected > 0 {
-			fmt.Fprintf(progress, "summit: %d command(s) rejected\n", s.Rejected)
+			fmt.Fprintf(progress, "summit: %s rejected\n", session.Plural(s.Rejected, "command"))
 		}
 		if len(s.Failed) > 0 {
 			fmt.Fprintf(progress, "summit: did not succeed: %s\n", strings.Join(s.Failed, ", "))
@@ -198,7 +198,7 @@ func progress(ev session.Event) string {
 		}
 		return out
 	case session.ConvergenceComplete:
-		return fmt.Sprintf("  %s complete: %s · %d conflicts · %d resolved · %d bytes", d.ConvergenceID, d.Outcome, d.ConflictCount, d.ResolutionCount, d.OutputSize)
+		return fmt.Sprintf("  %s complete: %s · %s · %d resolved · %s", d.ConvergenceID, d.Outcome, session.Plural(d.ConflictCount, "conflict"), d.ResolutionCount, session.Plural(d.OutputSize, "byte"))
 	case session.DeltaBatchApplied:
 		return fmt.Sprintf("  %s applied to %s", d.ConvergenceID, session.Sanitize(strings.Join(d.Files, ", ")))
 	}

@@ -117,7 +117,7 @@ func (x *Orchestrator) precheck(line string, c commands.Apply, target string, sa
 			msg := fmt.Sprintf("/apply %s: nothing applied: the check failed: %s\n%s%s",
 				target, v.Measured(), tailBlock(v.Output),
 				fmt.Sprintf("fix it (a new subagent, or /resolve another side), or /apply %s --force to land it anyway (recorded)", target))
-			rep, err := x.reject(line, msg, commands.Usage("apply"))
+			rep, err := x.reject(line, msg, "") // semantic: no usage line (see rejectf)
 			return nil, rep, true, err
 		}
 	}

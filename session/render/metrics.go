@@ -197,8 +197,8 @@ func (m Metrics) WriteText(w io.Writer) error {
 	row("subagents spawned", "%d (%.2f per minute)", m.Spawns, m.SpawnsPerMinute)
 	row("success rate", "%s (%d of %d stopped)", pct(m.SuccessRate), m.Succeeded, m.Stopped)
 	row("outcomes", "%s", fmtCounts(m.Outcomes))
-	row("permission escalations", "%d requests, %d granted, %d denied (%.2f per spawn)",
-		m.PermissionRequests, m.PermissionsGranted, m.PermissionsDenied, m.EscalationsPerSpawn)
+	row("permission escalations", "%s, %d granted, %d denied (%.2f per spawn)",
+		session.Plural(m.PermissionRequests, "request"), m.PermissionsGranted, m.PermissionsDenied, m.EscalationsPerSpawn)
 	row("policy denials", "%d", m.PolicyDenials)
 	row("handoffs", "%d", m.Handoffs)
 	row("convergence conflict rate", "%s (%d of %d convergences)", pct(m.ConflictRate), m.ConvergencesWithConflicts, m.Convergences)

@@ -74,7 +74,7 @@ func (p oldPrinter) tree() {
 		}
 		p.f(" · %s · %s · %s tok · %s", sa.Status, FormatDuration(sa.Elapsed(p.s.LastTS)), FormatTokens(sa), session.Plural(sa.ToolCalls, "tool call"))
 		if sa.Retries > 0 {
-			p.f(" · %d retries", sa.Retries)
+			p.f(" · %s", session.Plural(sa.Retries, "retry"))
 		}
 		if sa.CurrentTool != "" {
 			p.f(" · running %s", sa.CurrentTool)
