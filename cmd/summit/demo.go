@@ -223,7 +223,9 @@ func newDemo(stderr io.Writer) *cobra.Command {
 tapes, guiding you through delegation, parallel builders, a merge with a conflict to review,
 a shell command that asks for permission, and a transfer-control handoff. No API key or
 network is needed. The tapes react to your choices: deny the shell and the tester says it
-could not run the tests; your answer to the builder decides what it writes.
+could not run the tests, and fails; your answer to the builder decides what it writes. The
+subagents stream at a reading pace (--pace 0.5 is twice as fast), and each step that asks
+for a choice or an answer waits for it.
 
 The recording is kept in $XDG_DATA_HOME/summit/demo (else ~/.local/share/summit/demo); its
 path and the replay command are printed at the end. The workspace is removed afterwards
