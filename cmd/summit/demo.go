@@ -62,7 +62,7 @@ func TestTotal(t *testing.T) {
 // not verify).
 func demoApply() (line, say string) {
 	if _, err := exec.LookPath("go"); err == nil {
-		return `/apply cv-1 --verify "go test ./..."`, "3/5 · /apply runs go test on the fix, then lands it. The tester asks: 1 allow."
+		return `/apply cv-1 --verify "go test ./..."`, "3/5 · /apply tests the fix first. The tester asks: 1 allow, 3 deny, then enter."
 	}
 	return "/apply cv-1", "3/5 · /apply lands the fix. A tester asks for the shell: 1 allow, 3 deny, enter."
 }
@@ -71,9 +71,9 @@ func demoApply() (line, say string) {
 func init() { demoSteps[2].lines[0], demoSteps[2].say = demoApply() }
 
 // demoSteps is the guided tour: what to say, what to type, and when to go on. A step's lines
-// are submitted gap apart (read before the last one: time to read the step's text before
-// what it announces happens); the next step starts once until holds and then rest has passed,
-// so the user sees how the step ended. gap, read and rest are at --pace 1.
+// are submitted 300 ms apart, with read before the last one (time to read the step's text
+// before what it announces covers it); the next step starts once until holds and then rest
+// has passed, so the user sees how the step ended. read and rest are at --pace 1.
 type demoStep struct {
 	say   string
 	lines []string
