@@ -96,9 +96,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	return m.inputKey(k)
 }
 
-// typed reports whether a key press is text: printable, with no modifier but shift.
+// typed reports whether a key press is text: printable, with no modifier but shift (and the
+// lock keys some terminals report).
 func typed(k tea.KeyPressMsg) bool {
-	if k.Text == "" || k.Mod&^tea.ModShift != 0 {
+	if k.Text == "" || k.Mod&^(tea.ModShift|tea.ModCapsLock|tea.ModNumLock|tea.ModScrollLock) != 0 {
 		return false
 	}
 	for _, r := range k.Text {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/summit-dev/summit/session"
@@ -98,8 +99,19 @@ func TestQuestionKeysGoToInput(t *testing.T) {
 			t.Errorf("%s: sent %q, want %q", c.name, b.lines, c.text)
 		}
 	}
-	// Arrows still move in the tree while the question stands.
+	// Caps lock on: still text. ctrl+t is not text: it stays with the pane.
 	m, _ := questionModel(t, 80, 24, "Usage or Testing?")
+	press(m, "tab")
+	m.Update(tea.KeyPressMsg{Code: 't', Mod: tea.ModCtrl})
+	if m.in.Value() != "" || m.focus != focusTree {
+		t.Errorf("ctrl+t: input %q focus %d", m.in.Value(), m.focus)
+	}
+	m.Update(tea.KeyPressMsg{Code: 'U', Text: "U", Mod: tea.ModShift | tea.ModCapsLock})
+	if m.in.Value() != "U" || m.focus != focusInput {
+		t.Errorf("caps lock / ctrl: input %q focus %d", m.in.Value(), m.focus)
+	}
+	// Arrows still move in the tree while the question stands.
+	m, _ = questionModel(t, 80, 24, "Usage or Testing?")
 	press(m, "tab", "up")
 	if m.focus != focusTree || m.sel == "sa-1" || m.in.Value() != "" {
 		t.Errorf("up in the tree: focus %d sel %q input %q", m.focus, m.sel, m.in.Value())
