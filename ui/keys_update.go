@@ -70,6 +70,16 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.in, _ = m.in.Update(k)
 		return nil
 	}
+	if m.st.Control != "" && m.o.Replay == nil && !m.searching && !m.filtering && m.focus != focusInput && typed(k) {
+		// A subagent with control talks with the user: what is typed in any pane is for it,
+		// so a printable key goes to the input with the focus (t, g, f, space are not pane
+		// keys then). It is sent only by enter in the input.
+		m.leaveTree()
+		m.focus = focusInput
+		m.in.Focus()
+		m.in, _ = m.in.Update(k)
+		return nil
+	}
 	if m.searching {
 		return m.searchKey(k)
 	}
@@ -85,6 +95,20 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.transcriptKey(k)
 	}
 	return m.inputKey(k)
+}
+
+// typed reports whether a key press is text: printable, with no modifier but shift (and the
+// lock keys some terminals report).
+func typed(k tea.KeyPressMsg) bool {
+	if k.Text == "" || k.Mod&^(tea.ModShift|tea.ModCapsLock|tea.ModNumLock|tea.ModScrollLock) != 0 {
+		return false
+	}
+	for _, r := range k.Text {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // quit is ctrl+c: at once when nothing runs, else the first press asks and a second quits.

@@ -261,9 +261,11 @@ func (m *Model) now() time.Time {
 	return m.st.LastTS
 }
 
-// noticeLine: an error, else the quit question, else the last message, else what a running
-// /wait waits for, else the handoff banner with the subagent's question. Replies quote file
-// names, agent names and model text, so every notice is drawn sanitised.
+// noticeLine: an error, else the quit question, else the completions being cycled, else the
+// handoff banner with the subagent's question (it stands there as long as the subagent has
+// control: no other message, not even the guided demo's, covers it), else the last message,
+// else what a running /wait waits for. Replies quote file names, agent names and model text,
+// so every notice is drawn sanitised.
 func (m *Model) noticeLine() string {
 	line := func(st painter, text string) string {
 		return st.Render(truncate(session.Sanitize(text), m.w, "…"))
@@ -273,17 +275,24 @@ func (m *Model) noticeLine() string {
 		return line(m.sty.noticeErr, "✗ "+oneLine(m.notice))
 	case m.quitArm:
 		return line(m.sty.warn, m.quitText())
-	case m.notice != "":
+	case m.cands != nil && m.notice != "":
 		return line(m.sty.notice, oneLine(m.notice))
-	case m.waitLine != "":
-		return line(m.sty.notice, m.waitLine)
 	case m.st.Control != "" && m.o.Replay == nil:
 		c := m.st.Control
 		text := fmt.Sprintf(" ⇄ %s has control: what you type goes to it (/cancel %s ends it) ", c, c)
 		if q := m.question(c); q != "" {
 			text = fmt.Sprintf(" ⇄ %s asks: %s ", c, q)
+			if over := ansi.StringWidth(text) - m.w; over > 0 {
+				// A question ends with what it asks: its start gives way, not its end.
+				head := fmt.Sprintf(" ⇄ %s asks: …", c)
+				text = head + ansi.TruncateLeft(q+" ", over+1, "")
+			}
 		}
 		return line(m.sty.banner, text)
+	case m.notice != "":
+		return line(m.sty.notice, oneLine(m.notice))
+	case m.waitLine != "":
+		return line(m.sty.notice, m.waitLine)
 	case m.foldErr != "":
 		return line(m.sty.noticeErr, "fold: "+m.foldErr)
 	}

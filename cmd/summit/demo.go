@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/live"
 	"github.com/summit-dev/summit/ui"
@@ -61,7 +62,7 @@ func TestTotal(t *testing.T) {
 // not verify).
 func demoApply() (line, say string) {
 	if _, err := exec.LookPath("go"); err == nil {
-		return `/apply cv-1 --verify "go test ./..."`, "3/5 · /apply runs go test on the fix, then lands it. The tester asks: 1 allow."
+		return `/apply cv-1 --verify "go test ./..."`, "3/5 · /apply tests the fix first. The tester asks: 1 allow, 3 deny, then enter."
 	}
 	return "/apply cv-1", "3/5 · /apply lands the fix. A tester asks for the shell: 1 allow, 3 deny, enter."
 }
@@ -69,11 +70,16 @@ func demoApply() (line, say string) {
 // The third step's /apply depends on go being on PATH (demoApply).
 func init() { demoSteps[2].lines[0], demoSteps[2].say = demoApply() }
 
-// demoSteps is the guided tour: what to say, what to type, and when to go on.
+// demoSteps is the guided tour: what to say, what to type, and when to go on. A step's lines
+// are submitted 300 ms apart, with read before the last one (time to read the step's text
+// before what it announces covers it); the next step starts once until holds and then rest
+// has passed, so the user sees how the step ended. read and rest are at --pace 1.
 type demoStep struct {
 	say   string
 	lines []string
 	until func(*session.State) bool
+	read  time.Duration
+	rest  time.Duration
 }
 
 func stopped(ids ...string) func(*session.State) bool {
@@ -93,21 +99,57 @@ func stopped(ids ...string) func(*session.State) bool {
 var demoSteps = []demoStep{
 	{say: "1/5 · An explorer and two builders start. tab to the tree, ↑↓ to watch one.",
 		lines: []string{`/delegate "map the sample project" --agent-type explore`, `/delegate "fix rounding in cart.go, variant A" --agent-type builder`, `/delegate "fix rounding in cart.go, variant B" --agent-type builder`},
-		until: stopped("sa-1", "sa-2", "sa-3")},
+		until: stopped("sa-1", "sa-2", "sa-3"), rest: 2 * time.Second},
 	{say: "2/5 · The two fixes clash on one line: pick a side (1 or 2, then enter).",
 		lines: []string{"/converge sa-2 sa-3 --strategy merge"},
 		until: func(st *session.State) bool {
 			cv := st.Convergence("cv-1")
 			return cv != nil && cv.Status == session.ConvergenceDone
-		}},
+		}, rest: 1500 * time.Millisecond},
 	{say: "3/5 · /apply lands the fix. A tester asks for the shell: 1 allow, 3 deny, enter.",
 		lines: []string{"/apply cv-1", `/delegate "run the tests" --agent-type tester`},
-		until: stopped("sa-4")},
+		until: stopped("sa-4"), rest: 3 * time.Second},
 	{say: "4/5 · A builder takes control and asks you: type usage or testing, enter.",
+		// Once sa-5 has control its question takes the notice line: this text is read first.
 		lines: []string{`/delegate "pair on the README" --agent-type builder`, "/handoff sa-5 --transfer-control"},
-		until: stopped("sa-5")},
+		until: stopped("sa-5"), read: 3 * time.Second, rest: time.Second},
 	{say: "5/5 · sa-5 wrote in its own worktree; /apply sa-5 landed it (/undo reverts).",
 		lines: []string{"/apply sa-5"}},
+}
+
+// demoSlowdown is how much slower than written summit demo plays the demo-* tapes at --pace 1:
+// their words stream at about 3 a second, a reading pace, and step 1's explorer and builders
+// stream for 10 to 13 s, long enough to tab to the tree and watch one (as written they end in
+// under 5 s, before anyone could). Headless runs and tests play the tapes as written.
+const demoSlowdown = 3.0
+
+// paceTapes slows the tapes named demo-* by factor: their streaming rates are divided by it
+// and their sleeps, in every branch, multiplied. The other tapes answer the user's own
+// delegations in the demo and keep their pace.
+func paceTapes(tapes []*provider.Tape, factor float64) {
+	for _, t := range tapes {
+		if !strings.HasPrefix(t.Name, "demo-") || factor <= 0 {
+			continue
+		}
+		t.Rate /= factor
+		paceSteps(t.Steps, factor)
+	}
+}
+
+func paceSteps(steps []provider.Step, factor float64) {
+	for i := range steps {
+		s := &steps[i]
+		s.Sleep = time.Duration(float64(s.Sleep) * factor)
+		paceSteps(s.OnDenied, factor)
+		paceSteps(s.OnError, factor)
+		for _, b := range s.OnExit {
+			paceSteps(b, factor)
+		}
+		for _, a := range s.Answers {
+			paceSteps(a.Steps, factor)
+		}
+		paceSteps(s.Otherwise, factor)
+	}
 }
 
 // The first notice of a workbench whose subagents run on script tapes says so, and how to
@@ -150,8 +192,9 @@ func demoRecordDir() (string, error) {
 }
 
 // demoSession writes the sample workspace into a new temporary directory and returns the
-// session flags of the demo: the script tapes, and the recording in demoRecordDir.
-func demoSession() (*sessionFlags, error) {
+// session flags of the demo: the script tapes played at pace (demoSlowdown at 1), and the
+// recording in demoRecordDir.
+func demoSession(pace float64) (*sessionFlags, error) {
 	recDir, err := demoRecordDir()
 	if err != nil {
 		return nil, err
@@ -166,11 +209,13 @@ func demoSession() (*sessionFlags, error) {
 			return nil, err
 		}
 	}
-	return &sessionFlags{workspace: dir, mode: "acceptEdits", provider: "script", parallel: 8, recordDir: recDir}, nil
+	return &sessionFlags{workspace: dir, mode: "acceptEdits", provider: "script", parallel: 8, recordDir: recDir,
+		demoPace: demoSlowdown * pace}, nil
 }
 
 func newDemo(stderr io.Writer) *cobra.Command {
 	var keep bool
+	pace := 1.0
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "A guided tour of the workbench on a sample project and the embedded tapes (no API key)",
@@ -178,24 +223,30 @@ func newDemo(stderr io.Writer) *cobra.Command {
 tapes, guiding you through delegation, parallel builders, a merge with a conflict to review,
 a shell command that asks for permission, and a transfer-control handoff. No API key or
 network is needed. The tapes react to your choices: deny the shell and the tester says it
-could not run the tests; your answer to the builder decides what it writes.
+could not run the tests, and fails; your answer to the builder decides what it writes. The
+subagents stream at a reading pace (--pace 0.5 is twice as fast), and each step that asks
+for a choice or an answer waits for it.
 
 The recording is kept in $XDG_DATA_HOME/summit/demo (else ~/.local/share/summit/demo); its
 path and the replay command are printed at the end. The workspace is removed afterwards
 unless --keep is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !(pace >= 0.05 && pace <= 20) { // also refuses NaN
+				return usageErr("--pace %v: a factor from 0.05 to 20 (1 is a reading pace, 0.5 twice as fast)", pace)
+			}
 			if err := needTerminal(); err != nil {
 				return err
 			}
-			f, err := demoSession()
+			f, err := demoSession(pace)
 			if err != nil {
 				return badFile(err)
 			}
 			if !keep {
 				defer os.RemoveAll(f.workspace)
 			}
-			err = workbench(f, stderr, demoWelcome, runGuide)
+			g := &demoGuide{pace: pace, sleep: time.Sleep}
+			err = workbench(f, stderr, demoWelcome, g.run)
 			if keep {
 				fmt.Fprintf(stderr, "summit: the demo workspace is kept at %s\n", session.Sanitize(f.workspace))
 			}
@@ -203,29 +254,49 @@ unless --keep is given.`,
 		},
 	}
 	c.Flags().BoolVar(&keep, "keep", false, "keep the sample workspace after the demo (the recording is always kept)")
+	c.Flags().Float64Var(&pace, "pace", 1, "how slowly the subagents stream and the tour moves on: 1 is a reading pace, 0.5 twice as fast")
 	return c
 }
 
-// runGuide types the tour's commands and waits for each step to finish. It only submits
-// lines, as a person would, so the recording shows the same commands.
-func runGuide(x *live.Orchestrator, p *tea.Program) {
-	time.Sleep(1500 * time.Millisecond)
+// demoGuide types the tour's commands and waits for each step to finish. It only submits
+// lines, as a person would, so the recording shows the same commands. Its waits scale with
+// pace; sleep is time.Sleep (tests pass a clock of their own).
+type demoGuide struct {
+	pace  float64
+	sleep func(time.Duration)
+}
+
+func (g *demoGuide) wait(d time.Duration) { g.sleep(time.Duration(float64(d) * g.pace)) }
+
+func (g *demoGuide) run(x *live.Orchestrator, p *tea.Program) {
+	g.tour(func(l string) error { _, err := x.Submit(context.Background(), l); return err },
+		x.View, func(s string) { p.Send(ui.NoticeMsg(s)) })
+}
+
+// tour plays demoSteps: each step's text, then its lines, then it holds until the step's
+// condition is true in the session's state and rest has passed. It ends when a line is refused
+// because the session ended.
+func (g *demoGuide) tour(submit func(string) error, view func(func(*session.State)), notice func(string)) {
+	g.wait(1500 * time.Millisecond)
 	for _, s := range demoSteps {
-		p.Send(ui.NoticeMsg(s.say))
-		for _, l := range s.lines {
-			if _, err := x.Submit(context.Background(), l); err != nil {
+		notice(s.say)
+		for i, l := range s.lines {
+			if i > 0 && i == len(s.lines)-1 && s.read > 0 {
+				g.wait(s.read)
+			}
+			if err := submit(l); err != nil {
 				return // the session ended
 			}
-			time.Sleep(300 * time.Millisecond)
+			g.sleep(300 * time.Millisecond)
 		}
 		for s.until != nil {
 			done := false
-			x.View(func(st *session.State) { done = s.until(st) })
+			view(func(st *session.State) { done = s.until(st) })
 			if done {
 				break
 			}
-			time.Sleep(200 * time.Millisecond)
+			g.sleep(200 * time.Millisecond)
 		}
-		time.Sleep(800 * time.Millisecond)
+		g.wait(s.rest)
 	}
 }

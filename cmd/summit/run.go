@@ -65,6 +65,9 @@ type sessionFlags struct {
 	// otelEndpoint exports the session as OpenTelemetry traces while it runs (or the
 	// OTEL_EXPORTER_OTLP_* variables, when set).
 	otelEndpoint string
+	// demoPace slows the embedded demo-* tapes for summit demo (demo.go, paceTapes); 0 plays
+	// every tape as written.
+	demoPace float64
 }
 
 func (f *sessionFlags) register(c *cobra.Command) {
@@ -174,6 +177,9 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		tapes, err = provider.LoadTapes(f.tapes)
 	} else {
 		tapes, err = provider.DemoTapes()
+		if err == nil && f.demoPace > 0 {
+			paceTapes(tapes, f.demoPace)
+		}
 	}
 	if err != nil {
 		return nil, usageErr("--tapes: %v", err)

@@ -118,7 +118,7 @@ func TestTerminalDemo(t *testing.T) {
 	dir := t.TempDir()
 	errFile := filepath.Join(dir, "stderr")
 	data := filepath.Join(dir, "data")
-	tm := newTerm(t, 80, 24, "XDG_DATA_HOME="+data+" "+bin+" demo --keep 2>"+errFile+"; sleep 60")
+	tm := newTerm(t, 80, 24, "XDG_DATA_HOME="+data+" "+bin+" demo --keep --pace 0.3 2>"+errFile+"; sleep 60")
 
 	t0 := time.Now()
 	step := func(i int) string {
@@ -143,9 +143,10 @@ func TestTerminalDemo(t *testing.T) {
 		t.Errorf("permission prompt:\n%s", s)
 	}
 	tm.keys("1", "Enter")
-	step(3)
+	// Step 4's text stands until sa-5 takes control; then its question covers it.
+	tm.waitFor(regexp.QuoteMeta(demoSteps[3].say)+`|sa-5 has control`, 40*time.Second)
 	tm.waitFor(`sa-5 has control`, 30*time.Second)
-	tm.waitFor(`Which one should I write\?`, 30*time.Second)
+	tm.waitFor(`Usage or a Testing section to README\.md\?`, 30*time.Second)
 	tm.keys("usage", "Enter")
 	final := step(4)
 	if strings.Contains(final, "running") && !strings.Contains(final, "0 running") {
