@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -205,8 +206,13 @@ func TestParseTapesListsEveryMistake(t *testing.T) {
 	}
 	// A misspelt tapes: key is named as such, not as a missing list.
 	_, err = ParseTapes([]byte("tape:\n  - name: a\n    steps: [{say: hi}]\n"), "u.yaml")
-	if err == nil || err.Error() != `u.yaml:1: unknown key "tape": did you mean tapes? (known: tapes)` {
+	if err == nil || err.Error() != `u.yaml:1: unknown key "tape": did you mean tapes? (a tape file has one key, tapes)` {
 		t.Errorf("misspelt tapes: %v", err)
+	}
+	// Another kind of YAML file is one mistake, naming its keys.
+	_, err = ParseTapes([]byte("name: ci\non: [push]\njobs: {}\n"), "w.yaml")
+	if err == nil || err.Error() != "w.yaml:1: not a tape file: a tape file is a mapping with a tapes: list, and this one has name, on, jobs" {
+		t.Errorf("a CI workflow: %v", err)
 	}
 	// With nothing close, the known keys alone.
 	_, err = ParseTapes([]byte("tapes:\n  - name: a\n    steps: [{zzzzzz: hi}]\n"), "v.yaml")
@@ -253,5 +259,78 @@ func TestParseTapesBadInput(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
 	if _, err := LoadTapes(dir); err == nil || err.Error() != dir+": no tapes (*.yaml files with a tapes: list)" {
 		t.Errorf("a directory without tapes: %v", err)
+	}
+}
+
+// TestCheckTapes: CheckTapes reads a file or a directory as --tapes does, goes on past a file
+// with mistakes, and refuses what is not a regular file from its type, without blocking.
+func TestCheckTapes(t *testing.T) {
+	dir := t.TempDir()
+	good := "tapes:\n  - name: a\n    steps: [{say: hi}]\n  - name: b\n    match: {agent: tester}\n    steps: [{say: hi}]\n"
+	os.WriteFile(filepath.Join(dir, "1-good.yaml"), []byte(good), 0o644)
+	os.WriteFile(filepath.Join(dir, "2-bad.yml"), []byte("tapes:\n  - name: c\n    steps: [{sya: hi}]\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a tape"), 0o644)
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "3-bad.yaml"), []byte("tapes: [{name: d}]\n"), 0o644)
+	fifo := filepath.Join(dir, "sub", "4-fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var tapes []*Tape
+	var files int
+	var err error
+	go func() {
+		defer close(done)
+		tapes, files, err = CheckTapes(dir)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("CheckTapes hung on a FIFO")
+	}
+	want := filepath.Join(dir, "2-bad.yml") + `:3: unknown key "sya": did you mean say?`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("err = %v, want it to start with %s", err, want)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	wantLines := []string{want, filepath.Join(dir, "sub", "3-bad.yaml") + ":1: tape d has no steps",
+		fifo + " is a named pipe (FIFO), not a regular file: a tape file is a YAML text file"}
+	if len(lines) != len(wantLines) {
+		t.Fatalf("%d mistakes, want %d:\n%v", len(lines), len(wantLines), err)
+	}
+	for i, w := range wantLines {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("mistake %d: %s\nwant %s", i, lines[i], w)
+		}
+	}
+	if files != 3 || len(tapes) != 2 || tapes[0].Name != "a" {
+		t.Errorf("files %d, tapes %d, want 3 and 2", files, len(tapes))
+	}
+	// b comes after a, which matches any agent and task: b is never chosen.
+	if u := Unreachable(tapes); len(u) != 1 || !strings.Contains(u[0], "1-good.yaml:4: tape b is never chosen: tape a (") {
+		t.Errorf("Unreachable = %q", u)
+	}
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "none.yaml"), filepath.Join(dir, "none.yaml") + ": no such file or directory"},
+		{fifo, fifo + " is a named pipe (FIFO), not a regular file"},
+		{filepath.Join(dir, "sub", "empty"), filepath.Join(dir, "sub", "empty") + ": no tape files (*.yaml, *.yml) under it"},
+	} {
+		if c.path == filepath.Join(dir, "sub", "empty") {
+			os.Mkdir(c.path, 0o755)
+		}
+		if _, _, err := CheckTapes(c.path); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("CheckTapes(%s) = %v, want %s", c.path, err, c.want)
+		}
+	}
+	// The shipped tapes have no mistakes, and no tape that can never be chosen.
+	for _, p := range []string{"tapes", "tapeserve/testdata", "../../session/live/testdata/tapes"} {
+		tapes, _, err := CheckTapes(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		if u := Unreachable(tapes); len(u) > 0 {
+			t.Errorf("%s: %q", p, u)
+		}
 	}
 }

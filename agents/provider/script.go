@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -146,6 +147,106 @@ func LoadTapesFS(fsys fs.FS, root string) ([]*Tape, error) {
 	})
 }
 
+// CheckTapes reads what --tapes path would read (the tape file path, or every *.yaml and *.yml
+// under the directory path, in lexical order) and goes on past a file with mistakes: it returns
+// the tapes of the files without any, the number of tape files read, and every mistake found
+// (TapeErrors), each at file:line or naming the file. A path that is neither a directory nor a
+// regular file (a FIFO, a device) is refused from its type, before any open, so it cannot hang.
+func CheckTapes(path string) (tapes []*Tape, files int, err error) {
+	var errs TapeErrors
+	check := func(name string) {
+		st, err := os.Stat(name)
+		if err != nil {
+			errs.add(statError(name, err))
+			return
+		}
+		if !st.Mode().IsRegular() {
+			errs.add(fmt.Errorf("%s is %s, not a regular file: a tape file is a YAML text file", name, fileKind(st.Mode())))
+			return
+		}
+		files++
+		data, err := readCapped(name, MaxTapeFile, "a tape file") // non-blocking, checked again on the descriptor
+		if err != nil {
+			errs.add(err)
+			return
+		}
+		got, err := ParseTapes(data, name)
+		errs.add(err)
+		tapes = append(tapes, got...)
+	}
+	st, serr := os.Stat(path)
+	switch {
+	case serr != nil:
+		errs.add(statError(path, serr))
+	case !st.IsDir():
+		check(path)
+	default:
+		werr := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				errs.add(statError(p, err))
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !d.IsDir() && (filepath.Ext(p) == ".yaml" || filepath.Ext(p) == ".yml") {
+				check(p)
+			}
+			return nil
+		})
+		errs.add(werr)
+		if files == 0 && len(errs) == 0 {
+			errs.add(fmt.Errorf("%s: no tape files (*.yaml, *.yml) under it", path))
+		}
+	}
+	if len(errs) > 0 {
+		return tapes, files, errs
+	}
+	return tapes, files, nil
+}
+
+// statError names path and what went wrong, without Go's "stat" or "open" prefix.
+func statError(path string, err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", path, pe.Err)
+	}
+	return fmt.Errorf("%s: %v", path, err)
+}
+
+// fileKind names a file type that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "a " + m.Type().String() + " file"
+}
+
+// Unreachable names each tape that can never be chosen, because an earlier one matches every
+// agent and task it does (first match wins): an earlier tape for any agent or the same one,
+// with no task regexp or the same one. Each message is "file:line: tape X is never chosen: ...".
+func Unreachable(tapes []*Tape) []string {
+	var out []string
+	for i, t := range tapes {
+		for _, e := range tapes[:i] {
+			sameAgent := e.Agent == "" || e.Agent == t.Agent
+			sameTask := e.Task == nil || t.Task != nil && e.Task.String() == t.Task.String()
+			if sameAgent && sameTask {
+				out = append(out, fmt.Sprintf("%s: tape %s is never chosen: tape %s (%s) comes first and matches every agent and task it does",
+					t.Source, t.Name, e.Name, e.Source))
+				break
+			}
+		}
+	}
+	return out
+}
+
 // loadTapes parses every *.yaml and *.yml of fsys, in lexical path order, read with read.
 func loadTapes(fsys fs.FS, root string, read func(p string) ([]byte, error)) ([]*Tape, error) {
 	var all []*Tape
@@ -221,18 +322,23 @@ func ParseTapes(data []byte, file string) ([]*Tape, error) {
 	}
 	root := doc.Content[0]
 	errAt := func(n *yaml.Node, format string, args ...any) error {
-		return fmt.Errorf("%s:%d: %s", file, n.Line, fmt.Sprintf(format, args...))
+		return &TapeError{File: file, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
 	}
 	list := mapValue(root, "tapes")
 	if root.Kind != yaml.MappingNode || list == nil || list.Kind != yaml.SequenceNode {
-		var errs TapeErrors
-		if root.Kind == yaml.MappingNode { // a misspelt tapes: says so
-			errs.add(onlyKeys(root, errAt, "tapes"))
+		// A misspelt tapes: is named as such; a YAML file of another kind (a CI workflow found
+		// in a directory) is one mistake, not one per key.
+		if root.Kind == yaml.MappingNode && list == nil {
+			var keys []string
+			for i := 0; i+1 < len(root.Content); i += 2 {
+				if k := root.Content[i]; commands.Nearest(k.Value, []string{"tapes"}) != "" {
+					return nil, TapeErrors{errAt(k, "unknown key %q: did you mean tapes? (a tape file has one key, tapes)", k.Value)}
+				}
+				keys = append(keys, root.Content[i].Value)
+			}
+			return nil, TapeErrors{errAt(root, "not a tape file: a tape file is a mapping with a tapes: list, and this one has %s", strings.Join(keys, ", "))}
 		}
-		if list == nil && len(errs) > 0 {
-			return nil, errs
-		}
-		return nil, append(errs, errAt(root, "a tape file is a mapping with a tapes: list"))
+		return nil, TapeErrors{errAt(root, "a tape file is a mapping with a tapes: list")}
 	}
 	var errs TapeErrors
 	errs.add(onlyKeys(root, errAt, "tapes"))
@@ -245,9 +351,28 @@ func ParseTapes(data []byte, file string) ([]*Tape, error) {
 		}
 	}
 	if len(errs) > 0 {
+		// In line order: a tape's unknown keys are found before its other mistakes.
+		slices.SortStableFunc(errs, func(a, b error) int { return cmp.Compare(errLine(a), errLine(b)) })
 		return nil, errs
 	}
 	return out, nil
+}
+
+// TapeError is one mistake in a tape file, at File:Line.
+type TapeError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *TapeError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// errLine is the line of a *TapeError, else 0.
+func errLine(err error) int {
+	if te := (*TapeError)(nil); errors.As(err, &te) {
+		return te.Line
+	}
+	return 0
 }
 
 // parseTape parses one entry of the tapes: list; a nil tape comes with its errors.
