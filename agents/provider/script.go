@@ -960,7 +960,7 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 }
 
 // onlyKeys reports every key of the mapping m that is not one of keys, each at its line, with
-// the nearest known key when one is close ("did you mean").
+// the nearest known key when one is close ("did you mean"), else the known keys.
 func onlyKeys(m *yaml.Node, errAt func(*yaml.Node, string, ...any) error, keys ...string) error {
 	var errs TapeErrors
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -969,7 +969,7 @@ func onlyKeys(m *yaml.Node, errAt func(*yaml.Node, string, ...any) error, keys .
 			continue
 		}
 		if near := commands.Nearest(k.Value, keys); near != "" {
-			errs.add(errAt(k, "unknown key %q: did you mean %s? (known: %s)", k.Value, near, strings.Join(keys, ", ")))
+			errs.add(errAt(k, "unknown key %q: did you mean %s?", k.Value, near))
 		} else {
 			errs.add(errAt(k, "unknown key %q (known: %s)", k.Value, strings.Join(keys, ", ")))
 		}
