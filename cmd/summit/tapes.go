@@ -18,6 +18,7 @@ import (
 
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/provider/tapeserve"
+	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
 )
 
@@ -36,7 +37,20 @@ func newTapes(stdout, stderr io.Writer) *cobra.Command {
 		Example: "  summit tapes check agents/provider/tapes/default.yaml\n" +
 			"  summit tapes check agents/provider/tapes session/live/testdata/tapes\n" +
 			"  summit run --script testdata/scripts/explore.summit --tapes agents/provider/tapes --no-record",
-		Args: cobra.NoArgs,
+		// Without a Run, cobra would print the help and exit 0 for "summit tapes chek".
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				hint := ""
+				if n := commands.Nearest(args[0], []string{"check", "serve"}); n != "" {
+					hint = fmt.Sprintf(" (did you mean %s?)", n)
+				}
+				return usageErr("tapes: unknown command %q%s; the commands are check and serve", args[0], hint)
+			}
+			return nil
+		},
+		RunE: func(*cobra.Command, []string) error {
+			return usageErr("tapes needs a command: check or serve (summit tapes --help has the grammar)")
+		},
 		// As the root does; set here too so the command behaves the same on its own (tests).
 		SilenceUsage:  true,
 		SilenceErrors: true,
