@@ -181,7 +181,12 @@ func (m *Model) header() string {
 	switch p := st.Info.Provider; p {
 	case "":
 	case "script":
-		parts = append(parts, "demo tapes, no model")
+		// config.tapes is true when the tapes came from --tapes: the user's own, not the demo's.
+		if own, _ := st.Info.Config["tapes"].(bool); own {
+			parts = append(parts, "your tapes, no model")
+		} else {
+			parts = append(parts, "demo tapes, no model")
+		}
 	default:
 		parts = append(parts, session.Sanitize(p))
 	}

@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -17,10 +19,12 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session/record"
 )
 
@@ -36,68 +40,6 @@ func expandAliases(doc *yaml.Node, file string) error {
 	}
 	return nil
 }
-
-// Script tapes (DESIGN §8). A tape stands in for a model:
-//
-//	tapes:
-//	  - name: find-todos
-//	    match: {agent: analyzer, task: "(?i)todo"}  # agent = type or agent name; task = RE2; first match wins
-//	    rate: 200                                   # streamed words per second; 0 = all at once
-//	    steps:
-//	      - say: "Scanning for TODO markers."       # streamed assistant text
-//	      - think: "optional thinking text"
-//	      - tool: search_file_content               # a tool call; the runtime runs it for real
-//	        args: {pattern: "TODO", path: "."}
-//	      - tool: replace
-//	        raw_args: '{"path": '                  # the exact argument text, malformed on purpose
-//	      - tool: run_shell_command
-//	        args: {command: "go test ./..."}
-//	        on_denied: [steps]                      # taken when the call was denied (policy or user)
-//	        on_error: [steps]                       # taken when the call failed for any other reason
-//	        on_exit: {127: [steps]}                 # a shell command that ended with this exit code
-//	      - sleep: 2s
-//	      - fail: "upstream overloaded"             # a provider error
-//	        transient: true                         # retried like a 429/5xx
-//	        times: 1                                # fail only the first N attempts (0 = always)
-//	      - ask: "Which package?"                   # say, then wait for the user's reply
-//	        answers:                                # the first branch whose match finds the reply
-//	          - match: "^api$|server"               # RE2, case-insensitive, on the trimmed reply
-//	            steps: [steps]
-//	        otherwise: [steps]                      # no match (absent: the tape goes on)
-//	      - text: "a final message that is not a capsule"
-//	      - capsule: {summary: "...", confidence: 0.8, findings: [...]}
-//	      - end_turn: true                          # end the turn here (end_turn); what follows is
-//	                                                # the next turn, if the conversation goes on
-//
-// Turns: a run of consecutive tool steps ends a model turn (stop reason tool_use); the runtime
-// runs the calls and asks for the next turn, which continues after them. An ask step ends a
-// turn with StopAwaitUser; an end_turn step ends one with end_turn, as the last turn ends. A capsule step streams the capsule
-// as a fenced JSON block, the way a model writes it.
-//
-// Branches: a tool step's on_denied is taken when that call's result is a denial (IsError and
-// the text starts with DeniedPrefix: a policy denial, or a user's /deny with or without a
-// message); its on_exit branch for a run_shell_command whose result ends with the exit code it
-// names ("[exit code N]"), before on_error; its on_error when the result IsError for any
-// other reason (a failed command, bad arguments). An ask step's branch is chosen by the user's reply. A branch taken replaces the
-// rest of the tape after the turn that ended with the step; when several tool steps of one
-// turn have a branch that applies, the first one wins. Without a branch that applies, the
-// tape goes on as written. Branch steps are steps: they may hold branches of their own, and
-// they are cut into turns the same way.
-//
-// A tape file is at most MaxTapeFile (16 MiB); a bigger one is refused, naming it, without
-// being read past the cap. Anchors (&name), aliases (*name) and merge keys (<<: *name) work
-// as in any YAML, so a block of steps can be written once and reused; a file whose aliases
-// expand past agents.MaxAliasNodes (100,000) nodes is refused as an alias bomb, at the
-// alias's file:line.
-//
-// Inside an ask's branch, {{answer}} stands for the reply, as plain text (trimmed, control
-// characters removed), in say, think, ask, text and capsule strings and in the strings of tool
-// arguments (JSON-escaped there); in a nested ask's own branches it stands for that ask's reply.
-// Elsewhere {{answer}} is left as written.
-//
-// The provider keeps no state between turns: each Stream call walks the tape from the start
-// over Request.Messages, taking the branch that each earlier turn's tool results or reply
-// chose, so the same conversation always plays the same steps.
 
 // DeniedPrefix starts the text of a tool result that was refused, by policy or by the user
 // (the runtime writes it; on_denied branches read it).
@@ -205,6 +147,106 @@ func LoadTapesFS(fsys fs.FS, root string) ([]*Tape, error) {
 	})
 }
 
+// CheckTapes reads what --tapes path would read (the tape file path, or every *.yaml and *.yml
+// under the directory path, in lexical order) and goes on past a file with mistakes: it returns
+// the tapes of the files without any, the number of tape files read, and every mistake found
+// (TapeErrors), each at file:line or naming the file. A path that is neither a directory nor a
+// regular file (a FIFO, a device) is refused from its type, before any open, so it cannot hang.
+func CheckTapes(path string) (tapes []*Tape, files int, err error) {
+	var errs TapeErrors
+	check := func(name string) {
+		st, err := os.Stat(name)
+		if err != nil {
+			errs.add(statError(name, err))
+			return
+		}
+		if !st.Mode().IsRegular() {
+			errs.add(fmt.Errorf("%s is %s, not a regular file: a tape file is a YAML text file", name, fileKind(st.Mode())))
+			return
+		}
+		files++
+		data, err := readCapped(name, MaxTapeFile, "a tape file") // non-blocking, checked again on the descriptor
+		if err != nil {
+			errs.add(err)
+			return
+		}
+		got, err := ParseTapes(data, name)
+		errs.add(err)
+		tapes = append(tapes, got...)
+	}
+	st, serr := os.Stat(path)
+	switch {
+	case serr != nil:
+		errs.add(statError(path, serr))
+	case !st.IsDir():
+		check(path)
+	default:
+		werr := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				errs.add(statError(p, err))
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !d.IsDir() && (filepath.Ext(p) == ".yaml" || filepath.Ext(p) == ".yml") {
+				check(p)
+			}
+			return nil
+		})
+		errs.add(werr)
+		if files == 0 && len(errs) == 0 {
+			errs.add(fmt.Errorf("%s: no tape files (*.yaml, *.yml) under it", path))
+		}
+	}
+	if len(errs) > 0 {
+		return tapes, files, errs
+	}
+	return tapes, files, nil
+}
+
+// statError names path and what went wrong, without Go's "stat" or "open" prefix.
+func statError(path string, err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", path, pe.Err)
+	}
+	return fmt.Errorf("%s: %v", path, err)
+}
+
+// fileKind names a file type that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "a " + m.Type().String() + " file"
+}
+
+// Unreachable names each tape that can never be chosen, because an earlier one matches every
+// agent and task it does (first match wins): an earlier tape for any agent or the same one,
+// with no task regexp or the same one. Each message is "file:line: tape X is never chosen: ...".
+func Unreachable(tapes []*Tape) []string {
+	var out []string
+	for i, t := range tapes {
+		for _, e := range tapes[:i] {
+			sameAgent := e.Agent == "" || e.Agent == t.Agent
+			sameTask := e.Task == nil || t.Task != nil && e.Task.String() == t.Task.String()
+			if sameAgent && sameTask {
+				out = append(out, fmt.Sprintf("%s: tape %s is never chosen: tape %s (%s) comes first and matches every agent and task it does",
+					t.Source, t.Name, e.Name, e.Source))
+				break
+			}
+		}
+	}
+	return out
+}
+
 // loadTapes parses every *.yaml and *.yml of fsys, in lexical path order, read with read.
 func loadTapes(fsys fs.FS, root string, read func(p string) ([]byte, error)) ([]*Tape, error) {
 	var all []*Tape
@@ -260,80 +302,223 @@ func readAtMost(r io.Reader, name string, max int64, what string) ([]byte, error
 	return b, nil
 }
 
-// ParseTapes parses one tape file; errors name file:line. Anchors, aliases and merge keys
-// work as in any YAML (see agents.ExpandAliases); a document whose aliases expand past
-// agents.MaxAliasNodes nodes is refused as an alias bomb.
+// ParseTapes parses one tape file. Every mistake found is reported, each at file:line, in a
+// TapeErrors (one mistake per step, the first found there; every unknown key, with the nearest
+// known one). Anchors, aliases and merge keys work as in any YAML (see agents.ExpandAliases); a
+// document whose aliases expand past agents.MaxAliasNodes nodes is refused as an alias bomb.
 func ParseTapes(data []byte, file string) ([]*Tape, error) {
+	if err := checkText(data, file); err != nil {
+		return nil, TapeErrors{err}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
+		return nil, TapeErrors{yamlError(file, err)}
 	}
 	if len(doc.Content) == 0 {
-		return nil, fmt.Errorf("%s:1: empty tape file", file)
+		return nil, TapeErrors{fmt.Errorf("%s:1: empty tape file", file)}
 	}
 	if err := expandAliases(&doc, file); err != nil {
-		return nil, err
+		return nil, TapeErrors{err}
 	}
 	root := doc.Content[0]
 	errAt := func(n *yaml.Node, format string, args ...any) error {
-		return fmt.Errorf("%s:%d: %s", file, n.Line, fmt.Sprintf(format, args...))
+		return &TapeError{File: file, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
 	}
 	list := mapValue(root, "tapes")
 	if root.Kind != yaml.MappingNode || list == nil || list.Kind != yaml.SequenceNode {
-		return nil, errAt(root, "a tape file is a mapping with a tapes: list")
-	}
-	if err := onlyKeys(root, errAt, "tapes"); err != nil {
-		return nil, err
-	}
-	var out []*Tape
-	var err error
-	for _, n := range list.Content {
-		if n.Kind != yaml.MappingNode {
-			return nil, errAt(n, "a tape is a mapping (name, match, rate, steps)")
-		}
-		if err := onlyKeys(n, errAt, "name", "match", "rate", "steps"); err != nil {
-			return nil, err
-		}
-		t := &Tape{Source: fmt.Sprintf("%s:%d", file, n.Line)}
-		if v := mapValue(n, "name"); v != nil {
-			t.Name = v.Value
-		}
-		if t.Name == "" {
-			return nil, errAt(n, "tape has no name")
-		}
-		if m := mapValue(n, "match"); m != nil {
-			if err := onlyKeys(m, errAt, "agent", "task"); err != nil {
-				return nil, err
-			}
-			if v := mapValue(m, "agent"); v != nil {
-				t.Agent = v.Value
-			}
-			if v := mapValue(m, "task"); v != nil {
-				re, err := regexp.Compile(v.Value)
-				if err != nil {
-					return nil, errAt(v, "match.task: %v", err)
+		// A misspelt tapes: is named as such; a YAML file of another kind (a CI workflow found
+		// in a directory) is one mistake, not one per key.
+		if root.Kind == yaml.MappingNode && list == nil {
+			var keys []string
+			for i := 0; i+1 < len(root.Content); i += 2 {
+				if k := root.Content[i]; commands.Nearest(k.Value, []string{"tapes"}) != "" {
+					return nil, TapeErrors{errAt(k, "unknown key %q: did you mean tapes? (a tape file has one key, tapes)", k.Value)}
 				}
-				t.Task = re
+				keys = append(keys, root.Content[i].Value)
 			}
+			return nil, TapeErrors{errAt(root, "not a tape file: a tape file is a mapping with a tapes: list, and this one has %s", strings.Join(keys, ", "))}
 		}
-		if v := mapValue(n, "rate"); v != nil {
-			if err := v.Decode(&t.Rate); err != nil || t.Rate < 0 {
-				return nil, errAt(v, "rate is words per second, a number ≥ 0")
-			}
+		return nil, TapeErrors{errAt(root, "a tape file is a mapping with a tapes: list")}
+	}
+	var errs TapeErrors
+	errs.add(onlyKeys(root, errAt, "tapes"))
+	var out []*Tape
+	for _, n := range list.Content {
+		t, err := parseTape(n, file, errAt)
+		errs.add(err)
+		if t != nil {
+			out = append(out, t)
 		}
-		steps := mapValue(n, "steps")
-		if steps == nil || steps.Kind != yaml.SequenceNode || len(steps.Content) == 0 {
-			return nil, errAt(n, "tape %s has no steps", t.Name)
-		}
-		if t.Steps, err = parseSteps(steps, errAt); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
+	}
+	if len(errs) > 0 {
+		// In line order: a tape's unknown keys are found before its other mistakes.
+		slices.SortStableFunc(errs, func(a, b error) int { return cmp.Compare(errLine(a), errLine(b)) })
+		return nil, errs
 	}
 	return out, nil
 }
 
+// TapeError is one mistake in a tape file, at File:Line.
+type TapeError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *TapeError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// errLine is the line of a *TapeError, else 0.
+func errLine(err error) int {
+	if te := (*TapeError)(nil); errors.As(err, &te) {
+		return te.Line
+	}
+	return 0
+}
+
+// parseTape parses one entry of the tapes: list; a nil tape comes with its errors.
+func parseTape(n *yaml.Node, file string, errAt errAtFunc) (*Tape, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, errAt(n, "a tape is a mapping (name, match, rate, steps)")
+	}
+	var errs TapeErrors
+	unknown := onlyKeys(n, errAt, "name", "match", "rate", "steps")
+	errs.add(unknown)
+	t := &Tape{Source: fmt.Sprintf("%s:%d", file, n.Line)}
+	if v := mapValue(n, "name"); v != nil {
+		t.Name = v.Value
+	}
+	// A missing name or steps is not reported beside an unknown key: it is most likely the
+	// misspelt key, which the unknown key's message names.
+	if t.Name == "" && (unknown == nil || mapValue(n, "name") != nil) {
+		errs.add(errAt(n, "tape has no name"))
+	}
+	if m := mapValue(n, "match"); m != nil {
+		if m.Kind != yaml.MappingNode {
+			errs.add(errAt(m, "match is a mapping {agent: NAME, task: RE2}"))
+		} else {
+			errs.add(onlyKeys(m, errAt, "agent", "task"))
+		}
+		if v := mapValue(m, "agent"); v != nil {
+			t.Agent = v.Value
+		}
+		if v := mapValue(m, "task"); v != nil {
+			re, err := regexp.Compile(v.Value)
+			if err != nil {
+				errs.add(errAt(v, "match.task: %v", err))
+			}
+			t.Task = re
+		}
+	}
+	if v := mapValue(n, "rate"); v != nil {
+		if err := v.Decode(&t.Rate); err != nil || t.Rate < 0 {
+			errs.add(errAt(v, "rate is words per second, a number ≥ 0"))
+		}
+	}
+	steps := mapValue(n, "steps")
+	if steps == nil || steps.Kind != yaml.SequenceNode || len(steps.Content) == 0 {
+		if unknown == nil || steps != nil {
+			errs.add(errAt(n, "tape %s has no steps", t.Name))
+		}
+	} else {
+		var err error
+		t.Steps, err = parseSteps(steps, errAt)
+		errs.add(err)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return t, nil
+}
+
+// TapeErrors is every mistake found in tape files, each "file:line: what", in the order
+// found (file order, but for aliases, which report at the anchored node).
+type TapeErrors []error
+
+func (e TapeErrors) Error() string {
+	lines := make([]string, len(e))
+	for i, err := range e {
+		lines[i] = err.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (e TapeErrors) Unwrap() []error { return e }
+
+// add appends err, flattening TapeErrors, and drops a message already there (an aliased step
+// is checked once per alias, at the same line).
+func (e *TapeErrors) add(err error) {
+	if err == nil {
+		return
+	}
+	if more, ok := err.(TapeErrors); ok {
+		for _, m := range more {
+			e.add(m)
+		}
+		return
+	}
+	for _, have := range *e {
+		if have.Error() == err.Error() {
+			return
+		}
+	}
+	*e = append(*e, err)
+}
+
+// checkText refuses what is not UTF-8 text before YAML reads it, at the line of the first
+// offending byte: a binary file would otherwise give the YAML decoder's less helpful message.
+func checkText(data []byte, file string) error {
+	line := func(i int) int { return bytes.Count(data[:i], []byte{'\n'}) + 1 }
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return fmt.Errorf("%s:%d: a NUL byte: this is not a text file (a tape file is UTF-8 YAML)", file, line(i))
+	}
+	if !utf8.Valid(data) {
+		for i := 0; i < len(data); {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size == 1 {
+				return fmt.Errorf("%s:%d: byte 0x%02x is not UTF-8 (a tape file is UTF-8 YAML)", file, line(i), data[i])
+			}
+			i += size
+		}
+	}
+	return nil
+}
+
+// yamlLineRE is how yaml.v3 places a syntax error: "yaml: line N: what".
+var yamlLineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// yamlParserProblems are yaml.v3's parser errors (parserc.go), which it places by a mark
+// counted from 0, where its scanner errors count from 1.
+var yamlParserProblems = []string{
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"did not find expected '-' indicator", "did not find expected <document start>",
+	"did not find expected <stream-start>", "did not find expected key",
+	"did not find expected node content", "found duplicate %TAG directive",
+	"found duplicate %YAML directive", "found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// yamlError is a YAML syntax error as "file:line: what", the line counted from 1 (a parser
+// error's line is where the construct it could not finish starts).
+func yamlError(file string, err error) error {
+	msg, line := strings.TrimPrefix(err.Error(), "yaml: "), 0
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	if slices.Contains(yamlParserProblems, msg) {
+		line++
+	}
+	if line == 0 {
+		return fmt.Errorf("%s: %s", file, msg)
+	}
+	return fmt.Errorf("%s:%d: %s", file, line, msg)
+}
+
 var stepActions = []string{"say", "think", "ask", "text", "tool", "sleep", "fail", "capsule", "end_turn"}
+
+// stepKeys is every key a step may have: one action and what goes with it.
+var stepKeys = append(slices.Clone(stepActions), "args", "raw_args", "transient", "times",
+	"on_denied", "on_error", "on_exit", "answers", "otherwise")
 
 type errAtFunc = func(*yaml.Node, string, ...any) error
 
@@ -343,12 +528,14 @@ func parseSteps(n *yaml.Node, errAt errAtFunc) ([]Step, error) {
 		return nil, errAt(n, "a list of steps is expected")
 	}
 	var out []Step
+	var errs TapeErrors
 	for _, sn := range n.Content {
 		s, err := parseStep(sn, errAt)
-		if err != nil {
-			return nil, err
-		}
+		errs.add(err)
 		out = append(out, s)
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return out, nil
 }
@@ -366,33 +553,41 @@ func parseAnswers(n *yaml.Node, errAt errAtFunc) ([]Answer, error) {
 		return nil, errAt(n, "answers is a non-empty list of {match, steps}")
 	}
 	var out []Answer
+	var errs TapeErrors
 	for _, an := range n.Content {
-		if an.Kind != yaml.MappingNode {
-			return nil, errAt(an, "an answer is a mapping {match: RE2, steps: [...]}")
-		}
-		if err := onlyKeys(an, errAt, "match", "steps"); err != nil {
-			return nil, err
-		}
-		a := Answer{Line: an.Line}
-		m := mapValue(an, "match")
-		if m == nil || m.Kind != yaml.ScalarNode || m.Value == "" {
-			return nil, errAt(an, "an answer needs match: a regexp for the reply")
-		}
-		re, err := regexp.Compile("(?i)" + m.Value)
-		if err != nil {
-			return nil, errAt(m, "answers.match: %v", err)
-		}
-		a.Match = re
-		st := mapValue(an, "steps")
-		if st == nil {
-			return nil, errAt(an, "an answer needs steps")
-		}
-		if a.Steps, err = parseBranch(st, "an answer's steps", errAt); err != nil {
-			return nil, err
-		}
+		a, err := parseAnswer(an, errAt)
+		errs.add(err)
 		out = append(out, a)
 	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
 	return out, nil
+}
+
+func parseAnswer(an *yaml.Node, errAt errAtFunc) (Answer, error) {
+	a := Answer{Line: an.Line}
+	if an.Kind != yaml.MappingNode {
+		return a, errAt(an, "an answer is a mapping {match: RE2, steps: [...]}")
+	}
+	if err := onlyKeys(an, errAt, "match", "steps"); err != nil {
+		return a, err
+	}
+	m := mapValue(an, "match")
+	if m == nil || m.Kind != yaml.ScalarNode || m.Value == "" {
+		return a, errAt(an, "an answer needs match: a regexp for the reply")
+	}
+	re, err := regexp.Compile("(?i)" + m.Value)
+	if err != nil {
+		return a, errAt(m, "answers.match: %v", err)
+	}
+	a.Match = re
+	st := mapValue(an, "steps")
+	if st == nil {
+		return a, errAt(an, "an answer needs steps")
+	}
+	a.Steps, err = parseBranch(st, "an answer's steps", errAt)
+	return a, err
 }
 
 func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
@@ -400,10 +595,7 @@ func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
 	if n.Kind != yaml.MappingNode {
 		return s, errAt(n, "a step is a mapping with one of %s", strings.Join(stepActions, ", "))
 	}
-	if err := onlyKeys(n, errAt, append(slices.Clone(stepActions), "args", "raw_args", "transient", "times",
-		"on_denied", "on_error", "on_exit", "answers", "otherwise")...); err != nil {
-		return s, err
-	}
+	unknown := onlyKeys(n, errAt, stepKeys...)
 	var actions []string
 	for i := 0; i < len(n.Content); i += 2 {
 		if slices.Contains(stepActions, n.Content[i].Value) {
@@ -411,7 +603,16 @@ func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
 		}
 	}
 	if len(actions) != 1 {
-		return s, errAt(n, "a step has exactly one of %s (found %d)", strings.Join(stepActions, ", "), len(actions))
+		if unknown != nil && len(actions) == 0 { // the action is most likely the misspelt key
+			return s, unknown
+		}
+		errs := TapeErrors{}
+		errs.add(unknown)
+		errs.add(errAt(n, "a step has exactly one of %s (found %d)", strings.Join(stepActions, ", "), len(actions)))
+		return s, errs
+	}
+	if unknown != nil {
+		return s, unknown
 	}
 	v := mapValue(n, actions[0])
 	str := func() (string, error) {
@@ -503,6 +704,8 @@ func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
 	if err != nil {
 		return s, err
 	}
+	// The branches are all checked, so the mistakes of each are listed.
+	var errs TapeErrors
 	for _, k := range []string{"on_denied", "on_error"} {
 		b := mapValue(n, k)
 		if b == nil {
@@ -513,7 +716,8 @@ func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
 		}
 		steps, err := parseBranch(b, k, errAt)
 		if err != nil {
-			return s, err
+			errs.add(err)
+			continue
 		}
 		if k == "on_denied" {
 			s.OnDenied = steps
@@ -532,29 +736,30 @@ func parseStep(n *yaml.Node, errAt errAtFunc) (Step, error) {
 		for i := 0; i+1 < len(b.Content); i += 2 {
 			code, cerr := strconv.Atoi(b.Content[i].Value)
 			if cerr != nil || code < 1 || code > 255 {
-				return s, errAt(b.Content[i], "on_exit: %q is not an exit code from 1 to 255", b.Content[i].Value)
+				errs.add(errAt(b.Content[i], "on_exit: %q is not an exit code from 1 to 255", b.Content[i].Value))
+				continue
 			}
 			steps, err := parseBranch(b.Content[i+1], "on_exit", errAt)
-			if err != nil {
-				return s, err
-			}
+			errs.add(err)
 			s.OnExit[code] = steps
 		}
 	}
 	for _, k := range []string{"answers", "otherwise"} {
 		if mapValue(n, k) != nil && s.Ask == "" {
-			return s, errAt(n, "%s belongs to an ask step", k)
+			errs.add(errAt(n, "%s belongs to an ask step", k))
+			return s, errs
 		}
 	}
 	if a := mapValue(n, "answers"); a != nil {
-		if s.Answers, err = parseAnswers(a, errAt); err != nil {
-			return s, err
-		}
+		s.Answers, err = parseAnswers(a, errAt)
+		errs.add(err)
 	}
 	if o := mapValue(n, "otherwise"); o != nil {
-		if s.Otherwise, err = parseBranch(o, "otherwise", errAt); err != nil {
-			return s, err
-		}
+		s.Otherwise, err = parseBranch(o, "otherwise", errAt)
+		errs.add(err)
+	}
+	if len(errs) > 0 {
+		return s, errs
 	}
 	return s, nil
 }
@@ -754,12 +959,23 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
+// onlyKeys reports every key of the mapping m that is not one of keys, each at its line, with
+// the nearest known key when one is close ("did you mean"), else the known keys.
 func onlyKeys(m *yaml.Node, errAt func(*yaml.Node, string, ...any) error, keys ...string) error {
+	var errs TapeErrors
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
-		if !slices.Contains(keys, k.Value) {
-			return errAt(k, "unknown key %q (known: %s)", k.Value, strings.Join(keys, ", "))
+		if slices.Contains(keys, k.Value) {
+			continue
 		}
+		if near := commands.Nearest(k.Value, keys); near != "" {
+			errs.add(errAt(k, "unknown key %q: did you mean %s?", k.Value, near))
+		} else {
+			errs.add(errAt(k, "unknown key %q (known: %s)", k.Value, strings.Join(keys, ", ")))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
 	}
 	return nil
 }

@@ -196,7 +196,7 @@ func TestParseTapesErrors(t *testing.T) {
 		{"args without tool", "tapes:\n  - name: a\n    steps:\n      - {say: hi, args: {}}\n", "t.yaml:4: args belongs to a tool step"},
 		{"bad step key", "tapes:\n  - name: a\n    steps:\n      - {sya: hi}\n", `t.yaml:4: unknown key "sya"`},
 		{"negative rate", "tapes:\n  - name: a\n    rate: -1\n    steps: [{say: hi}]\n", "t.yaml:3: rate is words per second"},
-		{"yaml syntax", "tapes:\n  - name: [\n", "t.yaml: yaml:"},
+		{"yaml syntax", "tapes:\n  - name: [\n", "t.yaml:3: did not find expected node content"},
 	}
 	for _, c := range cases {
 		_, err := ParseTapes([]byte(c.src), "t.yaml")
@@ -449,7 +449,7 @@ func TestParseTapeBranchErrors(t *testing.T) {
 		{"no match", "      - ask: hi\n        answers:\n          - steps: [{say: x}]\n", "b.yaml:6: an answer needs match"},
 		{"no steps", "      - ask: hi\n        answers:\n          - match: x\n", "b.yaml:6: an answer needs steps"},
 		{"empty steps", "      - ask: hi\n        answers:\n          - match: x\n            steps: []\n", "b.yaml:7: an answer's steps is a non-empty list"},
-		{"unknown answer key", "      - ask: hi\n        answers:\n          - match: x\n            stpes: [{say: x}]\n", `b.yaml:7: unknown key "stpes" (known: match, steps)`},
+		{"unknown answer key", "      - ask: hi\n        answers:\n          - match: x\n            stpes: [{say: x}]\n", `b.yaml:7: unknown key "stpes": did you mean steps?`},
 		{"bad nested step", "      - tool: glob\n        on_denied:\n          - say: x\n          - sya: y\n", `b.yaml:7: unknown key "sya"`},
 		{"nested misplaced", "      - tool: glob\n        on_denied:\n          - say: x\n            answers: [{match: x, steps: [{say: y}]}]\n", "b.yaml:6: answers belongs to an ask step"},
 	}

@@ -30,7 +30,7 @@ is now anchors the result, and lines summit landed that are no longer there are 
 FILE is a path in the recording's workspace (relative to the current directory, or to the
 workspace). The recording is --recording, else the newest one in the workspace's
 .summit/sessions (--workspace, default the current directory).`,
-		Example: "  summit blame cart.go\n  summit blame cart.go --recording .summit/sessions/s-01J.jsonl --json",
+		Example: "  summit blame README.md\n  summit blame README.md --recording .summit/sessions/$ID.jsonl --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if recording == "" {

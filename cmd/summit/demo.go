@@ -158,7 +158,7 @@ const (
 	tapesNote   = "tapes, no model"
 	demoWelcome = "Welcome to summit · demo " + tapesNote + ": summit --provider P uses a real one"
 	noModelHint = "demo " + tapesNote + ": set a provider in .summit/config.yaml or pass --provider"
-	ownTapeHint = "script " + tapesNote + ": set a provider in .summit/config.yaml or --provider"
+	ownTapeHint = "your " + tapesNote + ": set a provider in .summit/config.yaml or --provider"
 )
 
 // startHint is the workbench's first notice: hint, unless the subagents run on script tapes

@@ -87,8 +87,8 @@ func TestDemoRecordingOutlivesWorkspace(t *testing.T) {
 		t.Errorf("plain hint on tapes %q", got)
 	}
 	w.ownTapes = true
-	if got := w.startHint("Type /help"); got != ownTapeHint {
-		t.Errorf("own tapes hint %q", got)
+	if got := w.startHint("Type /help"); got != ownTapeHint || !strings.HasPrefix(got, "your tapes, no model") {
+		t.Errorf("own tapes hint %q: it must name the tapes as the user's", got)
 	}
 	w.provider = "anthropic"
 	if got := w.startHint("Type /help"); got != "Type /help" {

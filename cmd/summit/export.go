@@ -48,9 +48,9 @@ recorded, that is redacted.
 
 The endpoint, protocol and headers default to the OTEL_EXPORTER_OTLP_* variables, else
 http://localhost:4318 over http/protobuf.`,
-		Example: "  summit export otel .summit/sessions/s-01J.jsonl --endpoint http://localhost:4318\n" +
-			"  summit export otel s.jsonl --protocol grpc --endpoint http://localhost:4317\n" +
-			"  summit export otel s.jsonl --stdout",
+		Example: "  summit export otel testdata/recordings/valid.jsonl --endpoint http://localhost:4318\n" +
+			"  summit export otel testdata/recordings/valid.jsonl --protocol grpc --endpoint http://localhost:4317\n" +
+			"  summit export otel testdata/recordings/valid.jsonl --stdout",
 		Args: exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cfg.Timeout <= 0 {

@@ -212,8 +212,8 @@ a content hash), followed by the parent's events up to that point: it replays on
 Without --script the workbench opens on the fork; with it the script runs headless, as with
 summit run. Config, agents and the recording come from --workspace (default: the parent's
 workspace when it still exists).`,
-		Example: "  summit fork .summit/sessions/s-01J.jsonl --at 42\n" +
-			"  summit fork run.jsonl --at 17 --script next.summit --approve shell",
+		Example: "  summit fork testdata/recordings/valid.jsonl --at 42\n" +
+			"  summit fork testdata/recordings/valid.jsonl --at 17 --script testdata/scripts/explore.summit --approve shell",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("at") {

@@ -37,7 +37,7 @@ exit code is 1 if any failed.`,
 		Example: `  summit import ~/.claude/projects/-home-me-shop
   summit import ~/.codex/sessions/2026/01/15/rollout-2026-01-15T10-00-00-0199a1b2.jsonl -o /tmp/rec
   summit import --format gemini ~/.gemini/tmp/5d1c3e/chats --json
-  summit import session.jsonl -o session.summit.jsonl && summit replay --print session.summit.jsonl`,
+  summit import session/imports/testdata/claude/v2.1/-home-dev-shop -o /tmp/shop.jsonl && summit replay --print /tmp/shop.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("import needs a PATH (a session file or a folder)\nusage: %s", cmd.UseLine())

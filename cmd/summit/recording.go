@@ -97,7 +97,7 @@ With --beside FILE2 the interactive replay shows FILE2 in a second pane beside F
 focused recording leads (w gives the lead to the other) and the other follows it: to the same
 seq (--sync seq, the default), to the same time since its start (--sync time), or not at all
 (off); s cycles through the three.`,
-		Example: "  summit replay .summit/sessions/s-01J.jsonl --print\n  summit replay a.jsonl --beside b.jsonl --sync time",
+		Example: "  summit replay testdata/recordings/valid.jsonl --print\n  summit replay testdata/recordings/valid.jsonl --beside testdata/recordings/unknown-type.jsonl --sync time",
 		Args:    exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !(speed >= 0.25 && speed <= 16) { // NaN is neither
@@ -153,7 +153,7 @@ the difference (B minus A); the first event where they diverge (the command line
 then each subagent's tool calls, results and decisions), with its seq on each side; and the
 change each ended with for every file either changed (A only, B only, same or different,
 with +/- line counts). --json prints the comparison as one object (see session/compare).`,
-		Example: "  summit inspect .summit/sessions/s-01J.jsonl --json\n  summit inspect a.jsonl b.jsonl",
+		Example: "  summit inspect testdata/recordings/valid.jsonl --json\n  summit inspect testdata/recordings/valid.jsonl testdata/recordings/unknown-type.jsonl",
 		Args:    oneOrTwoFiles,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defer boundReaderHeap()()

@@ -394,7 +394,7 @@ events every time, apart from their ts.
 
 Exit codes: 0 every command accepted, every subagent succeeded and no conflict left unresolved;
 1 a command was rejected or a subagent did not succeed; 2 usage; 3 conflicts left unresolved.`,
-		Example: "  summit run --script demo.summit --tapes testdata/tapes --approve shell\n  echo '/delegate \"map the repo\" --agent-type explore' | summit run --script -",
+		Example: "  summit run --script testdata/scripts/explore.summit --tapes agents/provider/tapes --no-record\n  echo '/delegate \"map the repo\" --agent-type explore' | summit run --script -",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if scriptPath == "" {

@@ -57,8 +57,8 @@ Web pages cannot reach it: a request whose Host is not the served address (nor a
 such as curl and summit, are fine), and POSTs must be application/json. Slow clients are cut
 off (--read-header-timeout, --read-body-timeout, --idle-timeout), and one client address holds
 at most --max-conns-per-client connections.`,
-		Example: "  summit serve --tapes testdata/tapes\n" +
-			"  SUMMIT_SERVE_TOKEN=$(openssl rand -hex 16) summit serve --addr 0.0.0.0:8787 --tls-cert cert.pem --tls-key key.pem --approve shell\n" +
+		Example: "  summit serve --tapes agents/provider/tapes\n" +
+			"  SUMMIT_SERVE_TOKEN=$(openssl rand -hex 16) summit serve --addr 0.0.0.0:8787 --tls-cert /etc/summit/cert.pem --tls-key /etc/summit/key.pem --approve shell\n" +
 			`  curl -s localhost:8787/rpc -H 'Content-Type: application/json' -H "Authorization: Bearer $SUMMIT_SERVE_TOKEN" -d '{"jsonrpc":"2.0","method":"agent.schema","params":{"agentId":"explore"},"id":1}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

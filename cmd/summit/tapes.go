@@ -18,6 +18,7 @@ import (
 
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/provider/tapeserve"
+	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
 )
 
@@ -28,16 +29,97 @@ const defaultTapesAddr = "127.0.0.1:8788"
 func newTapes(stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "tapes",
-		Short: "Work with script tapes outside summit",
-		Long: `Script tapes stand in for a model (go doc ./agents/provider has the grammar). summit run and
-the workbench play them with --tapes DIR; summit tapes serve plays them to other agents.`,
-		Args: cobra.NoArgs,
+		Short: "Write, check and serve script tapes: scripted models for offline, repeatable sessions",
+		// The guide is the package doc of agents/provider (go doc ./agents/provider prints the
+		// same text): one source for both.
+		Long: "summit tapes check checks tape files; summit tapes serve plays them to other agents.\n\n" +
+			provider.TapeGuide(),
+		Example: "  summit tapes check agents/provider/tapes/default.yaml\n" +
+			"  summit tapes check agents/provider/tapes session/live/testdata/tapes\n" +
+			"  summit run --script testdata/scripts/explore.summit --tapes agents/provider/tapes --no-record",
+		// Without a Run, cobra would print the help and exit 0 for "summit tapes chek".
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				hint := ""
+				if n := commands.Nearest(args[0], []string{"check", "serve"}); n != "" {
+					hint = fmt.Sprintf(" (did you mean %s?)", n)
+				}
+				return usageErr("tapes: unknown command %q%s; the commands are check and serve", args[0], hint)
+			}
+			return nil
+		},
+		RunE: func(*cobra.Command, []string) error {
+			return usageErr("tapes needs a command: check or serve (summit tapes --help has the grammar)")
+		},
 		// As the root does; set here too so the command behaves the same on its own (tests).
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	c.AddCommand(newTapesServe(stdout, stderr))
+	c.AddCommand(newTapesServe(stdout, stderr), newTapesCheck(stdout, stderr))
 	return c
+}
+
+func newTapesCheck(stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check FILE|DIR...",
+		Short: "Check tape files: every mistake at file:line, with the nearest key for a misspelt one",
+		Long: `Check reads each tape file, or each directory as --tapes reads it (every *.yaml and *.yml
+under it), parses every tape as summit would, and lists every mistake as file:line: what, with
+the nearest known key for a misspelt one. Nothing runs. It also warns of a tape that can never
+be chosen because an earlier one in the same file or directory matches every agent and task it
+does (first match wins).
+
+Each path without a mistake gets a summary line on stdout; mistakes and warnings go to stderr.
+Exit codes: 0 no mistakes (warnings allowed); 1 a mistake in any path; 2 usage. summit tapes
+--help has the grammar.`,
+		Example: "  summit tapes check agents/provider/tapes/default.yaml\n" +
+			"  summit tapes check agents/provider/tapes agents/provider/tapeserve/testdata/tapes.yaml",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("tapes check needs a tape file or a directory of them\nusage: %s", cmd.UseLine())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mistakes, bad := 0, 0
+			for _, a := range args {
+				tapes, files, err := provider.CheckTapes(a)
+				if err != nil {
+					bad++
+					var te provider.TapeErrors
+					if !errors.As(err, &te) {
+						te = provider.TapeErrors{err}
+					}
+					for _, e := range te {
+						fmt.Fprintln(stderr, session.Sanitize(e.Error()))
+					}
+					mistakes += len(te)
+					continue
+				}
+				for _, w := range provider.Unreachable(tapes) {
+					fmt.Fprintf(stderr, "%s (warning)\n", session.Sanitize(w))
+				}
+				fmt.Fprintf(stdout, "%s: %s in %s, no mistakes\n", session.Sanitize(a), checkCount(len(tapes), "tape"), checkCount(files, "file"))
+			}
+			switch {
+			case mistakes > 0 && len(args) == 1:
+				return &exitError{exitBad, fmt.Errorf("tapes check: %s", checkCount(mistakes, "mistake"))}
+			case mistakes > 0:
+				return &exitError{exitBad, fmt.Errorf("tapes check: %s, in %d of the %d paths", checkCount(mistakes, "mistake"), bad, len(args))}
+			}
+			return nil
+		},
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+}
+
+// checkCount is "1 tape", "2 tapes".
+func checkCount(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func newTapesServe(stdout, stderr io.Writer) *cobra.Command {
@@ -59,8 +141,8 @@ the turn, and the tool results after each one choose the tape's branches. A requ
 matches is answered 400, naming every tape. Sleeps and rates run on the wall clock, each wait
 capped by --max-sleep; --no-sleep sends every turn at once. Any API key is accepted and none is
 read or printed. go doc ./agents/provider/tapeserve has the details.`,
-		Example: `  summit tapes serve --tapes .summit/tapes
-  summit tapes serve --tapes demo.yaml --addr 127.0.0.1:9000 --no-sleep`,
+		Example: `  summit tapes serve --tapes agents/provider/tapeserve/testdata/tapes.yaml
+  summit tapes serve --tapes agents/provider/tapes --addr 127.0.0.1:9000 --no-sleep`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/summit-dev/summit/agents/provider"
 )
 
 const tapesServeFile = `tapes:
@@ -232,5 +234,135 @@ func TestTapesServeSignals(t *testing.T) {
 				t.Fatalf("%s did not stop the server; stderr:\n%s", sig, stderr.String())
 			}
 		})
+	}
+}
+
+// TestTapesHelpHasTheGrammar: summit tapes --help prints the whole grammar and a complete
+// example that parses exactly as printed.
+func TestTapesHelpHasTheGrammar(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"tapes", "--help"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("tapes --help: exit %d: %s", code, stderr.String())
+	}
+	help := stdout.String()
+	for _, k := range []string{"tapes:", "name:", "match:", "agent:", "task:", "rate:", "steps:", "say:", "think:",
+		"ask:", "text:", "tool:", "args:", "raw_args:", "sleep:", "fail:", "transient:", "times:", "capsule:",
+		"end_turn:", "on_denied:", "on_error:", "on_exit:", "answers:", "otherwise:", "{{answer}}",
+		"summit tapes check", "agents/provider/tapes/default.yaml"} {
+		if !strings.Contains(help, k) {
+			t.Errorf("tapes --help does not name %s", k)
+		}
+	}
+	// The example: the indented block after "A complete tape file", as printed.
+	i := strings.Index(help, "A complete tape file")
+	if i < 0 {
+		t.Fatalf("tapes --help has no example:\n%s", help)
+	}
+	rest := help[i:]
+	rest = rest[strings.Index(rest, "\n\n")+2:]
+	var block []string
+	for _, l := range strings.Split(rest, "\n") {
+		if l != "" && !strings.HasPrefix(l, "    ") {
+			break
+		}
+		block = append(block, strings.TrimPrefix(l, "    "))
+	}
+	example := strings.TrimSpace(strings.Join(block, "\n")) + "\n"
+	tapes, err := provider.ParseTapes([]byte(example), "example.yaml")
+	if err != nil || len(tapes) < 3 {
+		t.Fatalf("the example in tapes --help does not parse (%d tapes): %v\n%s", len(tapes), err, example)
+	}
+	// And summit tapes check agrees, on the example written to a file.
+	file := filepath.Join(t.TempDir(), "review.yaml")
+	os.WriteFile(file, []byte(example), 0o644)
+	stdout.Reset()
+	if code := run([]string{"tapes", "check", file}, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "3 tapes in 1 file, no mistakes") {
+		t.Errorf("tapes check of the example: exit %d, %s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestTapesCheck: summit tapes check lists every mistake of every path at file:line with the
+// nearest key, exits 1 on any mistake, 0 with a summary, 2 on usage; bad input (a missing
+// file, a FIFO, a binary file, a file over the cap, an empty directory) gets a precise error and
+// never hangs.
+func TestTapesCheck(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", "tapes:\n  - name: any\n    steps: [{say: hi}]\n  - name: tester\n    match: {agent: tester}\n    steps: [{say: hi}]\n")
+	typo := write("typo.yaml", "tapes:\n  - name: a\n    match: {agent: tester}\n    steps:\n      - sya: hi\n      - tool: glob\n        on_denid: [{say: no}]\n")
+	typo2 := write("typo2.yml", "tapes:\n  - name: b\n    rate: -3\n    stpes: [{say: hi}]\n")
+	bin := write("bin.yaml", "tapes:\n\x00\x01\x02ELF")
+	big := write("big.yaml", "tapes: []\n"+strings.Repeat("#", provider.MaxTapeFile))
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	tapesDir := filepath.Join("..", "..", "agents", "provider", "tapes")
+
+	for _, c := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{"misspelt keys in two files", []string{"tapes", "check", typo, good, typo2}, exitBad,
+			[]string{good + ": 2 tapes in 1 file, no mistakes\n"},
+			[]string{
+				typo + `:5: unknown key "sya": did you mean say?`,
+				typo + `:7: unknown key "on_denid": did you mean on_denied?`,
+				typo2 + ":3: rate is words per second, a number ≥ 0\n" + typo2 + `:4: unknown key "stpes": did you mean steps?`,
+				good + ":4: tape tester is never chosen: tape any (" + good + ":2) comes first and matches every agent and task it does (warning)",
+				"summit: tapes check: 4 mistakes, in 2 of the 3 paths\n"}},
+		{"the shipped tapes", []string{"tapes", "check", tapesDir}, exitOK,
+			[]string{tapesDir + ": 10 tapes in 1 file, no mistakes\n"}, nil},
+		{"a misspelt command", []string{"tapes", "chek", typo}, exitUsage, nil,
+			[]string{`summit: tapes: unknown command "chek" (did you mean check?); the commands are check and serve`}},
+		{"no command", []string{"tapes"}, exitUsage, nil, []string{"summit: tapes needs a command: check or serve"}},
+		{"no path", []string{"tapes", "check"}, exitUsage, nil,
+			[]string{"summit: tapes check needs a tape file or a directory of them\nusage: summit tapes check FILE|DIR..."}},
+		{"a missing file", []string{"tapes", "check", filepath.Join(dir, "none.yaml")}, exitBad, nil,
+			[]string{filepath.Join(dir, "none.yaml") + ": no such file or directory\n", "summit: tapes check: 1 mistake\n"}},
+		{"a FIFO", []string{"tapes", "check", fifo}, exitBad, nil,
+			[]string{fifo + " is a named pipe (FIFO), not a regular file: a tape file is a YAML text file\n"}},
+		{"a binary file", []string{"tapes", "check", bin}, exitBad, nil,
+			[]string{bin + ":2: a NUL byte: this is not a text file (a tape file is UTF-8 YAML)\n"}},
+		{"over the cap", []string{"tapes", "check", big}, exitBad, nil,
+			[]string{big + " is larger than 16 MiB, the cap on a tape file\n"}},
+		{"a directory without tapes", []string{"tapes", "check", empty}, exitBad, nil,
+			[]string{empty + ": no tape files (*.yaml, *.yml) under it\n"}},
+	} {
+		var stdout, stderr lockedBuffer
+		done := make(chan int, 1)
+		go func() { done <- run(c.args, &stdout, &stderr) }()
+		var code int
+		select {
+		case code = <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: tapes check hung", c.name)
+		}
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d\nstdout: %s\nstderr: %s", c.name, code, c.code, stdout.String(), stderr.String())
+		}
+		for _, w := range c.stdout {
+			if !strings.Contains(stdout.String(), w) {
+				t.Errorf("%s: stdout lacks %q:\n%s", c.name, w, stdout.String())
+			}
+		}
+		for _, w := range c.stderr {
+			if !strings.Contains(stderr.String(), w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", c.name, w, stderr.String())
+			}
+		}
 	}
 }
