@@ -63,8 +63,6 @@ func (m *Model) Render() string {
 	switch {
 	case m.help:
 		body = m.helpBox(m.w, bodyH)
-	case m.panel != nil:
-		body = m.panelBox(m.w, bodyH)
 	default:
 		body = m.body(bodyH)
 	}
@@ -72,6 +70,20 @@ func (m *Model) Render() string {
 		body = append(body, "")
 	}
 	body = body[:bodyH]
+	if m.panel != nil && !m.help {
+		// A panel is as big as its content: a small one floats over the panes, which stay
+		// visible around it; a large one takes the body.
+		box := m.panelBox(m.w-2, bodyH)
+		bw := textWidth(box[0])
+		if bw >= m.w-2 && len(box) >= bodyH {
+			body = m.panelBox(m.w, bodyH)
+		} else {
+			for i, l := range box {
+				box[i] = " " + l + " "
+			}
+			body = overlay(body, box, (m.w-bw-2)/2, max(0, bodyH-len(box)-1))
+		}
+	}
 	if m.ib != nil {
 		bw := min(m.w-2, max(60, m.w*9/10))
 		if m.w >= 140 {
@@ -421,19 +433,29 @@ func (m *Model) helpBox(w, h int) []string {
 	return m.scrollBox(title+" · ↑↓ scroll · esc closes", lines, &m.helpTop, w, h)
 }
 
-// panelBox shows a command's multi-line output (/status, /help, /agents), wrapped to the
-// width (nothing is cut) and scrollable.
+// panelBox shows a command's multi-line output (/status, /help, /agents) in a box sized to it:
+// as wide as its widest line or table and as tall as its lines, at most w×h. Text is wrapped
+// (nothing is cut); tables (tab-separated lines, render.Blocks) are aligned, the last column
+// cut with … when the width runs out, so a row never wraps into another column. It scrolls
+// when it is taller than h.
 func (m *Model) panelBox(w, h int) []string {
+	inner := min(w-4, m.panelWidth())
 	var lines []string
-	diff := diffPanel(m.panelName)
-	for _, l := range m.panel {
-		if diff {
-			lines = append(lines, m.panelDiffLines(l, wrap(l, w-4))...) // verify.go
-			continue
+	if diffPanel(m.panelName) {
+		for _, l := range m.panel {
+			lines = append(lines, m.panelDiffLines(l, wrap(l, inner))...) // verify.go
 		}
-		lines = append(lines, wrap(l, w-4)...)
+	} else {
+		lines = m.panelLines(inner)
 	}
-	return m.scrollBox(session.Sanitize(m.panelName)+" · ↑↓ scroll · esc closes", lines, &m.panelTop, w, h)
+	title := session.Sanitize(m.panelName)
+	if len(lines) > h-2 {
+		title += " · ↑↓ scroll"
+	}
+	title += " · esc closes"
+	// Wide enough for its title too (cut only when the screen is).
+	bw := min(w, max(inner, textWidth(title)+2)+4)
+	return m.scrollBox(title, lines, &m.panelTop, bw, min(h, len(lines)+2))
 }
 
 // scrollBox frames lines at a scroll offset, clamped, and says where the view is.
