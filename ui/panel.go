@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/render"
@@ -73,4 +74,28 @@ func (m *Model) tableStyle(row, _ int) lipgloss.Style {
 		return m.sty.bold.st
 	}
 	return lipgloss.NewStyle()
+}
+
+// wordWrap wraps plain text at spaces only (ansi's wrap also breaks after a hyphen, which
+// splits a flag such as --transfer-control); a word longer than w is cut hard.
+func wordWrap(s string, w int) []string {
+	w = max(4, w)
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case ansi.StringWidth(line)+1+ansi.StringWidth(word) <= w:
+			line += " " + word
+		default:
+			out = append(out, line)
+			line = word
+		}
+		for ansi.StringWidth(line) > w {
+			out = append(out, ansi.Cut(line, 0, w))
+			line = ansi.Cut(line, w, ansi.StringWidth(line))
+		}
+	}
+	return append(out, line)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
 )
 
@@ -164,6 +165,64 @@ func TestGoldenStatusPanel(t *testing.T) {
 		}
 		if w := ansi.StringWidth(box) + 1; w > 70 {
 			t.Errorf("/status at %s: the panel is %d wide for content under 60", size(sz), w)
+		}
+	}
+}
+
+// The help's keys column is as wide as its widest key; a description wraps within its own
+// column, never into the keys column or the commands beside it.
+func TestGoldenHelpColumns(t *testing.T) {
+	known := map[string]bool{}
+	k := DefaultKeyMap()
+	for _, g := range k.helpGroups(false) {
+		known[g.title] = true
+		for _, b := range g.keys {
+			known[b.Help().Key] = true
+		}
+	}
+	for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
+		m, _ := newModel(t, sz[0], sz[1], &fakeBackend{})
+		press(m, "?")
+		out := ansi.Strip(m.Render())
+		if sz[0] == 200 {
+			golden(t, "help-"+size(sz), m)
+		}
+		for range 3 {
+			press(m, "pgdown")
+			out += "\n" + ansi.Strip(m.Render())
+		}
+		rows := panelRows(t, out)
+		// The keys column: 1 space, 2 of indent, the widest key (12), 2 of gap. A line that
+		// starts left of the descriptions starts with a key, a title, a command or the note.
+		const descAt = 1 + 2 + 12 + 2
+		note := strings.Join(strings.Fields(commands.Overview()), " ")
+		for _, r := range rows {
+			text := strings.TrimLeft(r, " ")
+			if text == "" || ansi.StringWidth(r)-ansi.StringWidth(text) >= descAt {
+				continue
+			}
+			key, _, _ := strings.Cut(text, "  ")
+			if !known[key] && !strings.HasPrefix(key, "/") && key != "commands" && !strings.Contains(note, strings.TrimSpace(text)) {
+				t.Errorf("help at %s: %q starts in the keys column (a description wrapped into it?)", size(sz), r)
+			}
+		}
+		// The commands line up in their own column, whatever stands beside them.
+		at := map[int]string{}
+		for _, r := range rows {
+			for _, c := range commands.Specs() {
+				if i := strings.Index(r, "/"+c.Name+"  "); i >= 0 && strings.TrimSpace(r[i+len(c.Name)+1:]) != "" {
+					at[ansi.StringWidth(r[:i])] = c.Name
+				}
+			}
+		}
+		if len(at) != 1 {
+			t.Errorf("help at %s: the commands start at %d different columns: %v", size(sz), len(at), at)
+		}
+		joined := strings.Join(rows, "\n")
+		for _, w := range []string{"/converge", "ctrl+o", "output panels", "--transfer-control"} {
+			if !strings.Contains(joined, w) {
+				t.Errorf("help at %s lacks %q", size(sz), w)
+			}
 		}
 	}
 }

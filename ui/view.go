@@ -384,47 +384,77 @@ func (m *Model) footer() string {
 }
 
 // helpBox is the help screen: the keys grouped by pane and mode, then the commands (live
-// only), from the same tables that drive the keys and completion. It scrolls.
+// only), from the same tables that drive the keys and completion. Each list is a table whose
+// first column is as wide as its widest key or command, the descriptions wrapping within their
+// own column; the two lists stand side by side when both fit at 40 columns or more. It scrolls.
 func (m *Model) helpBox(w, h int) []string {
 	inner := w - 4
-	var keys []string
-	for _, g := range m.keys.helpGroups(m.o.Replay != nil) {
-		keys = append(keys, m.sty.bold.Render(g.title))
+	const gap, minCol = 4, 40
+	groups := m.keys.helpGroups(m.o.Replay != nil)
+	keyW := 0
+	for _, g := range groups {
+		for _, b := range g.keys {
+			keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+		}
+	}
+	keyTables := make([]render.Table, len(groups))
+	keysW := 0
+	for i, g := range groups {
+		t := render.Table{Wrap: true, Min: []int{keyW + 2}}
 		for _, b := range g.keys {
 			hp := b.Help()
-			keys = append(keys, fmt.Sprintf("  %-13s %s", hp.Key, hp.Desc))
+			t.Rows = append(t.Rows, []string{"  " + hp.Key, hp.Desc})
 		}
+		keyTables[i] = t
+		keysW = max(keysW, t.Width(), ansi.StringWidth(g.title))
 	}
-	var cmds []string
-	if m.o.Replay == nil {
-		cmds = append(cmds, m.sty.bold.Render("commands")+m.sty.dim.Render("  (/help <command> for one)"))
-		for _, l := range strings.Split(strings.TrimRight(commands.Overview(), "\n"), "\n") {
-			cmds = append(cmds, "  "+l)
+	keys := func(w int) []string {
+		var out []string
+		for i, g := range groups {
+			out = append(out, m.sty.bold.Render(g.title))
+			out = append(out, keyTables[i].Lines(w)...)
 		}
+		return out
+	}
+	var cmdTable render.Table
+	var note string
+	if m.o.Replay == nil {
+		cmdTable.Wrap = true
+		for _, c := range commands.Specs() {
+			cmdTable.Rows = append(cmdTable.Rows, []string{"  /" + c.Name, c.Summary})
+		}
+		_, note, _ = strings.Cut(strings.TrimRight(commands.Overview(), "\n"), "\n\n")
+	}
+	cmds := func(w int) []string {
+		out := []string{m.sty.bold.Render("commands") + m.sty.dim.Render("  (/help <command> for one)")}
+		out = append(out, cmdTable.Lines(w)...)
+		out = append(out, "")
+		return append(out, wordWrap(note, w)...)
 	}
 	var lines []string
-	const kw = 56
-	if inner >= kw+40 && len(cmds) > 0 {
-		cw := inner - kw - 2
-		var right []string
-		for _, c := range cmds {
-			right = append(right, wrapStyled(c, cw)...)
-		}
-		for i := 0; i < max(len(keys), len(right)); i++ {
-			l := ""
-			if i < len(keys) {
-				l = keys[i]
+	left := keysW
+	if cw := cmdTable.Width(); cw > 0 && keysW+gap+cw > inner {
+		// Share the width in proportion to what each list needs.
+		left = max(minCol, inner*keysW/(keysW+cw))
+	}
+	right := inner - gap - left
+	switch {
+	case len(cmdTable.Rows) == 0:
+		lines = keys(inner)
+	case right >= minCol:
+		l, r := keys(left), cmds(right)
+		for i := 0; i < max(len(l), len(r)); i++ {
+			line := ""
+			if i < len(l) {
+				line = l[i]
 			}
-			l += strings.Repeat(" ", max(0, kw-ansi.StringWidth(l)))
-			if i < len(right) {
-				l += "  " + right[i]
+			if i < len(r) {
+				line += strings.Repeat(" ", max(0, left+gap-ansi.StringWidth(line))) + r[i]
 			}
-			lines = append(lines, l)
+			lines = append(lines, line)
 		}
-	} else {
-		for _, l := range append(keys, cmds...) {
-			lines = append(lines, wrapStyled(l, inner)...)
-		}
+	default:
+		lines = append(append(keys(inner), ""), cmds(inner)...)
 	}
 	title := "help · keys by pane"
 	if m.o.Replay != nil {
