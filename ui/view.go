@@ -170,11 +170,26 @@ func (m *Model) pane(title string, content []string, w, h int, focused bool) []s
 	return out
 }
 
+// treeWidth is the tree pane's width: what < > chose, else about a third of the screen while
+// the transcript pane is needed, and as wide as the tree's columns need (the transcript
+// keeping at least 40 columns) while it is idle.
 func (m *Model) treeWidth() int {
 	if m.treeW > 0 {
 		return max(20, min(m.treeW, m.w-34))
 	}
-	return max(30, min(52, m.w*35/100))
+	base := max(30, min(52, m.w*35/100))
+	if !m.transcriptIdle() {
+		return base
+	}
+	_, lay := m.treeRows()
+	return max(base, lay.fitWidth(m.w-max(40, m.w*3/10)-4)+4)
+}
+
+// transcriptIdle: the transcript pane shows nothing chosen (no subagent, convergence or
+// conflict is selected, so it holds the session log) and does not have the focus, so the
+// tree may take the width its columns need.
+func (m *Model) transcriptIdle() bool {
+	return m.sel == "" && m.focus != focusTranscript && !m.searching
 }
 
 // transcriptWidth is the transcript's text width inside its pane.
