@@ -68,7 +68,8 @@ func (t *Table) Width() int {
 }
 
 // Lines lays the table out in at most width columns (width <= 0: its natural width). The last
-// column is narrowed first, to at least a few cells; only then are the widest of the others.
+// column is narrowed first, down to a third of the width; then the widest of the others are,
+// so one very long cell (a hostile agent name) cannot squeeze the rest out.
 func (t *Table) Lines(width int) []string {
 	ws := t.widths()
 	n := len(ws)
@@ -76,25 +77,29 @@ func (t *Table) Lines(width int) []string {
 		return nil
 	}
 	if width > 0 {
+		// The last column keeps at least a third of the room (or its natural width, or 8);
+		// the widest of the others give way to it, down to 4 cells each.
 		last := n - 1
-		fixed := tableGap * last
+		room := width - tableGap*last
+		others := 0
 		for _, w := range ws[:last] {
-			fixed += w
+			others += w
 		}
-		ws[last] = max(min(ws[last], 8), min(ws[last], width-fixed))
-		// Still too wide: narrow the widest other column, down to 4 cells.
-		for over := fixed + ws[last] - width; over > 0; over-- {
+		keep := min(ws[last], max(8, room/3))
+		for others > room-keep && last > 0 {
 			j := 0
 			for k := range ws[:last] {
 				if ws[k] > ws[j] {
 					j = k
 				}
 			}
-			if last == 0 || ws[j] <= 4 {
+			if ws[j] <= 4 {
 				break
 			}
 			ws[j]--
+			others--
 		}
+		ws[last] = max(1, min(ws[last], room-others))
 	}
 	rows := make([][]string, len(t.Rows))
 	for i, r := range t.Rows {

@@ -56,3 +56,21 @@ func TestAlignTabs(t *testing.T) {
 		t.Errorf("text without tabs changed: %q", got)
 	}
 }
+
+// One enormous cell in a first column does not squeeze the last column out: the widest
+// other column gives way down to where the last keeps a third of the width.
+func TestTableLongCellGivesWay(t *testing.T) {
+	tb := Table{Header: []string{"name", "description"}, Rows: [][]string{
+		{strings.Repeat("N", 300), "the description that matters"},
+		{"short", "another"},
+	}}
+	lines := tb.Lines(90)
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > 90 {
+			t.Errorf("%d wide: %q", w, l)
+		}
+	}
+	if !strings.Contains(lines[1], "the description that matters") || !strings.HasSuffix(strings.Fields(lines[1])[0], "…") {
+		t.Errorf("the long name did not give way:\n%s", strings.Join(lines, "\n"))
+	}
+}
