@@ -129,6 +129,7 @@ type Model struct {
 	foldErr    string
 
 	treeLines lineCache[rowKey] // the tree's rows drawn for the last frame
+	treeMemo  treeMemo          // the tree's rows and column layout, for one state (tree.go)
 	// still is set by an Update that changed nothing on screen: View returns the last frame.
 	still     bool
 	lastFrame tea.View

@@ -10,8 +10,7 @@ import (
 	"github.com/summit-dev/summit/session/record"
 )
 
-// bigSizes are the golden sizes of these screens: the smallest common terminal and a large one.
-var bigSizes = [][2]int{{80, 24}, {200, 50}}
+// bigSizes (screens_test.go) are the golden sizes of these screens too.
 
 // rejectedModel is a workbench whose backend refuses /diff cv-8, after the user sent it.
 func rejectedModel(t *testing.T, w, h int) (*Model, *fakeBackend) {

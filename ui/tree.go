@@ -17,8 +17,12 @@ type row struct {
 	indent int
 	glyph  string
 	text   string // plain text, for filtering
-	extra  string // right part: elapsed, tokens, state
-	style  int    // rowPlain, rowWarn, rowBad, rowOK, rowRun
+	extra  string // right part: elapsed, tokens, state (a subagent's cols, joined)
+	// cols are a subagent's figures, drawn in aligned columns (treeCols): changes and
+	// verification, state, elapsed, tokens, cost, tool. Other rows have none: their extra
+	// follows their text.
+	cols  [treeCols]string
+	style int // rowPlain, rowWarn, rowBad, rowOK, rowRun
 }
 
 const (
@@ -62,7 +66,7 @@ func (m *Model) rows() []row {
 		r := row{id: sa.ID, indent: 1 + n.Depth, glyph: render.StatusGlyph(sa)}
 		mode, inHandoff := handoff[sa.ID]
 		r.text = memo.textOf(textKey{sa.AgentType, sa.AgentName, sa.PermissionMode, mode, inHandoff, sa.AgentShadows}, sa.ID)
-		var parts [6]string
+		var parts [treeCols]string
 		if ch := sa.Changes; ch != nil && ch.Error == "" {
 			parts[0] = memo.changesOf(ch.Added, ch.Removed) // first: it is what matters once it stopped
 		}
@@ -102,7 +106,7 @@ func (m *Model) rows() []row {
 		case sa.PlanStep != "" && sa.Status == session.StatusActive:
 			parts[5] = "▸ " + session.Sanitize(sa.PlanStep) // an external agent's plan step
 		}
-		r.extra = memo.extraOf(parts)
+		r.extra, r.cols = memo.extraOf(parts), parts
 		out = append(out, r)
 	}
 	for _, cv := range st.Convergences {
@@ -157,7 +161,7 @@ type saRow struct {
 	tokText       string
 	cost          float64
 	costText      string
-	parts         [6]string
+	parts         [treeCols]string
 	extra         string
 	extraOK       bool
 }
@@ -226,7 +230,7 @@ func (r *saRow) costOf(usd float64) string {
 }
 
 // extraOf joins the row's right part with single spaces, skipping empty pieces.
-func (r *saRow) extraOf(parts [6]string) string {
+func (r *saRow) extraOf(parts [treeCols]string) string {
 	if r.extraOK && r.parts == parts {
 		return r.extra
 	}
@@ -281,7 +285,7 @@ func (m *Model) renderTree(w, h int) []string {
 		out = append(out, m.sty.prompt.Render(truncate(l, w, "…")))
 		h--
 	}
-	rs := m.rows()
+	rs, lay := m.treeRows()
 	sel := 0
 	for i, r := range rs {
 		if r.id == m.sel {
@@ -292,7 +296,7 @@ func (m *Model) renderTree(w, h int) []string {
 	lines := m.treeLines.next()
 	for i := top; i < len(rs) && i-top < h; i++ {
 		r := rs[i]
-		k := rowKey{row: r, w: w, sel: i == sel, focus: i == sel && m.focus == focusTree}
+		k := rowKey{row: r, w: w, lay: lay, sel: i == sel, focus: i == sel && m.focus == focusTree}
 		line, ok := m.treeLines.get(k)
 		if !ok {
 			line = m.renderRow(k)
@@ -308,7 +312,99 @@ func (m *Model) renderTree(w, h int) []string {
 type rowKey struct {
 	row
 	w          int
+	lay        treeLayout
 	sel, focus bool
+}
+
+// treeCols is the number of a subagent row's figure columns; treeRight are the ones aligned
+// right (elapsed, tokens, cost).
+const treeCols = 6
+
+var treeRight = [treeCols]bool{false, false, true, true, true, false}
+
+// treeLayout is the tree's columns sized to their content: the left part (mark, indent,
+// glyph, text) as wide as the widest subagent row's, each figure column as wide as its widest
+// cell (an empty column takes no room), and the natural width of the whole.
+type treeLayout struct {
+	left int
+	cols [treeCols]int
+	nat  int
+}
+
+// colsWidth is the width of the figure columns with the gaps before each.
+func (l treeLayout) colsWidth() int {
+	n := 0
+	for _, c := range l.cols {
+		if c > 0 {
+			n += c + 1
+		}
+	}
+	return n
+}
+
+// fitWidth is the widest row no wider than w that shows whole columns: the names and as many
+// of the figure columns as fit (all of them: the natural width).
+func (l treeLayout) fitWidth(w int) int {
+	if l.nat <= w {
+		return l.nat
+	}
+	x := l.left
+	for _, c := range l.cols {
+		if c > 0 && x+1+c > w {
+			break
+		}
+		if c > 0 {
+			x += 1 + c
+		}
+	}
+	return x
+}
+
+// layoutOf sizes the columns of rows.
+func layoutOf(rs []row) treeLayout {
+	var l treeLayout
+	lefts := make([]int, len(rs))
+	for i, r := range rs {
+		lefts[i] = 1 + 2*r.indent + textWidth(r.glyph) + 1 + textWidth(session.Sanitize(r.text))
+		if r.id == "" || r.cols != ([treeCols]string{}) || r.extra == "" {
+			l.left = max(l.left, lefts[i])
+		}
+		for j, c := range r.cols {
+			l.cols[j] = max(l.cols[j], textWidth(session.Sanitize(c)))
+		}
+	}
+	l.nat = l.left + l.colsWidth()
+	for i, r := range rs {
+		if r.cols == ([treeCols]string{}) && r.extra != "" {
+			l.nat = max(l.nat, max(lefts[i], l.left)+2+textWidth(session.Sanitize(r.extra)))
+		}
+	}
+	return l
+}
+
+// treeMemo keeps the rows and their layout for one state of the tree: a frame asks for them
+// several times (the panes' widths, the tree itself).
+type treeMemo struct {
+	seq    uint64
+	frame  int
+	filter string
+	now    int64
+	n      int
+	rows   []row
+	lay    treeLayout
+	ok     bool
+}
+
+// treeRows are the tree's rows and their layout.
+func (m *Model) treeRows() ([]row, treeLayout) {
+	c := &m.treeMemo
+	now := m.now().Unix()
+	if c.ok && c.seq == m.st.LastSeq && c.frame == m.frame && c.filter == m.filter && c.now == now && c.n == len(m.st.Subagents) {
+		return c.rows, c.lay
+	}
+	rs := m.rows()
+	*c = treeMemo{seq: m.st.LastSeq, frame: m.frame, filter: m.filter, now: now, n: len(m.st.Subagents), rows: rs, lay: layoutOf(rs), ok: true}
+	return rs, c.lay
 }
 
 // lineCache keeps the lines drawn for the last frame; what a frame does not show again is
@@ -330,7 +426,7 @@ func (c *lineCache[K]) next() map[K]string {
 }
 
 func (m *Model) renderRow(k rowKey) string {
-	r, w := k.row, k.w
+	r, w, lay := k.row, k.w, k.lay
 	mark := " "
 	if k.sel {
 		mark = "▸"
@@ -338,14 +434,42 @@ func (m *Model) renderRow(k rowKey) string {
 	// Ids, names and choices are what the events say (a replayed recording can say
 	// anything): the row's text is drawn sanitised.
 	left := mark + strings.Repeat("  ", r.indent) + r.glyph + " " + session.Sanitize(r.text)
+	// Names are never cut for the figures: these start after the widest name, and a column
+	// that does not fit whole is left out with the ones after it (the same for every row, so
+	// they stay aligned); only the last, the tool, is cut with … to what remains.
+	leftW := lay.left
 	line := left
-	if r.extra != "" {
-		lw := textWidth(left)
-		room := w - lw - 1
-		extra := truncate(session.Sanitize(r.extra), max(0, room), "…")
-		if room > 3 {
-			line = left + strings.Repeat(" ", max(1, w-lw-textWidth(extra))) + extra
+	switch {
+	case r.cols != ([treeCols]string{}):
+		var b strings.Builder
+		b.WriteString(left)
+		b.WriteString(strings.Repeat(" ", max(0, leftW-textWidth(left))))
+		x := leftW
+		for j, c := range r.cols {
+			cw := lay.cols[j]
+			if cw == 0 {
+				continue
+			}
+			if x+1+cw > w {
+				if j == treeCols-1 && w-x-1 >= 4 {
+					b.WriteString(" " + truncate(session.Sanitize(c), w-x-1, "…"))
+				}
+				break
+			}
+			x += 1 + cw
+			c = session.Sanitize(c)
+			pad := strings.Repeat(" ", max(0, cw-textWidth(c)))
+			b.WriteByte(' ')
+			if treeRight[j] {
+				b.WriteString(pad + c)
+			} else {
+				b.WriteString(c + pad)
+			}
 		}
+		line = strings.TrimRight(b.String(), " ")
+	case r.extra != "":
+		// A convergence's or conflict's state, where the figures start.
+		line = left + strings.Repeat(" ", max(2, leftW-textWidth(left)+1)) + session.Sanitize(r.extra)
 	}
 	line = truncate(line, w, "…")
 	switch {

@@ -63,8 +63,6 @@ func (m *Model) Render() string {
 	switch {
 	case m.help:
 		body = m.helpBox(m.w, bodyH)
-	case m.panel != nil:
-		body = m.panelBox(m.w, bodyH)
 	default:
 		body = m.body(bodyH)
 	}
@@ -72,6 +70,20 @@ func (m *Model) Render() string {
 		body = append(body, "")
 	}
 	body = body[:bodyH]
+	if m.panel != nil && !m.help {
+		// A panel is as big as its content: a small one floats over the panes, which stay
+		// visible around it; a large one takes the body.
+		box := m.panelBox(m.w-2, bodyH)
+		bw := textWidth(box[0])
+		if bw >= m.w-2 && len(box) >= bodyH {
+			body = m.panelBox(m.w, bodyH)
+		} else {
+			for i, l := range box {
+				box[i] = " " + l + " "
+			}
+			body = overlay(body, box, (m.w-bw-2)/2, max(0, bodyH-len(box)-1))
+		}
+	}
 	if m.ib != nil {
 		bw := min(m.w-2, max(60, m.w*9/10))
 		if m.w >= 140 {
@@ -158,11 +170,26 @@ func (m *Model) pane(title string, content []string, w, h int, focused bool) []s
 	return out
 }
 
+// treeWidth is the tree pane's width: what < > chose, else about a third of the screen while
+// the transcript pane is needed, and as wide as the tree's columns need (the transcript
+// keeping at least 40 columns) while it is idle.
 func (m *Model) treeWidth() int {
 	if m.treeW > 0 {
 		return max(20, min(m.treeW, m.w-34))
 	}
-	return max(30, min(52, m.w*35/100))
+	base := max(30, min(52, m.w*35/100))
+	if !m.transcriptIdle() {
+		return base
+	}
+	_, lay := m.treeRows()
+	return max(base, lay.fitWidth(m.w-max(40, m.w*3/10)-4)+4)
+}
+
+// transcriptIdle: the transcript pane shows nothing chosen (no subagent, convergence or
+// conflict is selected, so it holds the session log) and does not have the focus, so the
+// tree may take the width its columns need.
+func (m *Model) transcriptIdle() bool {
+	return m.sel == "" && m.focus != focusTranscript && !m.searching
 }
 
 // transcriptWidth is the transcript's text width inside its pane.
@@ -405,47 +432,77 @@ func (m *Model) footer() string {
 }
 
 // helpBox is the help screen: the keys grouped by pane and mode, then the commands (live
-// only), from the same tables that drive the keys and completion. It scrolls.
+// only), from the same tables that drive the keys and completion. Each list is a table whose
+// first column is as wide as its widest key or command, the descriptions wrapping within their
+// own column; the two lists stand side by side when both fit at 40 columns or more. It scrolls.
 func (m *Model) helpBox(w, h int) []string {
 	inner := w - 4
-	var keys []string
-	for _, g := range m.keys.helpGroups(m.o.Replay != nil) {
-		keys = append(keys, m.sty.bold.Render(g.title))
+	const gap, minCol = 4, 40
+	groups := m.keys.helpGroups(m.o.Replay != nil)
+	keyW := 0
+	for _, g := range groups {
+		for _, b := range g.keys {
+			keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+		}
+	}
+	keyTables := make([]render.Table, len(groups))
+	keysW := 0
+	for i, g := range groups {
+		t := render.Table{Wrap: true, Min: []int{keyW + 2}}
 		for _, b := range g.keys {
 			hp := b.Help()
-			keys = append(keys, fmt.Sprintf("  %-13s %s", hp.Key, hp.Desc))
+			t.Rows = append(t.Rows, []string{"  " + hp.Key, hp.Desc})
 		}
+		keyTables[i] = t
+		keysW = max(keysW, t.Width(), ansi.StringWidth(g.title))
 	}
-	var cmds []string
-	if m.o.Replay == nil {
-		cmds = append(cmds, m.sty.bold.Render("commands")+m.sty.dim.Render("  (/help <command> for one)"))
-		for _, l := range strings.Split(strings.TrimRight(commands.Overview(), "\n"), "\n") {
-			cmds = append(cmds, "  "+l)
+	keys := func(w int) []string {
+		var out []string
+		for i, g := range groups {
+			out = append(out, m.sty.bold.Render(g.title))
+			out = append(out, keyTables[i].Lines(w)...)
 		}
+		return out
+	}
+	var cmdTable render.Table
+	var note string
+	if m.o.Replay == nil {
+		cmdTable.Wrap = true
+		for _, c := range commands.Specs() {
+			cmdTable.Rows = append(cmdTable.Rows, []string{"  /" + c.Name, c.Summary})
+		}
+		_, note, _ = strings.Cut(strings.TrimRight(commands.Overview(), "\n"), "\n\n")
+	}
+	cmds := func(w int) []string {
+		out := []string{m.sty.bold.Render("commands") + m.sty.dim.Render("  (/help <command> for one)")}
+		out = append(out, cmdTable.Lines(w)...)
+		out = append(out, "")
+		return append(out, wordWrap(note, w)...)
 	}
 	var lines []string
-	const kw = 56
-	if inner >= kw+40 && len(cmds) > 0 {
-		cw := inner - kw - 2
-		var right []string
-		for _, c := range cmds {
-			right = append(right, wrapStyled(c, cw)...)
-		}
-		for i := 0; i < max(len(keys), len(right)); i++ {
-			l := ""
-			if i < len(keys) {
-				l = keys[i]
+	left := keysW
+	if cw := cmdTable.Width(); cw > 0 && keysW+gap+cw > inner {
+		// Share the width in proportion to what each list needs.
+		left = max(minCol, inner*keysW/(keysW+cw))
+	}
+	right := inner - gap - left
+	switch {
+	case len(cmdTable.Rows) == 0:
+		lines = keys(inner)
+	case right >= minCol:
+		l, r := keys(left), cmds(right)
+		for i := 0; i < max(len(l), len(r)); i++ {
+			line := ""
+			if i < len(l) {
+				line = l[i]
 			}
-			l += strings.Repeat(" ", max(0, kw-ansi.StringWidth(l)))
-			if i < len(right) {
-				l += "  " + right[i]
+			if i < len(r) {
+				line += strings.Repeat(" ", max(0, left+gap-ansi.StringWidth(line))) + r[i]
 			}
-			lines = append(lines, l)
+			lines = append(lines, line)
 		}
-	} else {
-		for _, l := range append(keys, cmds...) {
-			lines = append(lines, wrapStyled(l, inner)...)
-		}
+	default:
+		lines = append(append(keys(inner), ""), cmds(inner)...)
 	}
 	title := "help · keys by pane"
 	if m.o.Replay != nil {
@@ -454,19 +511,29 @@ func (m *Model) helpBox(w, h int) []string {
 	return m.scrollBox(title+" · ↑↓ scroll · esc closes", lines, &m.helpTop, w, h)
 }
 
-// panelBox shows a command's multi-line output (/status, /help, /agents), wrapped to the
-// width (nothing is cut) and scrollable.
+// panelBox shows a command's multi-line output (/status, /help, /agents) in a box sized to it:
+// as wide as its widest line or table and as tall as its lines, at most w×h. Text is wrapped
+// (nothing is cut); tables (tab-separated lines, render.Blocks) are aligned, the last column
+// cut with … when the width runs out, so a row never wraps into another column. It scrolls
+// when it is taller than h.
 func (m *Model) panelBox(w, h int) []string {
+	inner := min(w-4, m.panelWidth())
 	var lines []string
-	diff := diffPanel(m.panelName)
-	for _, l := range m.panel {
-		if diff {
-			lines = append(lines, m.panelDiffLines(l, wrap(l, w-4))...) // verify.go
-			continue
+	if diffPanel(m.panelName) {
+		for _, l := range m.panel {
+			lines = append(lines, m.panelDiffLines(l, wrap(l, inner))...) // verify.go
 		}
-		lines = append(lines, wrap(l, w-4)...)
+	} else {
+		lines = m.panelLines(inner)
 	}
-	return m.scrollBox(session.Sanitize(m.panelName)+" · ↑↓ scroll · esc closes", lines, &m.panelTop, w, h)
+	title := session.Sanitize(m.panelName)
+	if len(lines) > h-2 {
+		title += " · ↑↓ scroll"
+	}
+	title += " · esc closes"
+	// Wide enough for its title too (cut only when the screen is).
+	bw := min(w, max(inner, textWidth(title)+2)+4)
+	return m.scrollBox(title, lines, &m.panelTop, bw, min(h, len(lines)+2))
 }
 
 // scrollBox frames lines at a scroll offset, clamped, and says where the view is.

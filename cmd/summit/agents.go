@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/summit-dev/summit/agents"
@@ -16,6 +18,7 @@ import (
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/live"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // catalogueFlags are the search-path flags shared by the agents subcommands.
@@ -115,23 +118,51 @@ func newAgentsList(stdout, stderr io.Writer) *cobra.Command {
 				}
 				return writeJSON(stdout, out)
 			}
-			// Names, descriptions, tools and paths are whatever the agent files say.
+			// Names, descriptions, tools and paths are whatever the agent files say: every cell
+			// is sanitised, on one line.
+			tb := render.Table{Header: []string{"NAME", "FROM", "MODE", "MODEL", "DESCRIPTION", "TOOLS"}}
+			row := func(cells ...string) {
+				for i, c := range cells {
+					cells[i] = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(session.Sanitize(c))
+				}
+				tb.Rows = append(tb.Rows, cells)
+			}
 			for _, d := range defs {
 				tools := "(type defaults)"
 				if d.Tools != nil {
-					tools = strings.Join(d.Tools, ",")
+					tools = strings.Join(d.Tools, ", ")
 				}
-				fmt.Fprint(stdout, session.Sanitize(fmt.Sprintf("%-22s %-10s %-14s %s\n    %s\n", d.Name, d.Source.Layer, orDash(d.Model.String()), tools, firstLine(d.Description, 100))))
+				mode := string(d.PermissionMode)
+				if mode == "" {
+					mode = "session's" // it sets none: it runs in the session's mode
+				}
+				model := d.Model.String()
+				if model == "" {
+					model = "session's"
+				}
+				row(d.Name, d.Source.Layer, mode, model, firstLine(d.Description, 300), tools)
 				if sh := cat.Shadowing(d.Name, f.workspace); sh != "" { // never silently
-					fmt.Fprint(stdout, session.Sanitize(fmt.Sprintf("    ↳ runs %s\n", sh)))
+					row("", "", "", "", "↳ runs "+sh, "")
 				}
 			}
 			// An untrusted workspace's agent files that would run a command (session/trust).
 			for _, g := range cat.Gated() {
 				if g.Ignored {
-					fmt.Fprint(stdout, session.Sanitize(fmt.Sprintf("%-22s ignored: %s: %s; the workspace is not trusted (summit trust)\n", g.Name, relPath(f.workspace, g.Path), g.Why)))
+					row(g.Name, "workspace", "", "", fmt.Sprintf("ignored: %s: %s; the workspace is not trusted (summit trust)", relPath(f.workspace, g.Path), g.Why), "")
 				}
 			}
+			// On a terminal: as wide as it is, the header in bold; piped: every cell whole, plain.
+			width := 0
+			if fd, ok := stdout.(interface{ Fd() uintptr }); ok && term.IsTerminal(fd.Fd()) {
+				if w, _, err := term.GetSize(fd.Fd()); err == nil {
+					width = w
+				}
+				tb.Style = func(row, _ int) lipgloss.Style { return lipgloss.NewStyle().Bold(row == -1) }
+			}
+			for _, l := range tb.Lines(width) {
+				fmt.Fprintln(stdout, l)
+			}
+			fmt.Fprintln(stdout, "\nMODE: what an agent asks for, never above the session's. session's: it sets none and takes the session's.")
 			for _, s := range cat.Shadows() {
 				fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(fmt.Sprintf("%s: %s shadows %s", s.Name, s.Winner, s.Loser)))
 			}

@@ -623,7 +623,7 @@ func TestScanTerminal(t *testing.T) {
 		{"/status sa-1", regexp.QuoteMeta(escaped("CAP"))},
 		{"/agents", regexp.QuoteMeta(escaped("AGENTDESC"))},
 		{"/apply sa-1", `apply-1: sa-1 applied`},
-		{"/status", `/status · ↑↓ scroll`},
+		{"/status", `/status · (↑↓ scroll · )?esc closes`},
 	} {
 		tm.keys("/")
 		look(`› /`, 5*time.Second)

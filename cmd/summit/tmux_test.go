@@ -264,7 +264,7 @@ func TestTerminalStrayKeys(t *testing.T) {
 	tm.waitFor(`permission pr-1 · sa-1 tester`, 20*time.Second)
 	time.Sleep(time.Second)
 	tm.keys("/status", "Enter")
-	s := tm.waitFor(`/status · ↑↓ scroll`, 10*time.Second)
+	s := tm.waitFor(`/status · (↑↓ scroll · )?esc closes`, 10*time.Second)
 	if !strings.Contains(s, "waiting for approval pr-1") {
 		t.Errorf("the /status panel:\n%s", s)
 	}

@@ -21,8 +21,8 @@ func TestAgentsListsACPAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^ext-agent +acp +external agent over ACP: /bin/true --acp`).MatchString(r.Output) ||
-		!regexp.MustCompile(`(?m)^builder +`).MatchString(r.Output) {
+	if !regexp.MustCompile(`(?m)^ext-agent\tacp\tsession's\texternal agent over ACP: /bin/true --acp`).MatchString(r.Output) ||
+		!regexp.MustCompile(`(?m)^builder\t`).MatchString(r.Output) {
 		t.Errorf("/agents:\n%s", r.Output)
 	}
 }

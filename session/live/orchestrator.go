@@ -599,22 +599,31 @@ func (x *Orchestrator) note(text string) (Reply, error) {
 	return Reply{}, err
 }
 
+// agentsText is the catalogue as a table (tab-separated cells, the first line its header:
+// each reader lays it out for its own width, see render.Blocks), then what its mode column means.
 func (x *Orchestrator) agentsText() string {
 	var b strings.Builder
+	row := func(cells ...string) {
+		for i, c := range cells {
+			cells[i] = cellText(c)
+		}
+		b.WriteString(strings.Join(cells, "\t") + "\n")
+	}
+	row("name", "from", "mode", "description")
 	for _, d := range x.o.Catalogue.List() {
 		mode := string(d.PermissionMode)
 		if mode == "" {
-			mode = "-"
+			mode = "session's" // the definition sets none: it runs in the session's mode
 		}
-		fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(d.Name), mode, session.Sanitize(oneLine(d.Description, 80)))
+		row(d.Name, d.Source.Layer, mode, oneLine(d.Description, 100))
 		// A definition that replaced another of its name never does so silently.
 		if sh := x.o.Catalogue.Shadowing(d.Name, x.o.Workspace); sh != "" {
-			fmt.Fprintf(&b, "%-22s ↳ runs %s\n", "", session.Sanitize(sh))
+			row("", "", "", "↳ runs "+sh)
 		}
 	}
 	for _, g := range x.o.Catalogue.Gated() { // an untrusted workspace's agent files (session/trust)
 		if g.Ignored {
-			fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(g.Name), "ignored", session.Sanitize(oneLine(relTo(x.o.Workspace, g.Path)+": "+g.Why+"; the workspace is not trusted", 80)))
+			row(g.Name, "workspace", "", oneLine("ignored: "+relTo(x.o.Workspace, g.Path)+": "+g.Why+"; the workspace is not trusted", 100))
 		}
 	}
 	// External ACP agents: acp_agents, and the built-ins whose command is on PATH (a catalogue
@@ -626,14 +635,21 @@ func (x *Orchestrator) agentsText() string {
 				continue
 			}
 			a := reg.agents[m[name]]
-			fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(name), "acp", session.Sanitize(oneLine(a.Description+" ("+a.CommandLine()+")", 80)))
+			row(name, "acp", "session's", oneLine(a.Description+" ("+a.CommandLine()+")", 100))
 		}
 	}
 	rr := x.remotes() // remote ABI agents (remote.go)
 	for _, name := range slices.Sorted(maps.Keys(rr.defs)) {
-		fmt.Fprintf(&b, "%-22s %-17s %s\n", session.Sanitize(name), "remote", session.Sanitize(oneLine(rr.defs[name].Description, 80)))
+		row(name, "remote", "session's", oneLine(rr.defs[name].Description, 100))
 	}
+	fmt.Fprintf(&b, "\nmode: what an agent asks for, never above the session's (%s); session's: it sets none and takes the session's\n",
+		x.o.Ceiling)
 	return b.String()
+}
+
+// cellText is text for a cell of a tab-separated table: sanitised, on one line, without a tab.
+func cellText(s string) string {
+	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(session.Sanitize(s))
 }
 
 // relTo is p relative to root when it is inside it.
@@ -668,18 +684,22 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 	defer x.mu.Unlock()
 	var b strings.Builder
 	now := x.clock.Now()
+	// Tables are tab-separated lines, the first the header: each reader lays them out for its
+	// own width (render.Blocks). A cell never holds a tab: model text goes through cell.
+	cell := cellText
+	header := func() { b.WriteString("\tid\tagent\tstatus\ttime\tnow\n") }
 	row := func(sa *session.Subagent) {
 		extra := ""
 		switch {
 		case sa.PendingRequest != "":
-			extra = " · waiting for approval " + sa.PendingRequest
+			extra = "waiting for approval " + sa.PendingRequest
 		case sa.Status == session.StatusQueued:
-			extra = " · queued"
+			extra = "queued"
 		case sa.CurrentTool != "":
-			extra = " · " + sa.CurrentTool
+			extra = sa.CurrentTool
 		}
-		fmt.Fprintf(&b, "%s %s %-10s %-9s %s%s\n", render.StatusGlyph(sa), sa.ID, sa.AgentType, sa.Status,
-			sa.Elapsed(now).Round(time.Second), extra)
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s\n", render.StatusGlyph(sa), sa.ID, cell(sa.AgentType), sa.Status,
+			sa.Elapsed(now).Round(time.Second), cell(extra))
 	}
 	switch {
 	case c.ID == "":
@@ -690,26 +710,36 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 		if t := render.TrustText(x.state); t != "" {
 			fmt.Fprintf(&b, "⚠ %s\n", t)
 		}
+		if len(x.state.Subagents) > 0 {
+			header()
+		}
 		for _, sa := range x.state.Subagents {
 			row(sa)
 		}
+		if len(x.state.Convergences) > 0 {
+			b.WriteString("\nconvergence\tstrategy\tmembers\tstatus\n") // a blank line: a table of its own
+		}
 		for _, cv := range x.state.Convergences {
-			fmt.Fprintf(&b, "  %s %s of %s · %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), render.ConvergenceStatus(x.state, cv))
+			fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "), cell(render.ConvergenceStatus(x.state, cv)))
 		}
 	case x.state.Subagent(c.ID) != nil:
 		sa := x.state.Subagent(c.ID)
+		header()
 		row(sa)
-		fmt.Fprintf(&b, "  task: %s\n", session.Sanitize(oneLine(sa.Task, 200)))
+		fmt.Fprintf(&b, "task: %s\n", session.Sanitize(oneLine(sa.Task, 200)))
 		if sa.Capsule != nil {
-			fmt.Fprintf(&b, "  capsule: %s\n", session.Sanitize(oneLine(sa.Capsule.Summary, 200)))
+			fmt.Fprintf(&b, "capsule: %s\n", session.Sanitize(oneLine(sa.Capsule.Summary, 200)))
 		}
 		if sa.LastError != "" {
-			fmt.Fprintf(&b, "  last error: %s\n", session.Sanitize(oneLine(sa.LastError, 200)))
+			fmt.Fprintf(&b, "last error: %s\n", session.Sanitize(oneLine(sa.LastError, 200)))
 		}
 	default:
 		cv := x.state.Convergence(c.ID)
 		fmt.Fprintf(&b, "%s %s of %s · %s · resolution %s · output %s\n", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "),
 			render.ConvergenceStatus(x.state, cv), cv.ConflictResolution, cv.OutputFormat)
+		if len(cv.Conflicts) > 0 {
+			b.WriteString("conflict\twhere\tstate\n")
+		}
 		for _, cf := range cv.Conflicts {
 			state := "open: /resolve " + cf.ID + " --choose " + strings.Join(cf.Choices, "|")
 			if r := cf.Resolution; r != nil {
@@ -720,10 +750,10 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 			} else {
 				state += reviewProgress(cf.Review) // what a region choice also lands
 			}
-			fmt.Fprintf(&b, "  %s %s · %s\n", cf.ID, session.ConflictWhere(cf.Kind, cf.File, cf.Lines), state)
+			fmt.Fprintf(&b, "%s\t%s\t%s\n", cf.ID, cell(session.ConflictWhere(cf.Kind, cf.File, cf.Lines)), cell(state))
 		}
 		for _, n := range cv.Notes {
-			fmt.Fprintf(&b, "  note: %s\n", session.Sanitize(n))
+			fmt.Fprintf(&b, "note: %s\n", session.Sanitize(n))
 		}
 	}
 	return Reply{Output: b.String()}, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/session/render"
 )
 
 // Exit codes of a headless run (DESIGN §10).
@@ -64,7 +65,7 @@ func RunScript(ctx context.Context, x *Orchestrator, script io.Reader, progress 
 		case r.Rejected:
 			fmt.Fprintf(progress, "  line %d rejected: %s\n", n, indent(session.Sanitize(r.Error)))
 		case r.Output != "":
-			fmt.Fprintf(progress, "  %s\n", indent(strings.TrimRight(session.Sanitize(r.Output), "\n")))
+			fmt.Fprintf(progress, "  %s\n", indent(strings.TrimRight(render.AlignTabs(session.Sanitize(r.Output)), "\n"))) // tables as columns
 		}
 		if r.Quit {
 			reason = "quit"
