@@ -194,6 +194,9 @@ unless --keep is given.`,
 			}
 			if !keep {
 				defer os.RemoveAll(f.workspace)
+				// First (defers run last-in first-out): the snapshots go beside the recording,
+				// the workspace's private git dir goes (gc.go).
+				defer demoCleanup(f, stderr)
 			}
 			err = workbench(f, stderr, demoWelcome, runGuide)
 			if keep {

@@ -74,8 +74,21 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 			}
 		} else if !errors.Is(err, gitws.ErrSnapshotGone) {
 			return nil, "", err
-		} else {
-			notes = append(notes, fmt.Sprintf("the recorded snapshot %s (%s) is gone from its repository", short(s.Commit), s.What))
+		} else if b := fork.BundlePath(p.Parent.Path); fileExists(b) {
+			// The git dir is gone (summit demo's, after it quit) but its commits were kept
+			// beside the recording.
+			res, err = gitws.RestoreBundle(ctx, b, s.Commit, dir, gitws.Options{})
+			switch {
+			case err == nil:
+				restored = fmt.Sprintf("snapshot %s: %s (#%d), kept in %s", short(s.Commit), s.What, s.Seq, b)
+			case !errors.Is(err, gitws.ErrSnapshotGone):
+				return nil, "", err
+			}
+		}
+		if restored == "" {
+			gone := fmt.Sprintf("the recorded snapshot %s (%s) is gone from its repository (the git dir that held it was removed: summit gc, or git gc), and no bundle of it is kept beside the recording", short(s.Commit), s.What)
+			notes = append(notes, gone)
+			fmt.Fprintf(stderr, "summit: fork: %s\n", session.Sanitize(gone))
 		}
 	}
 	if restored == "" {
@@ -134,6 +147,11 @@ func removeForkDir(dir string, created bool) {
 	for _, e := range ents {
 		os.RemoveAll(filepath.Join(dir, e.Name()))
 	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 func short(c string) string {
