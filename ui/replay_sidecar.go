@@ -299,4 +299,3 @@ func sidecarServes(path string) (recording, stale string) {
 	}
 	return h.Recording, ""
 }
-
