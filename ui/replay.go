@@ -157,7 +157,16 @@ func newReplayOf(ix *record.Index, ra io.ReaderAt, closer func() error, id recor
 	} else {
 		close(r.bg.sidecarDone)
 	}
-	go r.bg.run(ix, ra, empty.Clone())
+	go func() {
+		// The fold starts once the sidecar is in (at once when there is none): reading it
+		// is what a seek to the end waits for, and the fold's three goroutines would take
+		// the cores from it.
+		select {
+		case <-r.bg.sidecarDone:
+		case <-r.bg.stop:
+		}
+		r.bg.run(ix, ra, empty.Clone())
+	}()
 	return r
 }
 

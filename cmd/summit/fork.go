@@ -228,8 +228,13 @@ The new recording starts with SessionForked, which names the parent (path, sessi
 a content hash), followed by the parent's events up to that point: it replays on its own.
 
 Without --script the workbench opens on the fork; with it the script runs headless, as with
-summit run. Config, agents and the recording come from --workspace (default: the parent's
-workspace when it still exists).`,
+summit run. Config and agents come from --workspace (default: the parent's workspace when it
+still exists); the fork's .summit/ (its recording, input history and inventory) is written in
+the fork's folder, never in the directory it was run from.
+
+When the parent's snapshot is gone from its git dir (summit demo removes its own when it
+quits), the fork restores it from the bundle kept beside the recording (<id>.bundle); with
+neither, it says so and starts from the parent's workspace as it is now.`,
 		Example: "  summit fork .summit/sessions/s-01J.jsonl --at 42\n" +
 			"  summit fork run.jsonl --at 17 --script next.summit --approve shell",
 		Args: cobra.ExactArgs(1),

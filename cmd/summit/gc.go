@@ -21,6 +21,7 @@ import (
 	"github.com/summit-dev/summit/session/fork"
 	"github.com/summit-dev/summit/session/gitws"
 	"github.com/summit-dev/summit/session/record"
+	"github.com/summit-dev/summit/ui"
 )
 
 // newGC is 'summit gc': the worktrees, private git dirs and refs that sessions left behind (a
@@ -43,7 +44,9 @@ snapshots its recordings fork from, so it is a leftover only once its workspace 
 even then gc keeps it while a recording on disk (summit demo's and forks' recordings, and the
 recordings beside the sessions' workspaces) still names that workspace, and says which.
 summit demo keeps its snapshots in a bundle beside its recording (<id>.bundle); gc removes a
-bundle whose recording is gone.`,
+bundle whose recording is gone. A replay that folded a recording to its end keeps that state in
+the cache dir (replay/*.ckpt), so the next replay of the recording seeks at once; gc removes
+the ones whose recording is gone or changed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -71,9 +74,22 @@ bundle whose recording is gone.`,
 				remove = append(remove, l)
 			}
 			orphans := orphanBundles(recs)
+			// Replay sidecars (the end state of a recording, for its next replay) whose
+			// recording is gone or changed.
+			var stale []ui.Sidecar
+			if cars, err := ui.Sidecars(); err == nil {
+				for _, c := range cars {
+					if c.Stale != "" {
+						stale = append(stale, c)
+					}
+				}
+			}
 			if asJSON {
 				for _, b := range orphans {
 					left = append(left, gitws.Leftover{Reason: "bundle of a recording that is gone", Dir: b, Bytes: gitws.DirSize(b)})
+				}
+				for _, c := range stale {
+					left = append(left, gitws.Leftover{Reason: "replay sidecar: " + c.Stale, Workspace: c.Recording, Dir: c.Path, Bytes: c.Bytes})
 				}
 				if left == nil {
 					left = []gitws.Leftover{}
@@ -82,7 +98,7 @@ bundle whose recording is gone.`,
 					return err
 				}
 			} else {
-				if len(remove) == 0 && len(orphans) == 0 {
+				if len(remove) == 0 && len(orphans) == 0 && len(stale) == 0 {
 					fmt.Fprintln(stdout, "nothing to clean: no session left worktrees or refs behind")
 				}
 				var total int64
@@ -95,6 +111,10 @@ bundle whose recording is gone.`,
 					total += n
 					fmt.Fprintln(stdout, session.Sanitize(fmt.Sprintf("bundle %s of a recording that is gone, %s", b, gitws.HumanBytes(n))))
 				}
+				for _, c := range stale {
+					total += c.Bytes
+					fmt.Fprintln(stdout, session.Sanitize(fmt.Sprintf("replay sidecar %s of %s (%s), %s", c.Path, c.Recording, c.Stale, gitws.HumanBytes(c.Bytes))))
+				}
 				for _, k := range kept {
 					fmt.Fprintln(stdout, session.Sanitize(k))
 				}
@@ -102,7 +122,7 @@ bundle whose recording is gone.`,
 					fmt.Fprintf(stdout, "%s in all\n", gitws.HumanBytes(total))
 				}
 			}
-			if dry || len(remove) == 0 && len(orphans) == 0 {
+			if dry || len(remove) == 0 && len(orphans) == 0 && len(stale) == 0 {
 				return nil
 			}
 			var errs []error
@@ -112,10 +132,13 @@ bundle whose recording is gone.`,
 			for _, b := range orphans {
 				errs = append(errs, os.Remove(b))
 			}
+			for _, c := range stale {
+				errs = append(errs, os.Remove(c.Path))
+			}
 			if err := errors.Join(errs...); err != nil {
 				return badFile(err)
 			}
-			fmt.Fprintf(stderr, "summit: removed %s\n", plural(len(remove)+len(orphans), "leftover", "leftovers"))
+			fmt.Fprintf(stderr, "summit: removed %s\n", plural(len(remove)+len(orphans)+len(stale), "leftover", "leftovers"))
 			return nil
 		},
 	}

@@ -54,8 +54,9 @@ func quitDemo(t *testing.T) (rec string, final map[string]string) {
 // cache (no private git dir: no leftover is reported, by a start or by gc), its snapshots are
 // kept in a bundle beside its recording, and after summit gc, forking the demo recording at
 // every marker still restores its files, and /apply of the parent's convergence works in a
-// fork. Old code: the demo left its private git dir (a leftover every start reported), and gc
-// removed the snapshots forks rebuild from.
+// fork; without the bundle, a fork says in words that the snapshot is gone. Old code: the demo
+// left its private git dir (a leftover every start reported), gc removed the snapshots forks
+// rebuild from, and /apply in such a fork failed with git's raw "fatal:".
 func TestDemoQuitLeavesNothingAndForksAfterGC(t *testing.T) {
 	forkEnv(t)
 	rec, final := quitDemo(t)
@@ -105,14 +106,21 @@ func TestDemoQuitLeavesNothingAndForksAfterGC(t *testing.T) {
 	if applied["cart.go"] == 0 || applied["README.md"] == 0 || cvDone == 0 {
 		t.Fatalf("the demo applied %v, cv-1 completed at #%d", applied, cvDone)
 	}
+	// Each fork's workspace, as summit fork makes it (forkFlags.restore; a whole fork session
+	// per marker would cost seconds each: TestForkAtEveryMarker runs those).
 	marks := ix.Positions(ui.MarkerTypes()...)
 	for _, i := range marks {
 		seq := ix.Seq(i)
-		code, errOut, _, into := forkRun(t, t.TempDir(), rec, seq, "/status\n")
-		if code != 0 {
-			t.Fatalf("fork at #%d: exit %d\n%s", seq, code, errOut)
+		p, err := fork.Load(rec, seq)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if strings.Contains(errOut, "is gone") || strings.Contains(errOut, "empty folder") {
+		var errb bytes.Buffer
+		_, into, err := (&forkFlags{plan: p, into: filepath.Join(t.TempDir(), "ws")}).restore("s-fork-"+strconv.FormatUint(seq, 10), &errb)
+		if err != nil {
+			t.Fatalf("fork at #%d: %v", seq, err)
+		}
+		if errOut := errb.String(); strings.Contains(errOut, "is gone") || strings.Contains(errOut, "empty folder") {
 			t.Errorf("fork at #%d did not restore its snapshot:\n%s", seq, errOut)
 		}
 		got := files(t, into)
@@ -132,19 +140,11 @@ func TestDemoQuitLeavesNothingAndForksAfterGC(t *testing.T) {
 	if code != 0 || files(t, into)["cart.go"] != final["cart.go"] {
 		t.Errorf("/apply cv-1 in a fork at #%d: exit %d, cart.go fixed %v\n%s", cvDone, code, files(t, into)["cart.go"] == final["cart.go"], errOut)
 	}
-}
 
-// TestForkSnapshotGoneSaysSo: a fork of a recording whose snapshots are gone (no git dir, no
-// bundle) says so in words, starts from what it can, and /apply of the parent's changes there
-// fails with a sentence, not git's "fatal: failed to unpack tree object".
-func TestForkSnapshotGoneSaysSo(t *testing.T) {
-	forkEnv(t)
-	rec, _ := quitDemo(t)
+	// Without the bundle the snapshots are gone: a fork says so in words, starts from what it
+	// can, and /apply of the parent's changes there fails with a sentence, not git's "fatal:
+	// failed to unpack tree object".
 	if err := os.Remove(fork.BundlePath(rec)); err != nil {
-		t.Fatal(err)
-	}
-	ix, err := record.BuildIndexFile(rec, record.ReadOptions{})
-	if err != nil {
 		t.Fatal(err)
 	}
 	var sa5Stop uint64
@@ -177,13 +177,16 @@ func TestForkSnapshotGoneSaysSo(t *testing.T) {
 // where its config comes from). Old code wrote .summit/ there.
 func TestForkWritesOnlyItsFolder(t *testing.T) {
 	forkEnv(t)
-	ws, rec := demoParent(t, false)
-	os.RemoveAll(ws) // as summit demo's workspace: gone
+	ws := runWorkspace(t)
+	code, _, errOut, rec := runScript(t, ws, "/delegate \"change the greeting\" --agent-type builder\n/wait sa-1\n")
+	if code != 0 {
+		t.Fatalf("parent: exit %d\n%s", code, errOut)
+	}
 	here := t.TempDir()
 	into := filepath.Join(t.TempDir(), "fork")
 	sf := filepath.Join(t.TempDir(), "next.summit")
 	os.WriteFile(sf, []byte("/status\n"), 0o644)
-	code, _, errOut := summit(t, "fork", rec, "--at", strconv.Itoa(5), "--script", sf, "--workspace", here, "--into", into)
+	code, _, errOut = summit(t, "fork", rec, "--at", strconv.Itoa(5), "--script", sf, "--workspace", here, "--into", into)
 	if code != 0 {
 		t.Fatalf("fork: %d\n%s", code, errOut)
 	}
@@ -220,5 +223,40 @@ func TestLeftoversNoticeOncePerWorkspace(t *testing.T) {
 	}
 	if _, _, errOut, _ := runScript(t, ws, "/agents\n"); strings.Contains(errOut, "leftover") {
 		t.Errorf("the notice came twice:\n%s", errOut)
+	}
+}
+
+// TestGCStaleReplaySidecars: a replay that folded a recording to its end leaves its sidecar in
+// the cache dir; gc keeps it while its recording is there, and lists (with its size) and
+// removes it once the recording is gone.
+func TestGCStaleReplaySidecars(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	b, err := os.ReadFile(rec + "valid.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	os.WriteFile(path, b, 0o600)
+	r, err := ui.OpenReplay(path, record.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.WaitCaughtUp()
+	r.Close()
+	cars, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "summit", "replay", "*.ckpt"))
+	if len(cars) != 1 {
+		t.Fatalf("replay sidecars: %v", cars)
+	}
+	if _, out, _ := summit(t, "gc", "--dry-run"); !strings.Contains(out, "nothing to clean") {
+		t.Errorf("gc lists the sidecar of a recording that is there:\n%s", out)
+	}
+	os.Remove(path)
+	code, out, errb := summit(t, "gc")
+	if code != 0 || !regexp.MustCompile(`replay sidecar .* \(its recording is gone\), [0-9.]+ (B|KB|MB)`).MatchString(out) {
+		t.Fatalf("gc: %d\n%s\n%s", code, out, errb)
+	}
+	if _, err := os.Stat(cars[0]); err == nil {
+		t.Error("gc left the sidecar of a recording that is gone")
 	}
 }
