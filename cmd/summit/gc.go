@@ -62,12 +62,26 @@ the ones whose recording is gone or changed.`,
 			recs := knownRecordings()
 			var remove []gitws.Leftover
 			var kept []string
+			demoDir := ""
+			if data, err := dataDir(); err == nil {
+				demoDir = filepath.Join(data, "demo")
+			}
 			for i, l := range left {
 				if l.SessionID == "" && l.Workspace != "" {
-					if names := recordingsOf(l.Workspace, recs); len(names) > 0 {
+					names := recordingsOf(l.Workspace, recs)
+					if len(names) > 0 && !dry && allIn(demoDir, names) {
+						// A demo's private git dir, left by a summit demo older than its
+						// bundles (or one whose bundle could not be written): its snapshots go
+						// into bundles beside its recordings, as the demo does now, and it goes.
+						if err := bundleFor(ctx, l.Workspace, names); err == nil {
+							fmt.Fprintln(stdout, session.Sanitize(fmt.Sprintf("kept the snapshots of %s in %s", l.Workspace, strings.Join(bundlesOf(names), ", "))))
+							names = nil
+						}
+					}
+					if len(names) > 0 {
 						left[i].KeptFor = names
-						kept = append(kept, fmt.Sprintf("kept: %s: the snapshots of %s, which %s still fork from (remove %s, then summit gc)",
-							l.Dir, l.Workspace, plural(len(names), "recording", "recordings"), them(len(names))))
+						kept = append(kept, fmt.Sprintf("kept: %s, %s: the snapshots of %s (gone), which %s still fork from: %s (remove %s, then summit gc)",
+							l.Dir, gitws.HumanBytes(l.Bytes), l.Workspace, plural(len(names), "recording", "recordings"), strings.Join(names, ", "), them(len(names))))
 						continue
 					}
 				}
@@ -317,4 +331,36 @@ func orphanBundles(recs []string) []string {
 		}
 	}
 	return out
+}
+
+func allIn(dir string, paths []string) bool {
+	for _, p := range paths {
+		if dir == "" || filepath.Dir(p) != dir {
+			return false
+		}
+	}
+	return true
+}
+
+func bundlesOf(recs []string) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, fork.BundlePath(r))
+	}
+	return out
+}
+
+// bundleFor writes, beside each recording, the bundle of the commits it names that the
+// workspace's (private) git dir holds.
+func bundleFor(ctx context.Context, workspace string, recs []string) error {
+	for _, r := range recs {
+		commits, err := fork.Commits(r)
+		if err != nil {
+			return err
+		}
+		if _, err := gitws.KeepBundle(ctx, workspace, commits, fork.BundlePath(r), gitws.Options{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -24,6 +24,13 @@ import (
 // and the workspace's files at the end.
 func quitDemo(t *testing.T) (rec string, final map[string]string) {
 	t.Helper()
+	return endDemo(t, true)
+}
+
+// endDemo is quitDemo; without cleanup, it ends as summit demo did before it kept bundles
+// (the workspace removed, its private git dir left).
+func endDemo(t *testing.T, cleanup bool) (rec string, final map[string]string) {
+	t.Helper()
 	t.Setenv("TMPDIR", t.TempDir()) // the demo's temporary workspace
 	f, err := demoSession()
 	if err != nil {
@@ -42,6 +49,10 @@ func quitDemo(t *testing.T) (rec string, final map[string]string) {
 		t.Fatalf("the demo recorded nothing\n%s", errb.String())
 	}
 	final = files(t, f.workspace)
+	if !cleanup {
+		os.RemoveAll(f.workspace)
+		return f.recorded, final
+	}
 	demoCleanup(f, &errb)
 	os.RemoveAll(f.workspace)
 	if strings.Contains(errb.String(), "could not be kept") {
@@ -258,5 +269,41 @@ func TestGCStaleReplaySidecars(t *testing.T) {
 	}
 	if _, err := os.Stat(cars[0]); err == nil {
 		t.Error("gc left the sidecar of a recording that is gone")
+	}
+}
+
+// TestGCOldDemoLeftover: the private git dir an older summit demo left (its workspace gone, its
+// recording in the demo folder) is not lost to gc: gc writes the snapshots the recording names
+// into a bundle beside it, then removes the git dir, and a fork of the recording still restores
+// its files. Old code: gc removed the git dir, and forks started empty.
+func TestGCOldDemoLeftover(t *testing.T) {
+	forkEnv(t)
+	rec, final := endDemo(t, false)
+	cache := filepath.Join(os.Getenv("XDG_CACHE_HOME"), "summit")
+	if repos, _ := filepath.Glob(filepath.Join(cache, "repos", "*")); len(repos) != 1 {
+		t.Fatalf("private git dirs: %v", repos)
+	}
+	code, out, errb := summit(t, "gc")
+	if code != 0 || !strings.Contains(out, "kept the snapshots of") {
+		t.Fatalf("gc: %d\n%s\n%s", code, out, errb)
+	}
+	if repos, _ := filepath.Glob(filepath.Join(cache, "repos", "*")); len(repos) != 0 {
+		t.Errorf("gc left the private git dir: %v", repos)
+	}
+	st, _, err := record.LoadFile(rec, record.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := fork.Load(rec, st.LastSeq-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e bytes.Buffer
+	_, into, err := (&forkFlags{plan: p, into: filepath.Join(t.TempDir(), "ws")}).restore("s-fork-end", &e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := files(t, into); got["cart.go"] != final["cart.go"] || got["README.md"] != final["README.md"] {
+		t.Errorf("a fork at the end after gc does not restore the demo's files:\n%s", e.String())
 	}
 }
