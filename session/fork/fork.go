@@ -28,8 +28,11 @@
 // after an /apply or /undo), written out with git from the parent's repository (see
 // gitws.Restore). Edits made by hand between that snapshot and the fork point were never
 // recorded and are not there. When no snapshot was recorded by then, the first one after is
-// used if no /apply came between; otherwise, or when the snapshot's objects are gone (git gc,
-// another machine), the fork starts from the parent workspace as it is now (in an empty folder
+// used if no /apply came between. When the git dir that held the snapshot is gone (summit demo
+// removes its own when it quits, keeping the commits its recording names in a git bundle beside
+// it: BundlePath), the snapshot is restored from that bundle. Otherwise, or when the snapshot's
+// objects are gone (git gc, another machine), the fork starts from the parent workspace as it
+// is now (in an empty folder
 // when that is gone, a home or root folder, or an imported session's folder outside a
 // repository), and SessionForked.Restored says so.
 package fork
