@@ -251,6 +251,7 @@ func (d *dec) transcript(text *TextStore) *Transcript {
 	t.bytes = int(d.uv())
 	t.n = int(d.uv())
 	data := d.bytes(1 << 40)
+	dataLen := int64(len(data))
 	// Full chunks are slices of one buffer, capped so that no append reaches the next; the
 	// tail is its own, as the store keeps it.
 	for len(data) > byteChunk {
@@ -260,8 +261,15 @@ func (d *dec) transcript(text *TextStore) *Transcript {
 	t.data.tail = data[:len(data):len(data)]
 	n := d.uv()
 	var items []item
+	var prev int64
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		items = append(items, d.item())
+		it := d.item()
+		// Items lie in order inside the text store (the invariant Text relies on).
+		if it.start < prev || it.start > dataLen {
+			d.fail(errors.New("a transcript's items do not fit its text"))
+		}
+		prev = it.start
+		items = append(items, it)
 	}
 	if d.err != nil {
 		return nil
@@ -278,7 +286,7 @@ func (d *dec) transcript(text *TextStore) *Transcript {
 	if d.err != nil {
 		return nil
 	}
-	if t.data.len() < t.open.start || int(t.open.kind) >= len(itemKinds) {
+	if t.data.len() < t.open.start || t.hasOpen && t.open.start < prev || int(t.open.kind) >= len(itemKinds) {
 		d.fail(errors.New("a transcript's items do not fit its text"))
 		return nil
 	}
