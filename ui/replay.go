@@ -81,6 +81,15 @@ type folder struct {
 	done   chan struct{}
 	// caughtUp is closed when it has folded every event (or stopped).
 	caughtUp chan struct{}
+	// saved is the state a replay sidecar holds (replay_sidecar.go), once loaded: a
+	// checkpoint at saved.pos that the fold may not have reached yet (pos 0: none).
+	// sidecarDone is closed when the sidecar has been looked for and, if it fits, loaded.
+	saved       checkpoint
+	sidecarDone chan struct{}
+	// id is the recording as opened, for its sidecar (path "": none is read or written).
+	id recordingID
+	// caughtUpClosed: run closed caughtUp before saving the sidecar (run's goroutine only).
+	caughtUpClosed bool
 }
 
 // speeds are the replay speeds +/- step through.
@@ -98,6 +107,7 @@ func MarkerTypes() []session.Type { return slices.Clone(markerTypes) }
 
 // OpenReplay indexes a recording and shows its first event.
 func OpenReplay(path string, opts record.ReadOptions) (*Replay, error) {
+	id, _ := statRecording(path, opts.Lenient) // before indexing: an append after it changes the time
 	ix, err := record.BuildIndexFile(path, opts)
 	if err != nil {
 		return nil, err
@@ -106,7 +116,7 @@ func OpenReplay(path string, opts record.ReadOptions) (*Replay, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newReplay(ix, f, f.Close)
+	r := newReplayOf(ix, f, f.Close, id)
 	if ix.Len() > 0 {
 		if err := r.Seek(1); err != nil {
 			r.Close()
@@ -117,21 +127,81 @@ func OpenReplay(path string, opts record.ReadOptions) (*Replay, error) {
 }
 
 func newReplay(ix *record.Index, ra io.ReaderAt, closer func() error) *Replay {
+	return newReplayOf(ix, ra, closer, recordingID{})
+}
+
+// newReplayOf starts a replay of the recording id (a path "": no sidecar).
+func newReplayOf(ix *record.Index, ra io.ReaderAt, closer func() error, id recordingID) *Replay {
 	text := session.NewTextStore(record.NewFileSource(ra), 0)
 	empty := &session.State{}
 	empty.SetTextStore(text)
 	r := &Replay{ra: ra, close: closer, ix: ix, text: text, st: empty.Clone(), pending: -1, Speed: 1, IdleCap: 2 * time.Second}
 	r.marks = ix.Positions(markerTypes...)
-	r.bg = &folder{ckpts: []checkpoint{{pos: 0, st: empty}}, stop: make(chan struct{}), done: make(chan struct{}), caughtUp: make(chan struct{})}
-	go r.bg.run(ix, ra, empty.Clone())
+	r.bg = &folder{ckpts: []checkpoint{{pos: 0, st: empty}}, stop: make(chan struct{}), done: make(chan struct{}), caughtUp: make(chan struct{}),
+		sidecarDone: make(chan struct{}), id: id}
+	if id.path != "" && ix.Len() > 0 {
+		// The sidecar is read beside the fold: the first frame does not wait for it, and a
+		// seek near the end left pending lands as soon as it is in.
+		go func() {
+			defer close(r.bg.sidecarDone)
+			ck, ok := loadSidecar(id, ra, text, ix.Len(), func(pos int) (int64, uint64) {
+				off, n := ix.Loc(pos - 1)
+				return off + int64(n), ix.Seq(pos - 1)
+			})
+			if ok {
+				r.bg.mu.Lock()
+				r.bg.saved = ck
+				r.bg.mu.Unlock()
+			}
+		}()
+	} else {
+		close(r.bg.sidecarDone)
+	}
+	go func() {
+		// The fold starts once the sidecar is in (at once when there is none): reading it
+		// is what a seek to the end waits for, and the fold's three goroutines would take
+		// the cores from it.
+		select {
+		case <-r.bg.sidecarDone:
+		case <-r.bg.stop:
+		}
+		r.bg.run(ix, ra, empty.Clone())
+	}()
 	return r
+}
+
+// SidecarLoaded waits until the replay's sidecar has been looked for, and reports whether one
+// fitting the recording was loaded (tests, benchmarks).
+func (r *Replay) SidecarLoaded() bool {
+	<-r.bg.sidecarDone
+	r.bg.mu.Lock()
+	defer r.bg.mu.Unlock()
+	return r.bg.saved.st != nil
+}
+
+// saveSidecar writes the state after all n events for the next replay of the recording,
+// unless the sidecar already holds it. It runs at the end of the background fold.
+func (f *folder) saveSidecar(ix *record.Index, ra io.ReaderAt, n int, ck checkpoint) {
+	<-f.sidecarDone
+	f.mu.Lock()
+	have := f.saved.pos == n
+	f.mu.Unlock()
+	if f.id.path == "" || have || n == 0 {
+		return
+	}
+	off, ln := ix.Loc(n - 1)
+	_ = writeSidecar(f.id, ra, off+int64(ln), n, ix.Seq(n-1), ck.err, ck.st) // a cache: failing to write costs the next open its speed only
 }
 
 // run folds every event into st, keeping checkpoints, until done or stopped. Two goroutines
 // read and decode batches ahead (decoding is most of the cost), this one folds them in order.
 func (f *folder) run(ix *record.Index, ra io.ReaderAt, st *session.State) {
 	defer close(f.done)
-	defer close(f.caughtUp)
+	defer func() {
+		if !f.caughtUpClosed {
+			close(f.caughtUp)
+		}
+	}()
 	type batch struct {
 		from int
 		evs  []session.Event
@@ -210,7 +280,13 @@ func (f *folder) run(ix *record.Index, ra io.ReaderAt, st *session.State) {
 	if n > 0 && f.ckpts[len(f.ckpts)-1].pos < n {
 		f.ckpts = append(f.ckpts, checkpoint{pos: n, st: st, err: ferr})
 	}
+	final := f.ckpts[len(f.ckpts)-1]
 	f.mu.Unlock()
+	if pos == n {
+		close(f.caughtUp)
+		f.caughtUpClosed = true
+		f.saveSidecar(ix, ra, n, final)
+	}
 }
 
 // foldRange reads and folds events [from, to) into st. msg is the first fold error, err a
@@ -226,11 +302,15 @@ func foldRange(ix *record.Index, ra io.ReaderAt, st *session.State, from, to int
 	return msg, err
 }
 
-// base is the latest checkpoint at or before pos, and how far the background fold has got.
+// base is the latest checkpoint at or before pos (the sidecar's included), and how far the
+// background fold has got.
 func (f *folder) base(pos int) (checkpoint, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	i := sort.Search(len(f.ckpts), func(i int) bool { return f.ckpts[i].pos > pos }) - 1
+	if s := f.saved; s.st != nil && s.pos <= pos && s.pos > f.ckpts[i].pos {
+		return s, f.folded
+	}
 	return f.ckpts[i], f.folded
 }
 

@@ -244,6 +244,9 @@ unless --keep is given.`,
 			}
 			if !keep {
 				defer os.RemoveAll(f.workspace)
+				// First (defers run last-in first-out): the snapshots go beside the recording,
+				// the workspace's private git dir goes (gc.go).
+				defer demoCleanup(f, stderr)
 			}
 			g := &demoGuide{pace: pace, sleep: time.Sleep}
 			err = workbench(f, stderr, demoWelcome, g.run)

@@ -74,8 +74,21 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 			}
 		} else if !errors.Is(err, gitws.ErrSnapshotGone) {
 			return nil, "", err
-		} else {
-			notes = append(notes, fmt.Sprintf("the recorded snapshot %s (%s) is gone from its repository", short(s.Commit), s.What))
+		} else if b := fork.BundlePath(p.Parent.Path); fileExists(b) {
+			// The git dir is gone (summit demo's, after it quit) but its commits were kept
+			// beside the recording.
+			res, err = gitws.RestoreBundle(ctx, b, s.Commit, dir, gitws.Options{})
+			switch {
+			case err == nil:
+				restored = fmt.Sprintf("snapshot %s: %s (#%d), kept in %s", short(s.Commit), s.What, s.Seq, b)
+			case !errors.Is(err, gitws.ErrSnapshotGone):
+				return nil, "", err
+			}
+		}
+		if restored == "" {
+			gone := fmt.Sprintf("the recorded snapshot %s (%s) is gone from its repository (the git dir that held it was removed: summit gc, or git gc), and no bundle of it is kept beside the recording", short(s.Commit), s.What)
+			notes = append(notes, gone)
+			fmt.Fprintf(stderr, "summit: fork: %s\n", session.Sanitize(gone))
 		}
 	}
 	if restored == "" {
@@ -134,6 +147,11 @@ func removeForkDir(dir string, created bool) {
 	for _, e := range ents {
 		os.RemoveAll(filepath.Join(dir, e.Name()))
 	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 func short(c string) string {
@@ -210,8 +228,13 @@ The new recording starts with SessionForked, which names the parent (path, sessi
 a content hash), followed by the parent's events up to that point: it replays on its own.
 
 Without --script the workbench opens on the fork; with it the script runs headless, as with
-summit run. Config, agents and the recording come from --workspace (default: the parent's
-workspace when it still exists).`,
+summit run. Config and agents come from --workspace (default: the parent's workspace when it
+still exists); the fork's .summit/ (its recording, input history and inventory) is written in
+the fork's folder, never in the directory it was run from.
+
+When the parent's snapshot is gone from its git dir (summit demo removes its own when it
+quits), the fork restores it from the bundle kept beside the recording (<id>.bundle); with
+neither, it says so and starts from the parent's workspace as it is now.`,
 		Example: "  summit fork testdata/recordings/valid.jsonl --at 42\n" +
 			"  summit fork testdata/recordings/valid.jsonl --at 17 --script testdata/scripts/explore.summit --approve shell",
 		Args: cobra.ExactArgs(1),

@@ -381,6 +381,7 @@ func TestTerminalReplayFork(t *testing.T) {
 	bin := buildBinary(t)
 	forkEnv(t)
 	ws, rec := demoParent(t, false)
+	before := files(t, filepath.Join(ws, ".summit"))
 	env := "env XDG_CACHE_HOME=" + os.Getenv("XDG_CACHE_HOME") + " XDG_DATA_HOME=" + os.Getenv("XDG_DATA_HOME")
 	tm := newTerm(t, 120, 32, "cd "+ws+" && exec "+env+" "+bin+" replay "+rec)
 	tm.waitFor(`play`, 10*time.Second)
@@ -392,9 +393,11 @@ func TestTerminalReplayFork(t *testing.T) {
 	tm.keys("/status", "Enter")
 	tm.waitFor(`acceptEdits · \d+ running`, 10*time.Second)
 	tm.keys("/quit", "Enter")
+	// The fork's recording is in its own folder's .summit/, not in the directory the replay
+	// was run from (the parent's workspace here).
 	var forkRec string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && forkRec == ""; time.Sleep(100 * time.Millisecond) {
-		ms, _ := filepath.Glob(filepath.Join(ws, ".summit", "sessions", "*.jsonl"))
+		ms, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_DATA_HOME"), "summit", "forks", "*", ".summit", "sessions", "*.jsonl"))
 		for _, m := range ms {
 			if b, _ := os.ReadFile(m); bytes.Contains(b, []byte(`"type":"SessionForked"`)) && bytes.Contains(b, []byte(`"type":"SessionEnded"`)) {
 				forkRec = m
@@ -402,7 +405,10 @@ func TestTerminalReplayFork(t *testing.T) {
 		}
 	}
 	if forkRec == "" {
-		t.Fatalf("no ended fork recording in %s; screen:\n%s", ws, tm.screen())
+		t.Fatalf("no ended fork recording in the fork's folder; screen:\n%s", tm.screen())
+	}
+	if after := files(t, filepath.Join(ws, ".summit")); !sameMap(after, before) {
+		t.Errorf("the fork wrote into the directory it was started from: %v, before %v", after, before)
 	}
 	st, _, err := record.LoadFile(forkRec, record.ReadOptions{})
 	if err != nil {

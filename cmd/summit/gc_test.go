@@ -28,7 +28,7 @@ func TestGCKeptWorktrees(t *testing.T) {
 		t.Errorf("the builder wrote the main workspace:\n%s", b)
 	}
 	_, _, errOut, _ = runScript(t, ws, "/agents\n")
-	if !strings.Contains(errOut, "leftovers of ended sessions") {
+	if !strings.Contains(errOut, "left 1 leftover") {
 		t.Errorf("the next start does not mention the leftovers:\n%s", errOut)
 	}
 	code, out, _ := summit(t, "gc", "--dry-run")

@@ -68,6 +68,9 @@ type sessionFlags struct {
 	// demoPace slows the embedded demo-* tapes for summit demo (demo.go, paceTapes); 0 plays
 	// every tape as written.
 	demoPace float64
+	// recorded is set by wire to the recording's path (summit demo keeps its snapshots
+	// beside it when it quits).
+	recorded string
 }
 
 func (f *sessionFlags) register(c *cobra.Command) {
@@ -116,7 +119,6 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if f.record != "" && f.noRecord {
 		return nil, usageErr("--record and --no-record exclude each other")
 	}
-	noteLeftovers(stderr)
 	mode, err := agents.ParseMode(f.mode)
 	if err != nil {
 		return nil, usageErr("--permission-mode: %v", err)
@@ -137,6 +139,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
 		return nil, usageErr("--workspace %s is not a directory", f.workspace)
 	}
+	noteLeftovers(ws, stderr)
 	userDir := userConfigDir()
 	// The workspace's own config and agent files take effect only once it is trusted
 	// (trust.go, session/trust).
@@ -152,7 +155,11 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	// session is named (a file written during that one takes effect only here).
 	started := time.Now()
 	invPath := inventory.Path(ws)
-	prevInv, invErr := inventory.Load(invPath)
+	var prevInv *inventory.Inventory
+	var invErr error
+	if f.fork == nil { // a fork's inventory is its own folder's, which is new (see below)
+		prevInv, invErr = inventory.Load(invPath)
+	}
 	if invErr != nil {
 		fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(invErr.Error()))
 	}
@@ -250,6 +257,19 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		}
 		w.otel, w.stderr = otel, stderr
 	}
+	runIn := ws
+	var forkStart *live.ForkStart
+	if f.fork != nil {
+		if forkStart, runIn, err = f.fork.restore(id, stderr); err != nil {
+			closeOtel(otel)
+			return nil, badFile(err)
+		}
+		w.forkedInto = runIn
+		// A fork's .summit/ (recording, inventory, input history) is its own folder's: the
+		// parent's workspace, or the folder the fork was started from, is never written.
+		invPath = inventory.Path(runIn)
+		w.inventory = invPath
+	}
 	var rec *record.Recorder
 	if !f.noRecord {
 		opts := record.RecorderOptions{Environ: os.Environ()}
@@ -258,28 +278,19 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		} else {
 			dir := f.recordDir
 			if dir == "" {
-				dir = filepath.Join(ws, ".summit", "sessions")
+				dir = filepath.Join(runIn, ".summit", "sessions")
 			}
 			rec, err = openDefaultRecording(dir, id, opts)
 		}
 		if err != nil {
 			closeOtel(otel)
-			return nil, badFile(err)
-		}
-		w.recording = rec.Path()
-	}
-	runIn := ws
-	var forkStart *live.ForkStart
-	if f.fork != nil {
-		if forkStart, runIn, err = f.fork.restore(id, stderr); err != nil {
-			closeOtel(otel)
-			if rec != nil {
-				rec.Close()
-				os.Remove(rec.Path())
+			if forkStart != nil {
+				removeForkDir(runIn, f.fork.into == "")
 			}
 			return nil, badFile(err)
 		}
-		w.forkedInto = runIn
+		w.recording = rec.Path()
+		f.recorded = w.recording
 	}
 	x, err := live.Start(live.Options{
 		Fork:      forkStart,

@@ -113,7 +113,11 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	if err != nil {
 		return err
 	}
-	m := ui.New(ui.Options{Backend: backend{w.x}, History: loadHistory(w.workspace), SaveHistory: saveHistory(w.workspace),
+	home := w.workspace // where the input history is kept: a fork's is its own folder's
+	if w.forkedInto != "" {
+		home = w.forkedInto
+	}
+	m := ui.New(ui.Options{Backend: backend{w.x}, History: loadHistory(home), SaveHistory: saveHistory(home),
 		Agents: w.agents, Demo: joinNotice(warnNotice(w.trust), warnNotice(w.changed), w.startHint(hint))})
 	// summit handles the signals itself: Bubble Tea's own handler, racing with ours, can block
 	// sending to an event loop that already ended and hang the shutdown (v2.0.10).

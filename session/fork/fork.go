@@ -28,8 +28,11 @@
 // after an /apply or /undo), written out with git from the parent's repository (see
 // gitws.Restore). Edits made by hand between that snapshot and the fork point were never
 // recorded and are not there. When no snapshot was recorded by then, the first one after is
-// used if no /apply came between; otherwise, or when the snapshot's objects are gone (git gc,
-// another machine), the fork starts from the parent workspace as it is now (in an empty folder
+// used if no /apply came between. When the git dir that held the snapshot is gone (summit demo
+// removes its own when it quits, keeping the commits its recording names in a git bundle beside
+// it: BundlePath), the snapshot is restored from that bundle. Otherwise, or when the snapshot's
+// objects are gone (git gc, another machine), the fork starts from the parent workspace as it
+// is now (in an empty folder
 // when that is gone, a home or root folder, or an imported session's folder outside a
 // repository), and SessionForked.Restored says so.
 package fork
@@ -313,4 +316,59 @@ func resolved(cv *session.Convergence) int {
 		}
 	}
 	return n
+}
+
+// BundlePath is where the commits a recording names are kept when the git dir that held them
+// goes away (summit demo's, when it quits): a git bundle beside the recording, named after it
+// (s-01J….jsonl → s-01J….bundle). A fork restores from it when the snapshot is gone from its
+// repository.
+func BundlePath(recording string) string {
+	return strings.TrimSuffix(recording, ".jsonl") + ".bundle"
+}
+
+// Commits lists the commits the recording at path names, in order, each once: the subagents'
+// bases and results (SubagentIsolated, SubagentChanges, ChangesRebased) and the workspace
+// before and after each apply (ChangesApplied). Only those events are decoded.
+func Commits(path string) ([]string, error) {
+	f, err := record.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ix, err := record.BuildIndexWith(f, record.ReadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(cs ...string) {
+		for _, c := range cs {
+			if c != "" && !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	for i := 0; i < ix.Len(); i++ {
+		switch ix.Type(i) {
+		case session.TypeSubagentIsolated, session.TypeSubagentChanges, session.TypeChangesRebased, session.TypeChangesApplied:
+		default:
+			continue
+		}
+		e, err := ix.ReadEvent(f, i)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		switch d := e.Data.(type) {
+		case session.SubagentIsolated:
+			add(d.BaseCommit)
+		case session.SubagentChanges:
+			add(d.BaseCommit, d.ResultCommit)
+		case session.ChangesRebased:
+			add(d.BaseCommit, d.ResultCommit)
+		case session.ChangesApplied:
+			add(d.PreCommit, d.PostCommit)
+		}
+	}
+	return out, nil
 }

@@ -383,6 +383,9 @@ func validRevs(revs ...string) error {
 // Conflicts inside the workspace return a *ConflictError; conflicts only outside a
 // subdirectory workspace are not, since nothing there is applied. r.mu is held by the caller.
 func (r *Repo) mergeInto(ctx context.Context, base, result, label string) (curTree, cur, merged string, err error) {
+	if err := r.haveCommits(ctx, base, result); err != nil {
+		return "", "", "", err
+	}
 	if curTree, err = r.snapshotTree(ctx); err != nil {
 		return "", "", "", err
 	}

@@ -25,19 +25,48 @@ type Leftover struct {
 	Worktrees []string `json:"worktrees,omitempty"` // directories under <cache>/worktrees/<session>/
 	Refs      []string `json:"refs,omitempty"`      // refs/summit/<session>/...
 	Dir       string   `json:"dir,omitempty"`       // the session dir, or the private git dir for "unused"
+	// Bytes is the space it takes: its worktrees and session dir, or the private git dir.
+	Bytes int64 `json:"bytes"`
+	// KeptFor are the recordings on disk that still fork from this private git dir's
+	// snapshots: summit gc keeps it (set by the caller, which knows where recordings are).
+	KeptFor []string `json:"kept_for,omitempty"`
+}
+
+// Key names the leftover for remembering it was shown (a session id, or the private git dir).
+func (l Leftover) Key() string {
+	if l.SessionID != "" {
+		return "session " + l.SessionID
+	}
+	return "dir " + l.Dir
 }
 
 func (l Leftover) String() string {
 	if l.SessionID == "" {
-		return fmt.Sprintf("private git dir %s of %s (%s)", l.Dir, l.Workspace, l.Reason)
+		return fmt.Sprintf("private git dir %s of %s (%s), %s", l.Dir, l.Workspace, l.Reason, HumanBytes(l.Bytes))
 	}
-	return fmt.Sprintf("session %s (%s) of %s: %d worktree(s), %d ref(s)", l.SessionID, l.Reason, l.Workspace, len(l.Worktrees), len(l.Refs))
+	return fmt.Sprintf("session %s (%s) of %s: %d worktree(s), %d ref(s), %s", l.SessionID, l.Reason, l.Workspace, len(l.Worktrees), len(l.Refs), HumanBytes(l.Bytes))
 }
 
 // Leftovers lists, without changing anything, what sessions that are not running left in
 // cacheDir ("" means DefaultCacheDir) and in their repositories: worktrees, refs/summit/<session>/
-// refs, session dirs, and private git dirs no running session uses.
+// refs, session dirs, and the private git dirs of workspaces that no longer exist. (The private
+// git dir of a workspace that exists is that workspace's repository: its next session uses it,
+// and forks of its recordings restore from it.)
 func Leftovers(ctx context.Context, cacheDir string) ([]Leftover, error) {
+	return leftovers(ctx, cacheDir, "")
+}
+
+// LeftoversOf is Leftovers of one workspace only (its sessions and its private git dir): what
+// a session starting there tells about. It runs git only for that workspace's sessions.
+func LeftoversOf(ctx context.Context, cacheDir, workspace string) ([]Leftover, error) {
+	ws, err := canonical(workspace)
+	if err != nil {
+		return nil, nil // no such workspace: nothing of it can be left
+	}
+	return leftovers(ctx, cacheDir, ws)
+}
+
+func leftovers(ctx context.Context, cacheDir, only string) ([]Leftover, error) {
 	cacheDir, err := resolveCache(cacheDir)
 	if err != nil || cacheDir == "" {
 		return nil, err
@@ -64,11 +93,15 @@ func Leftovers(ctx context.Context, cacheDir string) ([]Leftover, error) {
 			live[rec.GitDir] = true
 			continue
 		}
+		if only != "" && rec.Workspace != only {
+			continue
+		}
 		l := Leftover{SessionID: e.Name(), Reason: "crashed", Workspace: rec.Workspace, GitDir: rec.GitDir, Private: rec.Private, Dir: dir}
 		if rec.Kept {
 			l.Reason = "kept"
 		}
 		l.Worktrees = listDirs(filepath.Join(cacheDir, "worktrees", e.Name()))
+		l.Bytes = DirSize(dir) + DirSize(filepath.Join(cacheDir, "worktrees", e.Name()))
 		if rec.GitDir != "" {
 			if _, err := os.Stat(rec.GitDir); err == nil {
 				if l.Refs, err = sessionRefs(ctx, bin, rec.GitDir, e.Name()); err != nil {
@@ -80,10 +113,11 @@ func Leftovers(ctx context.Context, cacheDir string) ([]Leftover, error) {
 	}
 	wts, _ := os.ReadDir(filepath.Join(cacheDir, "worktrees"))
 	for _, e := range wts {
-		if !e.IsDir() || seen[e.Name()] {
-			continue
+		if !e.IsDir() || seen[e.Name()] || only != "" {
+			continue // an orphan names no workspace
 		}
 		l := Leftover{SessionID: e.Name(), Reason: "orphan", Worktrees: listDirs(filepath.Join(cacheDir, "worktrees", e.Name()))}
+		l.Bytes = DirSize(filepath.Join(cacheDir, "worktrees", e.Name()))
 		for _, wt := range l.Worktrees {
 			if common := worktreeCommonDir(wt); common != "" {
 				l.GitDir = common
@@ -101,8 +135,15 @@ func Leftovers(ctx context.Context, cacheDir string) ([]Leftover, error) {
 		if !e.IsDir() || live[dir] {
 			continue
 		}
-		ws, _ := os.ReadFile(filepath.Join(dir, "summit-workspace"))
-		out = append(out, Leftover{Reason: "unused", Workspace: strings.TrimSpace(string(ws)), GitDir: dir, Private: true, Dir: dir})
+		b, _ := os.ReadFile(filepath.Join(dir, "summit-workspace"))
+		ws := strings.TrimSpace(string(b))
+		if only != "" && ws != only {
+			continue
+		}
+		if ws != "" && fileExists(ws) {
+			continue // the workspace's own repository, not a leftover
+		}
+		out = append(out, Leftover{Reason: "unused", Workspace: ws, GitDir: dir, Private: true, Dir: dir, Bytes: DirSize(dir)})
 	}
 	return out, nil
 }

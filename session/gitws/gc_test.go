@@ -37,6 +37,16 @@ func TestGCRemovesLeftoversOfCrashedSession(t *testing.T) {
 	}
 	crash(dead)
 	crash(deadPrivate)
+	// A folder that is not a repository and is gone leaves its private git dir behind; one
+	// that exists keeps it (its repository, not a leftover).
+	if err := os.RemoveAll(nongit); err != nil {
+		t.Fatal(err)
+	}
+	stays := t.TempDir()
+	write(t, stays, "g.txt", "g\n")
+	if err := open(t, stays, "ended", cache).Close(ctx, false); err != nil {
+		t.Fatal(err)
+	}
 
 	live := open(t, ws, "live", cache)
 	defer live.Close(ctx, false)
@@ -65,8 +75,11 @@ func TestGCRemovesLeftoversOfCrashedSession(t *testing.T) {
 	if p := got["dead2"]; p.Reason != "crashed" || !p.Private || len(p.Worktrees) != 1 {
 		t.Fatalf("dead2: %+v", p)
 	}
-	if u, ok := got[""]; !ok || u.Reason != "unused" || u.Workspace != filepath.Clean(mustCanon(t, nongit)) {
+	if u, ok := got[""]; !ok || u.Reason != "unused" || u.Workspace != deadPrivate.Workspace() || u.Bytes <= 0 {
 		t.Fatalf("unused private dir: %+v", u)
+	}
+	if len(ls) != 3 {
+		t.Fatalf("%d leftovers, want dead, dead2 and the gone folder's private dir", len(ls))
 	}
 	// Listing changed nothing.
 	if !exists(d.Worktrees[0], "x.txt") {
@@ -76,7 +89,7 @@ func TestGCRemovesLeftoversOfCrashedSession(t *testing.T) {
 	if err := GC(ctx, cache, ls); err != nil {
 		t.Fatal(err)
 	}
-	if exists(d.Worktrees[0], "") || exists(cache, "sessions/dead") || exists(cache, "worktrees/dead2") || exists(cache, "repos") && len(listDirs(filepath.Join(cache, "repos"))) != 0 {
+	if exists(d.Worktrees[0], "") || exists(cache, "sessions/dead") || exists(cache, "worktrees/dead2") || len(listDirs(filepath.Join(cache, "repos"))) != 1 {
 		t.Fatal("leftovers remain in the cache")
 	}
 	if refs := gitT(t, ws, "for-each-ref", "refs/summit/dead/"); refs != "" {
@@ -97,7 +110,7 @@ func TestGCRemovesLeftoversOfCrashedSession(t *testing.T) {
 	if after := userState(t, ws); after != before {
 		t.Fatalf("user state changed:\n%s\nvs\n%s", before, after)
 	}
-	if exists(nongit, ".git") {
+	if exists(stays, ".git") {
 		t.Fatal(".git in the non-git workspace")
 	}
 }

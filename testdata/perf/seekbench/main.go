@@ -4,6 +4,8 @@
 //	seekbench gen -size 1024 -o rec.jsonl    write a recording of about 1024 MB
 //	seekbench replay -f rec.jsonl            open it, draw the first frame, wait for the
 //	                                         background fold, then time every kind of seek
+//	seekbench end -f rec.jsonl               open it, draw the first frame, press $ at once and
+//	                                         time until the end is shown (testdata/perf/endseek.sh)
 //	seekbench live -size 1024                stream about 1024 MB through a recorder and the
 //	                                         fold the way a live session does
 //
@@ -72,6 +74,11 @@ func main() {
 				f.Close()
 			}
 		}
+	case "end":
+		fs := flag.NewFlagSet("end", flag.ExitOnError)
+		file := fs.String("f", "", "recording")
+		fs.Parse(os.Args[2:])
+		err = endAfterOpen(*file)
 	case "live":
 		fs := flag.NewFlagSet("live", flag.ExitOnError)
 		size := fs.Int64("size", 128, "MB")
@@ -236,4 +243,47 @@ func live(size int64, dir string) error {
 	runtime.ReadMemStats(&m)
 	fmt.Printf("streamed_mb=%d events=%d subagents=%d secs=%.1f heap_mb=%d peak_rss_mb=%.0f\n", written>>20, n, len(st.Subagents), el.Seconds(), m.HeapInuse>>20, vmHWM())
 	return nil
+}
+
+// endAfterOpen is $ right after opening: the first frame, then the seek to the end, timed from
+// the key press to the frame that shows the end. A seek left pending is polled every 5 ms
+// (the workbench polls every 50 ms). It uses only what every version of the replay has, so
+// the same program measures the code before replay sidecars and after.
+func endAfterOpen(path string) error {
+	t0 := time.Now()
+	r, err := ui.OpenReplay(path, record.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	m := ui.New(ui.Options{Replay: r, Now: time.Now, Dark: true, After: func(time.Duration, tea.Msg) tea.Cmd { return nil }})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
+	_ = m.Render()
+	first := time.Since(t0)
+	t1 := time.Now()
+	m.Update(key("$"))
+	for {
+		if _, pending := r.Pending(); !pending {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+		if _, err := r.Poll(); err != nil {
+			return err
+		}
+	}
+	_ = m.Render()
+	end := time.Since(t1)
+	if r.Pos() != r.Len() {
+		return fmt.Errorf("the seek ended at %d of %d", r.Pos(), r.Len())
+	}
+	fmt.Printf("file_mb=%d events=%d first_frame_ms=%s end_after_open_ms=%s\n", fileMB(path), r.Len(), ms(first), ms(end))
+	return nil
+}
+
+func fileMB(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	return st.Size() >> 20
 }
