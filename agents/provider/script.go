@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -867,11 +868,12 @@ func chooseBranch(turn []Step, msgs []Message, at int) []Step {
 }
 
 // exitCodeRe is how the shell tool ends the result of a command that failed.
-var exitCodeRe = regexp.MustCompile(`\[exit code (\d+)\]\s*$`)
+// Compiled on first use: no initialiser runs for a command that never reads a tape.
+var exitCodeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[exit code (\d+)\]\s*$`) })
 
 // exitCode is the exit code a failed shell result ends with; 0 when it names none.
 func exitCode(text string) int {
-	m := exitCodeRe.FindStringSubmatch(text)
+	m := exitCodeRe().FindStringSubmatch(text)
 	if m == nil {
 		return 0
 	}

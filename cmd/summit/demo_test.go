@@ -73,10 +73,10 @@ func TestDemoRecordingOutlivesWorkspace(t *testing.T) {
 		t.Errorf("replay after the workspace is gone: %d %s %s", code, out, errOut)
 	}
 	want := fmt.Sprintf("summit: recorded %s\nreplay it with: summit replay %s\n", w.recording, w.recording)
-	if got := recordedNote(w.recording); got != want {
+	if got := recordedNoteAs("summit", w.recording); got != want {
 		t.Errorf("note %q, want %q", got, want)
 	}
-	if got := recordedNote("/home/a b/it's.jsonl"); !strings.HasSuffix(got, `summit replay '/home/a b/it'\''s.jsonl'`+"\n") {
+	if got := recordedNoteAs("summit", "/home/a b/it's.jsonl"); !strings.HasSuffix(got, `summit replay '/home/a b/it'\''s.jsonl'`+"\n") {
 		t.Errorf("quoted note %q", got)
 	}
 	// On the tapes, the demo's welcome says so already; a plain workbench gets the hint.

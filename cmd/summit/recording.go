@@ -17,9 +17,11 @@ import (
 )
 
 // recordedNote is what a closed workbench session prints on stderr: where its recording is,
-// and the exact command that replays it.
-func recordedNote(path string) string {
-	return session.Sanitize(fmt.Sprintf("summit: recorded %s\nreplay it with: summit replay %s\n", path, shellQuote(path)))
+// and the exact command that replays it, spelled as this summit was run (selfCommand).
+func recordedNote(path string) string { return recordedNoteAs(selfCommand(), path) }
+
+func recordedNoteAs(self, path string) string {
+	return session.Sanitize(fmt.Sprintf("summit: recorded %s\nreplay it with: %s replay %s\n", path, self, shellQuote(path)) + installHint(self))
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but safe characters.

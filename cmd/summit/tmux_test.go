@@ -88,7 +88,8 @@ var builtBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "summit")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	// Linked as a release is (.ci/release-build), with a version of its own: TestReleaseVersionLdflag.
+	if out, err := exec.Command("go", "build", "-ldflags=-X "+versionSymbol+"="+testVersion, "-o", bin, ".").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%v\n%s", err, out)
 	}
 	return bin, nil

@@ -42,7 +42,8 @@ func (b backend) Submit(line string) ui.Reply {
 
 func needTerminal() error {
 	if !term.IsTerminal(os.Stdout.Fd()) || !term.IsTerminal(os.Stdin.Fd()) {
-		return usageErr("the workbench needs a terminal; for scripts use 'summit run --script FILE' or 'summit replay FILE --print'")
+		self := selfCommand()
+		return usageErr("the workbench needs a terminal; for scripts use '%s run --script FILE' or '%s replay FILE --print'", self, self)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -184,7 +185,8 @@ func tailBlock(out string) string {
 }
 
 // exitRe finds the exit code the shell tool appends to a failed command's output.
-var exitRe = regexp.MustCompile(`\n?\[exit code (\d+)\]\s*$`)
+// Compiled on first use: no initialiser runs for a command that never verifies.
+var exitRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n?\[exit code (\d+)\]\s*$`) })
 
 // runVerify runs cmd on the merged result p in a scratch worktree (removed after) with a
 // subagent's confined shell and returns its VerifyRan (not yet recorded). Its output is
@@ -222,7 +224,7 @@ func (x *Orchestrator) runVerify(r *gitws.Repo, target, cmd, source string, p *g
 	res := sb.Call(ctx, "run_shell_command", string(args))
 	v.DurationMS = time.Since(start).Milliseconds()
 	out := res.Output
-	switch m := exitRe.FindStringSubmatchIndex(out); {
+	switch m := exitRe().FindStringSubmatchIndex(out); {
 	case !res.IsError:
 		v.ExitCode, v.Outcome = 0, session.VerifyPassed
 	case m != nil:
