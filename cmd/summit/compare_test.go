@@ -66,6 +66,7 @@ func firstSeq(t *testing.T, path string, match func(session.Event) bool) uint64 
 // the shell was allowed and in the reply to the builder: the tester's shell request is where
 // they part (granted in A, denied in B), and README.md is the file they end with differently.
 func TestInspectCompareDemoRuns(t *testing.T) {
+	t.Parallel()
 	a := demoRun(t, "shell", "The Usage section please")
 	b := demoRun(t, "none", "testing")
 	rep := inspectJSON(t, a, b)

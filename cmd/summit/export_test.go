@@ -48,6 +48,7 @@ func demoRecording(t *testing.T) string {
 // how many there were), tokens as SubagentStop recorded them, the permission wait inside its
 // tool call, and the same ids from both exports.
 func TestExportDemoToCollector(t *testing.T) {
+	t.Parallel()
 	path := demoRecording(t)
 	evs, _, err := record.ReadAll(path, record.ReadOptions{})
 	if err != nil {
@@ -310,6 +311,7 @@ func TestExportErrors(t *testing.T) {
 // collector receives the same trace twice, span for span (ids, parents, names, times,
 // attributes).
 func TestLiveExportMatchesRecording(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	for name, body := range demoFiles {
 		os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644)

@@ -149,6 +149,7 @@ func checkShown(t *testing.T, i int, r killRun) (checked int, partial bool) {
 // without it, 24 (none with -short). Two runs go at once, to keep the wall time down; the
 // typical run time the kill moments are drawn from is measured the same way.
 func TestKillNineHeadless(t *testing.T) {
+	t.Parallel()
 	kills := 120
 	if os.Getenv("SUMMIT_E2E") == "" {
 		if testing.Short() {
@@ -284,6 +285,7 @@ func readerFixture(t *testing.T) (ws, tapes string) {
 // of some prefix of the recording gives it), and every say-N and glob turn-N of the
 // transcript on screen.
 func TestKillNineWorkbench(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ws, tapes := readerFixture(t)
 	cfg := t.TempDir()

@@ -290,6 +290,7 @@ func scanJSON(t *testing.T, what string, out []byte, wants ...string) {
 // inspected, the hostile agent files listed, validated and shown, and error messages that
 // quote hostile names: nothing raw reaches any of them, and the escaped text does.
 func TestScanHeadless(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	f := newHostileFixture(t)
 	rec := filepath.Join(t.TempDir(), "rec.jsonl")
@@ -450,6 +451,7 @@ func craftRecording(t *testing.T, src, dst string) {
 // TestScanCraftedRecording: a recording whose ids, names and types are hostile is replayed
 // and inspected; nothing raw reaches the output.
 func TestScanCraftedRecording(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	f := newHostileFixture(t)
 	rec := filepath.Join(t.TempDir(), "rec.jsonl")
@@ -537,6 +539,7 @@ func scanTerm(t *testing.T, what, raw string) []byte {
 // in the terminal; the raw bytes the program wrote are scanned, and the screen shows the
 // escaped forms.
 func TestScanTerminal(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	f := newHostileFixture(t)
 	rec := filepath.Join(t.TempDir(), "rec.jsonl")

@@ -1,0 +1,44 @@
+package live
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// testBinDir holds the helper binaries the tests build (the fake ACP agent, the test MCP
+// server): each is built at most once per test process, on first use, and removed when the
+// tests end. A build links a binary, seconds of a shared machine; tests only run them.
+var testBinDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "summit-live-test-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testBinDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildOnce returns a function that builds pkg into testBinDir/name on its first call and
+// returns that build's path or error on every call.
+func buildOnce(name, pkg string) func() (string, error) {
+	return sync.OnceValues(func() (string, error) {
+		bin := filepath.Join(testBinDir, name)
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("%v\n%s", err, out)
+		}
+		return bin, nil
+	})
+}
+
+var (
+	fakeAgentBin = buildOnce("fakeagent", "github.com/summit-dev/summit/agents/acp/testdata/fakeagent")
+	mcpServer    = buildOnce("mcpserver", "github.com/summit-dev/summit/agents/mcp/testdata/server")
+)
