@@ -1,10 +1,13 @@
 package live
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -21,6 +24,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testBinDir = dir
+	// The parallel tests mostly wait on git and the processes they start: by default Go runs
+	// only GOMAXPROCS of them at once, 2 on a 2-core machine. An explicit -parallel is kept.
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -184,6 +184,7 @@ func TestMCPToolInSession(t *testing.T) {
 // naming a server that is not configured gets a policy note, or is refused when nothing is
 // left.
 func TestMCPServerProblemsInSession(t *testing.T) {
+	t.Parallel()
 	bin := mcpTestServer(t)
 	h := newHarness(t)
 	agentFile(t, h.ws, "echoer", "tools: [Read, mcp__bad__echo, mcp__gh__search]\n")
