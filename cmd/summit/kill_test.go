@@ -150,8 +150,13 @@ func checkShown(t *testing.T, i int, r killRun) (checked int, partial bool) {
 // typical run time the kill moments are drawn from is measured the same way.
 func TestKillNineHeadless(t *testing.T) {
 	t.Parallel()
-	kills := 120
-	if os.Getenv("SUMMIT_E2E") == "" {
+	// 48 kills under SUMMIT_E2E (CI) keep cmd/summit's -race run under Go's 10-minute package
+	// timeout on a loaded 2-core machine; SUMMIT_SOAK=1 runs the 120 of the original soak.
+	kills := 48
+	if os.Getenv("SUMMIT_SOAK") != "" {
+		kills = 120
+	}
+	if os.Getenv("SUMMIT_E2E") == "" && os.Getenv("SUMMIT_SOAK") == "" {
 		if testing.Short() {
 			t.Skip("the kill loop takes seconds; SUMMIT_E2E=1 runs it whole")
 		}
