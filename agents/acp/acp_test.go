@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -340,9 +339,9 @@ func TestPick(t *testing.T) {
 func runFake(t *testing.T, name, script string) ([]session.TranscriptEvent, Turn) {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "fakeagent")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/summit-dev/summit/agents/acp/testdata/fakeagent").CombinedOutput(); err != nil {
-		t.Fatalf("building the fake agent: %v\n%s", err, out)
+	bin, err := fakeAgentBin() // built once per test process (main_test.go)
+	if err != nil {
+		t.Fatalf("building the fake agent: %v", err)
 	}
 	sp := filepath.Join(dir, "script")
 	if err := os.WriteFile(sp, []byte(script), 0o644); err != nil {

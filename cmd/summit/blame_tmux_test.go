@@ -12,6 +12,7 @@ import (
 // the file with the subagent, convergence and conflict behind it in the scrollable output
 // panel, with the origins below; esc closes it.
 func TestTerminalBlame(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"hello\") // TODO: say more\n}\n"), 0o644)

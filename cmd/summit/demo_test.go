@@ -152,6 +152,7 @@ func demoScript(reply string, side ...string) string {
 // runs go test through the confined shell and reports what the exit code says, and whichever
 // side is taken the workspace ends with tests that pass (checked here by running them).
 func TestDemoTapesHeadless(t *testing.T) {
+	t.Parallel()
 	_, goErr := exec.LookPath("go")
 	hasGo := goErr == nil
 	passed := "go test ./... passes."
@@ -168,62 +169,66 @@ func TestDemoTapesHeadless(t *testing.T) {
 		{"none", "testing", "sa-3", "could not run the tests: the shell was denied", "## Testing\n\nRun go test", "cents := int64(l.Price*float64(l.Qty)*100 + 0.5)"},
 		{"none", `a "changelog", maybe`, "sa-3", "could not run the tests: the shell was denied", "## Notes\n\na \"changelog\", maybe\n", "cents :="},
 	} {
-		ws := t.TempDir()
-		for name, body := range demoFiles {
-			os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644)
-		}
-		sf := filepath.Join(t.TempDir(), "demo.summit")
-		os.WriteFile(sf, []byte(demoScript(c.reply, c.side)), 0o644)
-		rec := filepath.Join(t.TempDir(), "demo.jsonl")
-		code, out, errOut := summit(t, "run", "--script", sf, "--workspace", ws, "--provider", "script",
-			"--approve", c.approve, "--record", rec)
-		// A tester that could not run the tests (the shell denied, or no go) did not succeed:
-		// its stop is a failure, so the run exits 1 (issue 28: it was ✓ success).
-		wantCode, wantOutcome := 0, session.OutcomeSuccess
-		if c.approve == "none" || !hasGo {
-			wantCode, wantOutcome = 1, session.OutcomeFailure
-		}
-		if code != wantCode {
-			t.Errorf("%s/%q: exit %d, want %d\n%s", c.approve, c.reply, code, wantCode, errOut)
-		}
-		evs, _, err := record.ReadAll(rec, record.ReadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range evs {
-			if stop, ok := e.Data.(session.SubagentStop); ok && e.SubagentID == "sa-4" && stop.Outcome != wantOutcome {
-				t.Errorf("%s: the tester stopped with %s, want %s", c.approve, stop.Outcome, wantOutcome)
+		// The cases run at once: each mostly waits on its subagents' processes (go test).
+		t.Run(c.approve+" "+c.reply, func(t *testing.T) {
+			t.Parallel()
+			ws := t.TempDir()
+			for name, body := range demoFiles {
+				os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644)
 			}
-		}
-		if wantOutcome == session.OutcomeFailure && !regexp.MustCompile(`✗ sa-4 tester`).MatchString(out) {
-			t.Errorf("%s: the tree does not mark the tester failed:\n%s", c.approve, out)
-		}
-		if !strings.Contains(out, c.tester) {
-			t.Errorf("%s: the tester's capsule is not %q:\n%s", c.approve, c.tester, out)
-		}
-		cart, _ := os.ReadFile(filepath.Join(ws, "cart.go"))
-		if !strings.Contains(string(cart), c.fix) {
-			t.Errorf("%s: the merged fix was not applied:\n%s", c.side, cart)
-		}
-		readme, _ := os.ReadFile(filepath.Join(ws, "README.md"))
-		if !strings.Contains(string(readme), c.readme) || !strings.HasPrefix(string(readme), "# shop\n\n## ") {
-			t.Errorf("%q: README.md:\n%s", c.reply, readme)
-		}
-		if !strings.Contains(errOut, "waited ") {
-			t.Errorf("/wait said nothing:\n%s", errOut)
-		}
-		if !hasGo {
-			continue
-		}
-		// summit's measurement of the fix before it landed, and ours after.
-		if !strings.Contains(out, "measured: ✓ `go test ./...` exit 0") {
-			t.Errorf("%s: no passing VerifyRan for cv-1 in --print:\n%s", c.side, out)
-		}
-		test := exec.Command("go", "test", "./...")
-		test.Dir = ws
-		if b, err := test.CombinedOutput(); err != nil {
-			t.Errorf("%s: the demo ends with failing tests: %v\n%s\ncart.go:\n%s", c.side, err, b, cart)
-		}
+			sf := filepath.Join(t.TempDir(), "demo.summit")
+			os.WriteFile(sf, []byte(demoScript(c.reply, c.side)), 0o644)
+			rec := filepath.Join(t.TempDir(), "demo.jsonl")
+			code, out, errOut := summit(t, "run", "--script", sf, "--workspace", ws, "--provider", "script",
+				"--approve", c.approve, "--record", rec)
+			// A tester that could not run the tests (the shell denied, or no go) did not succeed:
+			// its stop is a failure, so the run exits 1 (issue 28: it was ✓ success).
+			wantCode, wantOutcome := 0, session.OutcomeSuccess
+			if c.approve == "none" || !hasGo {
+				wantCode, wantOutcome = 1, session.OutcomeFailure
+			}
+			if code != wantCode {
+				t.Errorf("%s/%q: exit %d, want %d\n%s", c.approve, c.reply, code, wantCode, errOut)
+			}
+			evs, _, err := record.ReadAll(rec, record.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evs {
+				if stop, ok := e.Data.(session.SubagentStop); ok && e.SubagentID == "sa-4" && stop.Outcome != wantOutcome {
+					t.Errorf("%s: the tester stopped with %s, want %s", c.approve, stop.Outcome, wantOutcome)
+				}
+			}
+			if wantOutcome == session.OutcomeFailure && !regexp.MustCompile(`✗ sa-4 tester`).MatchString(out) {
+				t.Errorf("%s: the tree does not mark the tester failed:\n%s", c.approve, out)
+			}
+			if !strings.Contains(out, c.tester) {
+				t.Errorf("%s: the tester's capsule is not %q:\n%s", c.approve, c.tester, out)
+			}
+			cart, _ := os.ReadFile(filepath.Join(ws, "cart.go"))
+			if !strings.Contains(string(cart), c.fix) {
+				t.Errorf("%s: the merged fix was not applied:\n%s", c.side, cart)
+			}
+			readme, _ := os.ReadFile(filepath.Join(ws, "README.md"))
+			if !strings.Contains(string(readme), c.readme) || !strings.HasPrefix(string(readme), "# shop\n\n## ") {
+				t.Errorf("%q: README.md:\n%s", c.reply, readme)
+			}
+			if !strings.Contains(errOut, "waited ") {
+				t.Errorf("/wait said nothing:\n%s", errOut)
+			}
+			if !hasGo {
+				return
+			}
+			// summit's measurement of the fix before it landed, and ours after.
+			if !strings.Contains(out, "measured: ✓ `go test ./...` exit 0") {
+				t.Errorf("%s: no passing VerifyRan for cv-1 in --print:\n%s", c.side, out)
+			}
+			test := exec.Command("go", "test", "./...")
+			test.Dir = ws
+			if b, err := test.CombinedOutput(); err != nil {
+				t.Errorf("%s: the demo ends with failing tests: %v\n%s\ncart.go:\n%s", c.side, err, b, cart)
+			}
+		})
 	}
 }
 

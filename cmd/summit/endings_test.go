@@ -15,6 +15,7 @@ import (
 // screen left and the cursor shown again, and the documented exit code. (tmux kill-session,
 // which takes the terminal away, is TestTerminalClosed.)
 func TestTerminalEndings(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	tapes, _ := filepath.Abs("../../session/live/testdata/tapes")
 	for _, c := range []struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,19 +28,37 @@ import (
 // does) and returns its recording.
 func demoRecording(t *testing.T) string {
 	t.Helper()
-	ws := t.TempDir()
-	for name, body := range demoFiles {
-		os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644)
-	}
-	sf := filepath.Join(t.TempDir(), "demo.summit")
-	os.WriteFile(sf, []byte(demoScript("The Usage section please")), 0o644)
-	path := filepath.Join(t.TempDir(), "demo.jsonl")
-	if code, _, errOut := summit(t, "run", "--script", sf, "--workspace", ws, "--provider", "script",
-		"--approve", "shell", "--record", path); code != 0 {
-		t.Fatalf("demo run: exit %d\n%s", code, errOut)
+	path, err := sharedDemoRecording()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return path
 }
+
+// sharedDemoRecording is the demo's headless run (--approve shell, "The Usage section
+// please"), run once per test process: the tests that use it only read the recording, and a
+// demo run (three subagents, a convergence, go test in a scratch worktree) is many seconds.
+// It lives in TestMain's cache dir, as does its workspace.
+var sharedDemoRecording = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp(testCache, "demo-")
+	if err != nil {
+		return "", err
+	}
+	ws := filepath.Join(dir, "ws")
+	os.Mkdir(ws, 0o755)
+	for name, body := range demoFiles {
+		os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644)
+	}
+	sf := filepath.Join(dir, "demo.summit")
+	os.WriteFile(sf, []byte(demoScript("The Usage section please")), 0o644)
+	path := filepath.Join(dir, "demo.jsonl")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"run", "--script", sf, "--workspace", ws, "--provider", "script",
+		"--approve", "shell", "--record", path}, &out, &errOut); code != 0 {
+		return "", fmt.Errorf("demo run: exit %d\n%s", code, errOut.String())
+	}
+	return path, nil
+})
 
 // TestExportDemoToCollector exports the demo's recording to the OpenTelemetry Collector's own
 // OTLP receiver, over HTTP and over gRPC, and checks the span tree against the recording: one
@@ -48,6 +68,7 @@ func demoRecording(t *testing.T) string {
 // how many there were), tokens as SubagentStop recorded them, the permission wait inside its
 // tool call, and the same ids from both exports.
 func TestExportDemoToCollector(t *testing.T) {
+	t.Parallel()
 	path := demoRecording(t)
 	evs, _, err := record.ReadAll(path, record.ReadOptions{})
 	if err != nil {
@@ -310,6 +331,7 @@ func TestExportErrors(t *testing.T) {
 // collector receives the same trace twice, span for span (ids, parents, names, times,
 // attributes).
 func TestLiveExportMatchesRecording(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	for name, body := range demoFiles {
 		os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644)

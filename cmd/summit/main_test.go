@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -191,6 +193,22 @@ func TestMain(m *testing.M) {
 	// As main does first thing: the commands run in this process (doctor reports it).
 	if err := tools.HardenProcess(); err != nil {
 		panic(err)
+	}
+	// The parallel tests mostly wait on processes they start (the binary in tmux, a served
+	// run, git): by default Go runs only GOMAXPROCS of them at once, 2 on a 2-core machine,
+	// which leaves the CPU idle while they wait. An explicit -parallel is kept.
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	}
+	// The binary is built in the background while the in-process tests run, unless the run
+	// is focused (-run, -list, -short), when only the tests that need it build it.
+	focused := testing.Short()
+	flag.Visit(func(f *flag.Flag) { focused = focused || f.Name == "test.run" || f.Name == "test.list" })
+	if !focused {
+		go builtBinary()
 	}
 	code := m.Run()
 	os.RemoveAll(cache)

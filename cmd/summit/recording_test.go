@@ -65,6 +65,7 @@ func TestReadersMatchGolden(t *testing.T) {
 // test tapes, and the demo's), inspect's counting fold without text gives the metrics of a full
 // fold (LoadFile), and replay --print's spooled fold prints what Print prints for the full fold.
 func TestReadersMatchFullFold(t *testing.T) {
+	t.Parallel()
 	ws := runWorkspace(t)
 	var recs []string
 	for _, script := range []string{

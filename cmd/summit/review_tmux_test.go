@@ -13,6 +13,7 @@ import (
 // B line 3. In a real terminal the review says, with "take sa-2 here" selected, that A's
 // line 10 lands with it; "take sa-2's list.txt" then lands B's file exactly.
 func TestTerminalWholeFileReview(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ws := t.TempDir()
 	var list strings.Builder

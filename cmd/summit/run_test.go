@@ -30,6 +30,7 @@ func runScript(t *testing.T, ws, script string, extra ...string) (int, string, s
 // TestRunScript: stdout is exactly replay --print of the recording; progress is on stderr;
 // exit codes follow DESIGN §10; escapes from a model never reach stdout raw.
 func TestRunScript(t *testing.T) {
+	t.Parallel()
 	ws := runWorkspace(t)
 	code, out, errOut, rec := runScript(t, ws, "/delegate \"change the greeting\" --agent-type builder\n/delegate escape test --agent-type analyzer\n/wait sa-1\n/apply sa-1\n")
 	if code != 0 {

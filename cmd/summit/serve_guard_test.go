@@ -54,6 +54,7 @@ func rawPost(t *testing.T, url, from, host, origin, ctype, token string) (int, s
 // "simple request") is refused before it reaches an agent, while curl's (no Origin) and the
 // names --allow-host lists are served.
 func TestServeGuard(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	// No token, no --no-token: refused on loopback too (the old server started, and then
 	// this call would only end at its timeout).
@@ -175,6 +176,7 @@ func slowConn(addr, first string, trickle bool, max time.Duration) (time.Duratio
 // hang on, is answered at once. One address holding more connections than
 // --max-conns-per-client has the extra ones closed at once, and another address is served.
 func TestServeSlowClients(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	const token = "slow-token-not-secret-41c7"
 	const bodyTimeout = 2 * time.Second

@@ -171,6 +171,7 @@ func post(t *testing.T, url, token, body string) (int, protocols.Response) {
 
 // Bad requests get JSON-RPC errors with the right codes; the seed's examples round-trip.
 func TestServeRPC(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	const token = "serve-token-not-secret-7f3a9c"
 	s := startServe(t, bin, token, "--max-body", "4096")
@@ -277,20 +278,42 @@ func TestServeRPC(t *testing.T) {
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("a run over --max-runs: HTTP %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
-	events := make(chan string, 1)
-	go func() {
+	// The stream is read as it comes; the run is cancelled once its first words were streamed
+	// (a fixed wait would cancel it before them on a loaded machine).
+	events, started := make(chan string, 1), make(chan struct{})
+	go func(started chan struct{}) {
 		req, _ := http.NewRequest(http.MethodGet, s2.url+"/runs/slow-1/events", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
+			close(started)
 			events <- err.Error()
 			return
 		}
-		b, _ := io.ReadAll(resp.Body)
+		var b []byte
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			b = append(b, buf[:n]...)
+			if started != nil && bytes.Contains(b, []byte("Starting a long look.")) {
+				close(started)
+				started = nil
+			}
+			if err != nil {
+				break
+			}
+		}
 		resp.Body.Close()
+		if started != nil {
+			close(started)
+		}
 		events <- string(b)
-	}()
-	time.Sleep(500 * time.Millisecond)
+	}(started)
+	select {
+	case <-started:
+	case <-time.After(15 * time.Second):
+		t.Error("the run streamed nothing in 15 s")
+	}
 	_, r = post(t, s2.url, token, `{"jsonrpc":"2.0","method":"agent.cancel","params":{"runId":"slow-1"},"id":22}`)
 	if r.Error != nil || !strings.Contains(string(r.Result), `"status":"cancelled"`) {
 		t.Errorf("agent.cancel: %s %+v", r.Result, r.Error)
@@ -473,6 +496,7 @@ func containsStr(list []string, s string) bool {
 
 // With a certificate and its key the server speaks HTTPS only.
 func TestServeTLS(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},

@@ -16,6 +16,7 @@ import (
 // default for SIGQUIT, with exit 2 and no SessionEnded). The workbench's case is in
 // TestTerminalEndings.
 func TestRunSIGQUIT(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ws := runWorkspace(t)
 	tapes := t.TempDir()

@@ -13,6 +13,7 @@ import (
 // initialisation) and Bubble Tea's colour detection each ran `tmux info` on every start; a
 // tmux on PATH that logs its runs finds none.
 func TestStartSpawnsNoTmux(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "tmux.log")

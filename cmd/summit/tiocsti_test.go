@@ -149,6 +149,7 @@ func (in *injection) check(t *testing.T) {
 // TestTerminalInjectionWorkbench: the attack from the workbench, the shell step allowed by
 // the user in its permission prompt.
 func TestTerminalInjectionWorkbench(t *testing.T) {
+	t.Parallel()
 	in := newInjection(t)
 	tm := in.tm
 	tm.keys("cd "+in.ws+" && "+in.bin+" --tapes "+in.tapes+" --record "+in.rec+" 2>/dev/null; echo EXIT=$?", "Enter")
@@ -173,6 +174,7 @@ func TestTerminalInjectionWorkbench(t *testing.T) {
 // TestTerminalInjectionRun: the same from headless `summit run` in a terminal, the shell step
 // allowed by --approve shell.
 func TestTerminalInjectionRun(t *testing.T) {
+	t.Parallel()
 	in := newInjection(t)
 	script := filepath.Join(t.TempDir(), "inject.summit")
 	os.WriteFile(script, []byte("/delegate \"inject probe\" --agent-type tester\n"), 0o644)

@@ -115,6 +115,7 @@ func body(screen string) string {
 // by typing), and quits. Every step's text is readable in full. The recording, kept in the
 // data dir at the printed path, then replays in the terminal to the same final screen.
 func TestTerminalDemo(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	errFile := filepath.Join(dir, "stderr")
@@ -237,6 +238,7 @@ func panes(s string) string {
 // file is never written, the recording has no grant and no resolution, and the keys went
 // where they were typed (the /status panel, the rejected /frobnicate).
 func TestTerminalStrayKeys(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"hello\") // TODO: say more\n}\n"), 0o644)
@@ -318,6 +320,7 @@ func TestTerminalStrayKeys(t *testing.T) {
 // TestTerminalNoColorAndTiny: NO_COLOR leaves no colour in the screen (bold and reverse
 // still mark things), colours are used otherwise, and a terminal below 60×15 is told so.
 func TestTerminalNoColorAndTiny(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ws := t.TempDir()
 	colour := regexp.MustCompile("\x1b\\[[0-9;]*(3[0-7]|38;|4[0-7]|48;)[0-9;]*m")
@@ -343,6 +346,7 @@ func TestTerminalNoColorAndTiny(t *testing.T) {
 // builders, converge them, resolve the conflict in the review prompt, apply, cancel a
 // subagent that waits for the user, and quit with /quit.
 func TestTerminalTyped(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"hello\") // TODO: say more\n}\n"), 0o644)
@@ -397,6 +401,7 @@ func TestTerminalTyped(t *testing.T) {
 // conflict markers (here a script that writes the reviewer's text), the saved text is recorded
 // as the resolution, and /apply lands it.
 func TestTerminalEditChoice(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"hello\") // TODO: say more\n}\n"), 0o644)
@@ -436,6 +441,7 @@ func TestTerminalEditChoice(t *testing.T) {
 // runs closes the session cleanly: the recording ends with SessionEnded (reason signal) and
 // the running subagent's stop.
 func TestTerminalClosed(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ws := t.TempDir()
 	tapes, _ := filepath.Abs("../../session/live/testdata/tapes")

@@ -13,6 +13,7 @@ import (
 // changes nothing; --verify with a failing command is refused, shown, and nothing lands; a
 // passing check lands it and the tree row marks summit's measurement (verify ✓).
 func TestTerminalVerify(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	ws := t.TempDir()
 	orig := "package main\n\nfunc main() {\n\tprintln(\"hello\") // TODO: say more\n}\n"

@@ -14,6 +14,7 @@ func crash(r *Repo) {
 }
 
 func TestGCRemovesLeftoversOfCrashedSession(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	nongit := t.TempDir()
 	write(t, nongit, "f.txt", "f\n")
@@ -116,6 +117,7 @@ func TestGCRemovesLeftoversOfCrashedSession(t *testing.T) {
 }
 
 func TestCloseKeepLeavesWorktreesForGC(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	cache := t.TempDir()
 	r := open(t, ws, "s", cache)

@@ -14,6 +14,7 @@ import (
 var ctx = context.Background()
 
 func TestSnapshotIncludesEditsAndUntrackedNotIgnoredNorSummit(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	write(t, ws, "main.go", strings.Replace(mainGo, "hello", "hi", 1)) // uncommitted edit
 	write(t, ws, "new.txt", "new\n")                                   // untracked
@@ -60,6 +61,7 @@ func TestSnapshotIncludesEditsAndUntrackedNotIgnoredNorSummit(t *testing.T) {
 }
 
 func TestUnchangedWorkspaceGivesSameBase(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	write(t, ws, "new.txt", "x\n")
 	cache := t.TempDir()
@@ -102,6 +104,7 @@ func TestUnchangedWorkspaceGivesSameBase(t *testing.T) {
 // A whole cycle leaves HEAD, the index, refs outside refs/summit, the stash, the worktree list
 // and the working tree exactly as they were.
 func TestUserStateUntouchedByWholeCycle(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	write(t, ws, "main.go", strings.Replace(mainGo, "return 1", "return 2", 1))
 	write(t, ws, "untracked.txt", "u\n")
@@ -181,6 +184,7 @@ func TestUserStateUntouchedByWholeCycle(t *testing.T) {
 // Two subagents on one base edit the same function differently; each keeps its own edit, and
 // landing both is a conflict, not a silent overwrite.
 func TestTwoWorktreesEditSameFunction(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r := open(t, ws, "s", t.TempDir())
 	defer r.Close(ctx, false)
@@ -231,6 +235,7 @@ func TestTwoWorktreesEditSameFunction(t *testing.T) {
 }
 
 func TestShellChangesCaptured(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r := open(t, ws, "s", t.TempDir())
 	defer r.Close(ctx, false)
@@ -267,6 +272,7 @@ func TestShellChangesCaptured(t *testing.T) {
 }
 
 func TestKinds(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	write(t, ws, "bin.dat", "\x00\x01\x02binary\x00")
 	write(t, ws, "script.sh", "#!/bin/sh\necho hi\n")
@@ -355,6 +361,7 @@ func must(t testing.TB, err error) {
 // The user edited another part of the same file while the subagent worked: a clean three-way
 // apply keeps both edits, and touches nothing else.
 func TestApplyCleanThreeWay(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r := open(t, ws, "s", t.TempDir())
 	defer r.Close(ctx, false)
@@ -398,6 +405,7 @@ func TestApplyCleanThreeWay(t *testing.T) {
 }
 
 func TestApplyConflictWritesNothing(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r := open(t, ws, "s", t.TempDir())
 	defer r.Close(ctx, false)
@@ -443,6 +451,7 @@ func TestApplyConflictWritesNothing(t *testing.T) {
 }
 
 func TestUndoRefusesEditedFile(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r := open(t, ws, "s", t.TempDir())
 	defer r.Close(ctx, false)
@@ -477,6 +486,7 @@ func TestUndoRefusesEditedFile(t *testing.T) {
 }
 
 func TestNonGitWorkspace(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	write(t, ws, "a.txt", "a\n")
 	write(t, ws, "dir/b.txt", "b\n")
@@ -535,6 +545,7 @@ func TestNonGitWorkspace(t *testing.T) {
 // A workspace in a subdirectory of a repository: the whole repository is in the worktree, the
 // subagent is rooted at the subdirectory, and only changes under it count and land.
 func TestSubdirectoryWorkspace(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	ws := filepath.Join(repo, "pkg")
 	r := open(t, ws, "s", t.TempDir())
@@ -569,6 +580,7 @@ func TestSubdirectoryWorkspace(t *testing.T) {
 }
 
 func TestHugeDiffIsCapped(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r, err := Open(ctx, ws, Options{SessionID: "s", CacheDir: t.TempDir(), MaxFileDiff: 4 << 10, MaxTotalDiff: 10 << 10})
 	if err != nil {
@@ -616,6 +628,7 @@ func TestHugeDiffIsCapped(t *testing.T) {
 }
 
 func TestGitMissingOrTooOld(t *testing.T) {
+	t.Parallel()
 	_, err := Open(ctx, t.TempDir(), Options{SessionID: "s", CacheDir: t.TempDir(), Git: "summit-no-such-git"})
 	if !errors.Is(err, ErrGitMissing) || !strings.Contains(err.Error(), "install git 2.38") {
 		t.Fatalf("got %v", err)
@@ -630,6 +643,7 @@ func TestGitMissingOrTooOld(t *testing.T) {
 }
 
 func TestOpenRefusals(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	if _, err := Open(ctx, ws, Options{SessionID: "../x", CacheDir: t.TempDir()}); err == nil {
 		t.Fatal("bad session id accepted")
@@ -656,6 +670,7 @@ func TestOpenRefusals(t *testing.T) {
 }
 
 func TestRemoveWorktree(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r := open(t, ws, "s", t.TempDir())
 	defer r.Close(ctx, false)
@@ -731,6 +746,7 @@ func TestApplyAllOrNothing(t *testing.T) {
 
 // A file the result adds where the user has an ignored file is not overwritten.
 func TestApplyRefusesToOverwriteIgnoredFile(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r := open(t, ws, "s", t.TempDir())
 	defer r.Close(ctx, false)
@@ -750,6 +766,7 @@ func TestApplyRefusesToOverwriteIgnoredFile(t *testing.T) {
 }
 
 func TestParallelChanges(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r := open(t, ws, "s", t.TempDir())
 	defer r.Close(ctx, false)
@@ -781,6 +798,7 @@ func TestParallelChanges(t *testing.T) {
 }
 
 func TestOddFileNames(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r := open(t, ws, "s", t.TempDir())
 	defer r.Close(ctx, false)
@@ -819,6 +837,7 @@ func TestOddFileNames(t *testing.T) {
 
 // A repository without commits, and a workspace that is itself a linked worktree of the user.
 func TestUnbornHeadAndUserLinkedWorktree(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	gitT(t, ws, "init", "-q")
 	write(t, ws, "a.txt", "a\n")

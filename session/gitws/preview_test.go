@@ -12,6 +12,7 @@ import (
 // writes, its merged commit has the tree Apply leaves, a scratch worktree of it holds the
 // merged files, and an overlap is the same ConflictError.
 func TestPreviewIsWhatApplyLands(t *testing.T) {
+	t.Parallel()
 	ws := newRepo(t)
 	r := open(t, ws, "s", t.TempDir())
 	defer r.Close(ctx, false)
@@ -81,6 +82,7 @@ func TestPreviewIsWhatApplyLands(t *testing.T) {
 // In a subdirectory workspace, the preview (and its scratch checkout) holds only the changes
 // under it, as Apply lands only those.
 func TestPreviewSubdirectory(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	ws := filepath.Join(repo, "pkg")
 	r := open(t, ws, "s", t.TempDir())

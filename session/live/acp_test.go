@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,13 +20,12 @@ import (
 // driven by a script, through a real session, checked on the recording read back and folded
 // as a replay folds it.
 
-// buildFakeAgent builds the fake agent into a temporary directory.
+// buildFakeAgent is the fake agent, built once per test process (main_test.go).
 func buildFakeAgent(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fakeagent")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/summit-dev/summit/agents/acp/testdata/fakeagent").CombinedOutput()
+	bin, err := fakeAgentBin()
 	if err != nil {
-		t.Fatalf("building the fake agent: %v\n%s", err, out)
+		t.Fatalf("building the fake agent: %v", err)
 	}
 	return bin
 }

@@ -9,6 +9,7 @@ import (
 // members proposed patches) the lines of sa-2, the side cf-1 was settled for, name sa-2, cv-1
 // and cf-1; paths outside the workspace or into .summit/ are refused.
 func TestBlameCommand(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	o := h.run(`/delegate variant a --agent-type builder
 /delegate variant b --agent-type builder

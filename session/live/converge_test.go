@@ -149,6 +149,7 @@ func TestConvergeManualResolveApply(t *testing.T) {
 // Three testers vote three ways: a tie, left for review, so the run exits 3. A vote of two
 // is refused; a failed voter is reported.
 func TestConvergeVoteTieUnresolved(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	o := h.run(`/delegate vote pass --agent-type tester
 /delegate vote red --agent-type tester
@@ -256,6 +257,7 @@ func TestConvergeFirstSuccess(t *testing.T) {
 // A patch that no longer fits: the file changed after the convergence; /apply changes
 // nothing and names the hunk.
 func TestConvergeStalePatch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	o := h.run(`/delegate variant a --agent-type builder
 /delegate variant doc --agent-type builder
@@ -284,6 +286,7 @@ func TestConvergeStalePatch(t *testing.T) {
 
 // /apply needs acceptEdits, and refuses formats other than delta_batch.
 func TestApplyPermissionAndFormat(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	o := h.run(`/delegate variant a --agent-type builder
 /delegate variant doc --agent-type builder

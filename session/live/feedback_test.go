@@ -24,6 +24,7 @@ func (o outcome) spawned(t *testing.T, id string) session.SubagentSpawned {
 // is above the session ceiling says so in its reply, and SubagentSpawned records the mode
 // asked for next to the one granted; one within the ceiling says nothing.
 func TestDelegateSaysModeCapped(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	o := h.run(`/delegate "change the greeting" --agent-type builder --permission-mode bypassPermissions
 /delegate docs --agent-type retriever
@@ -72,6 +73,7 @@ func TestDelegateSaysModeCapped(t *testing.T) {
 // TestWaitSaysHowEachEnded: /wait replies with how long it waited and how each id ended,
 // subagents and convergences alike.
 func TestWaitSaysHowEachEnded(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	o := h.run(`/delegate "change the greeting" --agent-type builder
 /delegate the service is down --agent-type retriever

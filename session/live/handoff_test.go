@@ -52,6 +52,7 @@ func TestHandoffMonitor(t *testing.T) {
 }
 
 func TestHandoffTransferControl(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	o := h.run("/delegate an interactive session --agent-type builder\n/handoff sa-1 --transfer-control\nlook at main.go\n/wait sa-1\nback to the parent\n")
 	if o.exit != ExitOK {
@@ -77,6 +78,7 @@ func TestHandoffTransferControl(t *testing.T) {
 }
 
 func TestHandoffOnFailure(t *testing.T) {
+	t.Parallel()
 	t.Run("retry", func(t *testing.T) {
 		h := newHarness(t)
 		o := h.run("/delegate this is broken --agent-type builder\n/handoff sa-1 --on-failure retry\n")
@@ -165,6 +167,7 @@ func TestParallelCap(t *testing.T) {
 // TestInteractiveApproval: under the real clock a request waits for /approve; a
 // subagent-scoped grant answers the next call without asking.
 func TestInteractiveApproval(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.approve = ""
 	x := h.start(RealClock{})
@@ -199,6 +202,7 @@ func TestInteractiveApproval(t *testing.T) {
 
 // TestCancelKillsShell: /cancel during a shell command kills its process group at once.
 func TestCancelKillsShell(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.approve = ApproveAll
 	x := h.start(RealClock{})

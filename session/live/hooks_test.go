@@ -143,6 +143,7 @@ func TestHookBlocksBounded(t *testing.T) {
 // session goes on: a SubagentStart hook (off the serialising path) and a SubagentStop hook
 // (before the stop).
 func TestHookTimeout(t *testing.T) {
+	t.Parallel()
 	hs := provider.Hooks{Events: map[string][]provider.Hook{
 		"SubagentStart": {{Command: "sleep 1000", Timeout: 1}},
 		"SubagentStop":  {{Command: "sleep 1000 & echo child; sleep 1000", Timeout: 1}},
@@ -197,6 +198,7 @@ func TestHookEnvironmentScrubbed(t *testing.T) {
 // A workspace's hooks run only when trusted; the user's always do. A SessionEnded hook's
 // HookRan is recorded just before the end.
 func TestHookWorkspaceTrust(t *testing.T) {
+	t.Parallel()
 	for _, trusted := range []bool{false, true} {
 		h := newHarness(t)
 		h.tapes = t.TempDir()
@@ -282,6 +284,7 @@ func TestACPStopHookBlocks(t *testing.T) {
 // worktree: a subagent with only write_file rewrites ./scripts/check.sh there, and the
 // SubagentStop hook still runs the workspace's (issue 26).
 func TestHookRunsWorkspaceScriptNotWorktreeCopy(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.tapes = t.TempDir()
 	write(t, h.tapes, "rewrite.yaml", `tapes:

@@ -68,6 +68,7 @@ func treeSum(t *testing.T, dir string) string {
 // keeps its own edit (A reads back A's line, not B's), the main workspace is untouched until
 // /apply, and each recorded change set is the real one.
 func TestIsolatedBuildersKeepTheirEdits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	before := treeSum(t, h.ws)
 	o := h.run(`/delegate iso replace --agent-type builder
@@ -107,6 +108,7 @@ func TestIsolatedBuildersKeepTheirEdits(t *testing.T) {
 // named, and nothing is written; /undo restores the files byte for byte, and refuses when a
 // file was edited since.
 func TestApplyThreeWayAndUndo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	x := h.start(RealClock{})
 	defer x.Close("script_end")
@@ -224,6 +226,7 @@ func readFile(t *testing.T, p string) []byte {
 // Deletions, renames, a binary file and a chmod made through the shell are all recorded with
 // their kinds, and /apply lands them.
 func TestShellChangeKinds(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.approve = ApproveAll
 	write(t, h.ws, "notes.txt", "notes\n")
@@ -273,6 +276,7 @@ func TestShellChangeKinds(t *testing.T) {
 // From a worktree, the file tools cannot reach the main workspace, another subagent's
 // worktree or .summit/: every attempt is refused and nothing outside changes.
 func TestWorktreeEscapesRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	outside := filepath.Join(filepath.Dir(h.ws), "outside.txt")
 	before := treeSum(t, h.ws)
@@ -309,6 +313,7 @@ func TestWorktreeEscapesRefused(t *testing.T) {
 // before and after a whole session of isolated builders (changes recorded, nothing applied),
 // and no worktree is left.
 func TestUserGitStateUntouched(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	git := func(args ...string) string {
 		t.Helper()
@@ -368,6 +373,7 @@ func TestUserGitStateUntouched(t *testing.T) {
 // the conflict from their real edits; the chosen side lands on /apply cv-1, and the main
 // workspace is untouched until then.
 func TestConvergeRealConflict(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	before := treeSum(t, h.ws)
 	o := h.run(`/delegate iso replace --agent-type builder
@@ -401,6 +407,7 @@ func TestConvergeRealConflict(t *testing.T) {
 
 // Three builders change different files: a clean merge lands all three.
 func TestConvergeRealCleanMerge(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	x := h.start(RealClock{})
 	defer x.Close("quit")
@@ -442,6 +449,7 @@ func TestConvergeRealCleanMerge(t *testing.T) {
 // other after. The older one's changes are brought onto the newest base with git (recorded as
 // ChangesRebased), the convergence merges cleanly, and /apply keeps the user's edit.
 func TestConvergeRebasesOlderMembers(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	x := h.start(RealClock{})
 	submit := func(l string) Reply { t.Helper(); return accept(t, x, l) }
@@ -474,6 +482,7 @@ func TestConvergeRebasesOlderMembers(t *testing.T) {
 // Choice edit: the reviewer writes the conflicted lines; the convergence records the text,
 // and /apply lands it with the other members' hunks.
 func TestConvergeEditChoice(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	x := h.start(RealClock{})
 	defer x.Close("quit")
@@ -501,6 +510,7 @@ func TestConvergeEditChoice(t *testing.T) {
 // /apply cv-N that overlaps edits made to the workspace since opens a review too; taking the
 // convergence's side lands its version of the file.
 func TestApplyConvergenceReview(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	x := h.start(RealClock{})
 	defer x.Close("quit")

@@ -187,6 +187,7 @@ func noLeaks(t *testing.T, base int) {
 // Every event is in the file (written to the kernel, not buffered) before anything sees it:
 // when OnEvent runs, the recording on disk already has that event's line.
 func TestEventsWrittenBeforeShown(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	rec, err := record.OpenRecorderFile(h.rec, record.RecorderOptions{})
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,30 +26,15 @@ import (
 // --approve answers), the call goes through the session's server, and the server stops with
 // the session.
 
-var (
-	mcpServerOnce sync.Once
-	mcpServerBin  string
-	mcpServerErr  error
-)
-
-// mcpTestServer builds agents/mcp's test server (echo, add, fail, slow, big, image).
+// mcpTestServer is agents/mcp's test server (echo, add, fail, slow, big, image), built once
+// per test process (main_test.go).
 func mcpTestServer(t *testing.T) string {
 	t.Helper()
-	mcpServerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "summit-live-mcp")
-		if err != nil {
-			mcpServerErr = err
-			return
-		}
-		mcpServerBin = filepath.Join(dir, "server")
-		if out, err := exec.Command("go", "build", "-o", mcpServerBin, "../../agents/mcp/testdata/server").CombinedOutput(); err != nil {
-			mcpServerErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if mcpServerErr != nil {
-		t.Fatalf("building the test MCP server: %v", mcpServerErr)
+	bin, err := mcpServer()
+	if err != nil {
+		t.Fatalf("building the test MCP server: %v", err)
 	}
-	return mcpServerBin
+	return bin
 }
 
 // mcpSession runs script on tapes (YAML text) with the MCP servers, in h's workspace. pids
@@ -200,6 +184,7 @@ func TestMCPToolInSession(t *testing.T) {
 // naming a server that is not configured gets a policy note, or is refused when nothing is
 // left.
 func TestMCPServerProblemsInSession(t *testing.T) {
+	t.Parallel()
 	bin := mcpTestServer(t)
 	h := newHarness(t)
 	agentFile(t, h.ws, "echoer", "tools: [Read, mcp__bad__echo, mcp__gh__search]\n")

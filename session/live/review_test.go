@@ -28,6 +28,7 @@ func numbered(n int, repl map[int]string) string {
 // recorded before the resolution contains A's line-10 change and says it lands with "take B
 // here"; "take B's file" (--whole-file) lands B's file exactly.
 func TestReviewWholeFileLandsExactly(t *testing.T) {
+	t.Parallel()
 	for _, whole := range []bool{true, false} {
 		t.Run(fmt.Sprint("whole=", whole), func(t *testing.T) {
 			h := newHarness(t)
@@ -100,6 +101,7 @@ func TestReviewWholeFileLandsExactly(t *testing.T) {
 // line 41's two versions and the region with git's diff3 markers (not the whole files), and
 // choice edit settles it with the reviewer's text.
 func TestApplyReviewShowsTheConflictLine(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	big := filepath.Join(h.ws, "big.txt")
 	write(t, h.ws, "big.txt", numbered(100, nil))
@@ -146,6 +148,7 @@ func TestApplyReviewShowsTheConflictLine(t *testing.T) {
 // return round(t)`, variant B replaces the loop line. Taking B's whole cart.go lands exactly
 // B's file, not a hybrid with A's return line.
 func TestDemoTakeWholeFile(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.tapes = "../../agents/provider/tapes"
 	write(t, h.ws, "cart.go", demoCart)
@@ -182,6 +185,7 @@ func TestDemoTakeWholeFile(t *testing.T) {
 // leaves only that side's Downstream Context pattern in the playbook, not both contradictory
 // ones, and the review said which pattern each choice lands and drops.
 func TestDemoTakeSidePlaybook(t *testing.T) {
+	t.Parallel()
 	const patternA, patternB = "money is rounded once, at the boundary", "amounts are integer cents inside Total"
 	for _, tc := range []struct {
 		resolve    string
@@ -237,6 +241,7 @@ func TestDemoTakeSidePlaybook(t *testing.T) {
 // Issue 27, item 1: an automatic choice is recorded with what else lands in the file (A's
 // line 10 with "take B here"), and what was recorded lands.
 func TestAutoResolutionRecordsAlsoLands(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	write(t, h.ws, "list.txt", numbered(20, nil))
 	x := h.start(RealClock{})

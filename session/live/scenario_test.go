@@ -203,6 +203,7 @@ func TestEscapesAndConfinement(t *testing.T) {
 
 // TestPermissions: shell calls ask; headless --approve decides and records each decision.
 func TestPermissions(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		approve string
 		granted bool

@@ -12,6 +12,7 @@ import (
 // /converge wait for the convergence to reach its review (bounded by its members' timeout),
 // as a person watching it would, and run as typed: nothing is rejected and the merge lands.
 func TestScriptWaitsForComputingConvergence(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	o := h.run(`/delegate variant a --agent-type builder
 /delegate variant b --agent-type builder
@@ -34,6 +35,7 @@ func TestScriptWaitsForComputingConvergence(t *testing.T) {
 // the same commands do not wait; they are rejected with what the convergence still waits for
 // and how to wait for it.
 func TestTypedCommandsWhileComputing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	x := h.start(NewSimClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)))
 	ctx := context.Background()

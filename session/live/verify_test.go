@@ -27,6 +27,7 @@ func submitOK(t *testing.T, x *Orchestrator, line string) Reply {
 // with their diffs and changes nothing. The command sees the merged result, and what it
 // writes stays in its scratch worktree.
 func TestApplyVerifyAndDryRun(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	x := h.start(RealClock{})
 	accept(t, x, "/delegate iso replace --agent-type builder", "/delegate iso write --agent-type builder",
@@ -102,6 +103,7 @@ func TestApplyVerifyAndDryRun(t *testing.T) {
 // The config's verify: runs for every /apply (here of one subagent): its failure refuses it,
 // recorded with source config; --verify overrides it.
 func TestApplyConfigVerify(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	x := h.start(RealClock{})
 	defer x.Close("quit")
@@ -128,6 +130,7 @@ func TestApplyConfigVerify(t *testing.T) {
 // /diff cv-N works for an apply review: it shows the conflict-marked merge of each file and,
 // once settled, what /apply would land; --dry-run and --verify work on the settled result.
 func TestDiffAndVerifyApplyReview(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	x := h.start(RealClock{})
 	defer x.Close("quit")
@@ -167,6 +170,7 @@ func TestDiffAndVerifyApplyReview(t *testing.T) {
 // /diff cv-N works for a convergence without a DeltaBatch (here its output is json): it says
 // why and shows what each member changed.
 func TestDiffConvergenceWithoutBatch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	x := h.start(RealClock{})
 	defer x.Close("quit")
