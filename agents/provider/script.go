@@ -162,7 +162,7 @@ func CheckTapes(path string) (tapes []*Tape, files int, err error) {
 			return
 		}
 		if !st.Mode().IsRegular() {
-			errs.add(fmt.Errorf("%s is %s, not a regular file: a tape file is a YAML text file", name, fileKind(st.Mode())))
+			errs.add(fmt.Errorf("%s is %s, not a regular file: a tape file is a YAML text file", name, record.FileKind(st.Mode())))
 			return
 		}
 		files++
@@ -212,21 +212,6 @@ func statError(path string, err error) error {
 		return fmt.Errorf("%s: %v", path, pe.Err)
 	}
 	return fmt.Errorf("%s: %v", path, err)
-}
-
-// fileKind names a file type that is not a regular file.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "a " + m.Type().String() + " file"
 }
 
 // Unreachable names each tape that can never be chosen, because an earlier one matches every

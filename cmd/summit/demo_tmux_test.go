@@ -81,7 +81,7 @@ func TestTerminalDemoLiteral(t *testing.T) {
 	var rec, ws string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && rec == ""; time.Sleep(100 * time.Millisecond) {
 		b, _ := os.ReadFile(errFile)
-		m := regexp.MustCompile(`replay it with: summit replay (\S+\.jsonl)`).FindSubmatch(b)
+		m := regexp.MustCompile(`replay it with: \S*summit replay (\S+\.jsonl)`).FindSubmatch(b)
 		k := regexp.MustCompile(`kept at (\S+)`).FindSubmatch(b)
 		if m != nil && k != nil {
 			rec, ws = string(m[1]), string(k[1])

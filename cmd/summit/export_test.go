@@ -228,7 +228,7 @@ func TestExportDemoToCollector(t *testing.T) {
 	for _, n := range turns {
 		wantModels += n + 1
 	}
-	if subagents != 5 || toolCalls != 9 || models != wantModels || wantModels != 13 {
+	if subagents != 5 || toolCalls != 9 || models != wantModels || wantModels != 14 {
 		t.Errorf("%d subagents, %d tool calls, %d model calls (the recording's tapes: %d)", subagents, toolCalls, models, wantModels)
 	}
 	// The handoff of sa-5 hangs under it; the convergence and its conflict under the session.

@@ -26,7 +26,7 @@ func TestTerminalDiffAndSearch(t *testing.T) {
 	tm.keys("/delegate iso replace --agent-type builder", "Enter")
 	tm.waitFor(`✓ sa-1 builder`, 20*time.Second)
 	tm.keys("/diff sa-1", "Enter")
-	tm.waitFor(`/diff sa-1 · ↑↓ scroll`, 10*time.Second)
+	tm.waitFor(`/diff sa-1 · esc closes`, 10*time.Second)
 	s := tm.tmux("capture-pane", "-p", "-e", "-t", tm.name)
 	colour := regexp.MustCompile("\x1b\\[[0-9;]*(3[0-7]|38;)[0-9;]*m")
 	for _, want := range []string{"@@ -", "-\tprintln(\"hello\")", "+\tprintln(\"hello from A\")"} {

@@ -161,7 +161,7 @@ func TestTerminalDemo(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		b, _ := os.ReadFile(errFile)
-		m := regexp.MustCompile(`replay it with: summit replay (\S+\.jsonl)`).FindSubmatch(b)
+		m := regexp.MustCompile(`replay it with: \S*summit replay (\S+\.jsonl)`).FindSubmatch(b)
 		k := regexp.MustCompile(`kept at (\S+)`).FindSubmatch(b)
 		if m != nil && k != nil {
 			rec, ws = string(m[1]), string(k[1])

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // versionSymbol is the variable a release sets with -X (version.go), and testVersion what the
@@ -31,6 +33,24 @@ func TestReleaseVersionLdflag(t *testing.T) {
 	}
 	if string(m[1]) != versionSymbol {
 		t.Fatalf(".ci/release-build sets %s; summit version prints %s", m[1], versionSymbol)
+	}
+	// .goreleaser.yaml builds the same binaries: the same -X, flags and CGO setting.
+	var gr struct {
+		Builds []struct {
+			Main    string   `yaml:"main"`
+			Env     []string `yaml:"env"`
+			Flags   []string `yaml:"flags"`
+			Ldflags []string `yaml:"ldflags"`
+		} `yaml:"builds"`
+	}
+	if g, err := os.ReadFile(filepath.Join("..", "..", ".goreleaser.yaml")); err != nil {
+		t.Fatal(err)
+	} else if err := yaml.Unmarshal(g, &gr); err != nil || len(gr.Builds) != 1 {
+		t.Fatalf(".goreleaser.yaml: %v, %d builds", err, len(gr.Builds))
+	}
+	if b := gr.Builds[0]; b.Main != "./cmd/summit" || strings.Join(b.Ldflags, " ") != "-s -w -X "+versionSymbol+"={{ .Tag }}" ||
+		strings.Join(b.Flags, " ") != "-trimpath" || strings.Join(b.Env, " ") != "CGO_ENABLED=0" {
+		t.Errorf(".goreleaser.yaml builds otherwise than .ci/release-build: %+v", b)
 	}
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -49,10 +50,16 @@ func TestConvergeManualResolveApply(t *testing.T) {
 /apply cv-1
 `)
 	checkSeq(t, o.events)
-	for _, w := range []string{"cv-1 merge of sa-1, sa-2 · pending (waiting for sa-1, sa-2)", "review (cf-1 open)",
-		"cf-1 hunk main.go:4 · open: /resolve cf-1 --choose sa-1|sa-2|none"} {
+	for _, w := range []string{"cv-1 merge of sa-1, sa-2 · pending (waiting for sa-1, sa-2)", "review (cf-1 open)"} {
 		if !strings.Contains(o.progress, w) {
 			t.Errorf("progress lacks %q:\n%s", w, o.progress)
+		}
+	}
+	// /status cv-1 lists its conflicts as a table, and what a choice also lands under it.
+	for _, re := range []string{`\n +cf-1 +hunk main\.go:4 +open: /resolve cf-1 --choose sa-1\|sa-2\|none\|edit\n`,
+		`\n +cf-1: --choose sa-1 also lands in main\.go: sa-2 @@ -1,3 \+1,4 @@\n`} {
+		if !regexp.MustCompile(re).MatchString(o.progress) {
+			t.Errorf("progress lacks %s:\n%s", re, o.progress)
 		}
 	}
 	det := o.data(session.TypeConflictDetected)

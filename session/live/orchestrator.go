@@ -740,6 +740,9 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 		if len(cv.Conflicts) > 0 {
 			b.WriteString("conflict\twhere\tstate\n")
 		}
+		// What an open conflict's choices also land is said under the table, a line each: in a
+		// cell it would be flattened into one unreadable row.
+		var lands []string
 		for _, cf := range cv.Conflicts {
 			state := "open: /resolve " + cf.ID + " --choose " + strings.Join(cf.Choices, "|")
 			if r := cf.Resolution; r != nil {
@@ -748,9 +751,16 @@ func (x *Orchestrator) status(line string, c commands.Status) (Reply, error) {
 					state += "'s whole file"
 				}
 			} else {
-				state += reviewProgress(cf.Review) // what a region choice also lands
+				for _, l := range strings.Split(strings.TrimPrefix(reviewProgress(cf.Review), "\n"), "\n") {
+					if l = strings.TrimSpace(l); l != "" {
+						lands = append(lands, cf.ID+": "+l)
+					}
+				}
 			}
 			fmt.Fprintf(&b, "%s\t%s\t%s\n", cf.ID, cell(session.ConflictWhere(cf.Kind, cf.File, cf.Lines)), cell(state))
+		}
+		for _, l := range lands {
+			b.WriteString(l + "\n")
 		}
 		for _, n := range cv.Notes {
 			fmt.Fprintf(&b, "note: %s\n", session.Sanitize(n))

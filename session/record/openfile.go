@@ -24,7 +24,7 @@ func OpenRegular(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file (%s): summit reads only regular files", path, kindOf(st.Mode()))
+		return nil, fmt.Errorf("%s is %s, not a regular file: summit reads only regular files", path, FileKind(st.Mode()))
 	}
 	return f, nil
 }
@@ -46,10 +46,12 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-func kindOf(m fs.FileMode) string {
+// FileKind names a file type that is not a regular file, for errors that refuse it (a FIFO
+// would block a reader, a device or directory is not a recording or tape).
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
+		return "a named pipe (FIFO)"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
 	case m&fs.ModeDevice != 0:
@@ -57,5 +59,5 @@ func kindOf(m fs.FileMode) string {
 	case m.IsDir():
 		return "a directory"
 	}
-	return m.Type().String()
+	return "a " + m.Type().String() + " file"
 }
