@@ -123,7 +123,9 @@ func (c *acpCase) logHas(t *testing.T, want ...string) {
 // waitState polls the session state until cond holds (10 s at most).
 func waitState(t *testing.T, x *Orchestrator, what string, cond func(*session.State) bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Generous: a real agent (node) takes seconds to start, many more on a loaded 2-core
+	// machine running other packages' tests beside it; the wait ends as soon as cond holds.
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		ok := false
 		x.View(func(s *session.State) { ok = cond(s) })
