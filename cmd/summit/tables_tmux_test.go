@@ -44,6 +44,7 @@ func TestTerminalTables(t *testing.T) {
 		t.Errorf("/status: sa-1's cells are not under their headers:\n%s", strings.Join(rows, "\n"))
 	}
 	tm.keys("Escape")
+	gone(t, tm, `/status · esc closes`)
 
 	// /agents: every row starts under NAME (a ↳ line under the description), on one line.
 	tm.keys("/agents", "Enter")
@@ -66,10 +67,23 @@ func TestTerminalTables(t *testing.T) {
 		}
 	}
 	tm.keys("Escape")
+	// Wait for the panel to close before the next key: ESC followed at once by "?" reads as
+	// alt+? to a terminal's input parser, and the panel would stay open under the help.
+	gone(t, tm, `/agents · `)
 
 	// ?: keys and commands each in their own columns.
 	tm.keys("?")
 	s = tm.waitFor(`help · keys by pane`, 5*time.Second)
+	// The title can be drawn while rows below still show the closed /agents panel (a capture
+	// in the middle of a frame's write): read on until two captures agree.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(150 * time.Millisecond)
+		again := tm.waitFor(`help · keys by pane`, 5*time.Second)
+		if again == s {
+			break
+		}
+		s = again
+	}
 	known := map[string]bool{"everywhere": true, "input": true, "tree": true, "transcript": true, "prompts and inbox": true, "output panels": true, "commands": true}
 	km := reflect.ValueOf(ui.DefaultKeyMap())
 	for i := range km.NumField() {
@@ -95,6 +109,18 @@ func TestTerminalTables(t *testing.T) {
 		t.Errorf("help: the commands start at %d different columns:\n%s", len(cmdAt), s)
 	}
 	tm.keys("Escape", "/quit", "Enter")
+}
+
+// gone waits until the screen no longer matches what.
+func gone(t *testing.T, tm *tmuxTerm, what string) {
+	t.Helper()
+	re := regexp.MustCompile(what)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if !re.MatchString(tm.screen()) {
+			return
+		}
+	}
+	t.Fatalf("the screen still shows %q:\n%s", what, tm.screen())
 }
 
 // boxRows are the lines inside the focused (heavy) box on a screen, without its borders.
