@@ -77,6 +77,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.leaveTree()
 		m.focus = focusInput
 		m.in.Focus()
+		m.typeOver()
 		m.in, _ = m.in.Update(k)
 		return nil
 	}
@@ -188,15 +189,10 @@ func (m *Model) typeOver() {
 	}
 }
 
-// printable reports whether a key types text (no ctrl, alt or super held).
-func printable(k tea.KeyPressMsg) bool {
-	return k.Text != "" && k.Mod&(tea.ModCtrl|tea.ModAlt|tea.ModSuper|tea.ModMeta|tea.ModHyper) == 0
-}
-
 func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
 	if m.inSel {
-		if printable(k) {
+		if typed(k) {
 			// A new line starts: the key is its first character, whatever it is (even ?).
 			m.typeOver()
 			m.in, _ = m.in.Update(k)
