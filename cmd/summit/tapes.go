@@ -18,7 +18,6 @@ import (
 
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/provider/tapeserve"
-	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
 )
 
@@ -40,11 +39,7 @@ func newTapes(stdout, stderr io.Writer) *cobra.Command {
 		// Without a Run, cobra would print the help and exit 0 for "summit tapes chek".
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				hint := ""
-				if n := commands.Nearest(args[0], []string{"check", "serve"}); n != "" {
-					hint = fmt.Sprintf(" (did you mean %s?)", n)
-				}
-				return usageErr("tapes: unknown command %q%s; the commands are check and serve", args[0], hint)
+				return usageErr("tapes: unknown command %q%s; the commands are check and serve", args[0], didYouMean(args[0], subcommandNames(cmd)))
 			}
 			return nil
 		},
