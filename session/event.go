@@ -264,6 +264,9 @@ type SubagentSpawned struct {
 	// workspace file over a built-in or the user's: "workspace .summit/agents/general.md,
 	// shadows built-in"); empty when the agent shadows none. The tree marks such a subagent.
 	AgentShadows string `json:"agent_shadows,omitempty"`
+	// Runner names the remote runner (`summit runner --name`) the subagent was placed on by
+	// `/delegate … --on`; empty for a subagent that runs on this machine.
+	Runner string `json:"runner,omitempty"`
 }
 
 type SubagentActive struct {
