@@ -105,7 +105,9 @@ type Subagent struct {
 	AgentName string
 	// AgentShadows is SubagentSpawned.agent_shadows: which definition runs, when it replaced
 	// another of its name.
-	AgentShadows   string
+	AgentShadows string
+	// Runner is SubagentSpawned.runner: the remote runner it was placed on; empty is local.
+	Runner         string
 	PermissionMode string
 	Tools          []string
 	Task           string

@@ -12,6 +12,8 @@ type KeyMap struct {
 	Complete, History, Submit, Clear key.Binding
 	// Tree.
 	Select, Open, Filter, Resize, TreeBack key.Binding
+	// Group cycles the tree's grouping; Fold folds a group; NextWaiting jumps to what waits.
+	Group, Fold, NextWaiting key.Binding
 	// Transcript.
 	Scroll, Page, Follow, Top, Expand, Thinking, Search, Back key.Binding
 	// SearchStep steps through a search's matches (after ctrl+f … enter).
@@ -49,6 +51,10 @@ func DefaultKeyMap() KeyMap {
 		Filter:   h("f", "filter (a filter: line shows it)", "f"),
 		Resize:   h("< >", "narrower / wider", "<", ">"),
 		TreeBack: h("esc", "clear the filter · input", "esc"),
+
+		Group:       h("g", "group by none / runner / type / state", "g"),
+		Fold:        h("enter", "on a group: fold / unfold it", "enter"),
+		NextWaiting: h("w", "next subagent or review that waits for you", "w"),
 
 		Scroll:   h("↑↓", "scroll", "up", "down", "k", "j"),
 		Page:     h("pgup pgdn", "page", "pgup", "pgdown", "space"),
@@ -92,14 +98,14 @@ func (k KeyMap) helpGroups(replay bool) []keyGroup {
 	if replay {
 		return []keyGroup{
 			{"replay", []key.Binding{k.Play, k.Step, k.Markers, k.Speed, k.IdleCap, k.Seek, k.Fork, k.Focus, k.Help, k.ReplayQuit}},
-			{"tree", []key.Binding{k.Select, k.Open, k.Filter, k.Resize}},
+			{"tree", []key.Binding{k.Select, k.Open, k.Filter, k.Group, k.Fold, k.Resize}},
 			{"transcript", []key.Binding{k.Scroll, k.Page, k.Follow, k.Top, k.Expand, k.Thinking, k.Search, k.SearchStep, k.Back}},
 		}
 	}
 	return []keyGroup{
 		{"everywhere", []key.Binding{k.Focus, k.Slash, k.Inbox, k.Help, k.Quit}},
 		{"input", []key.Binding{k.Complete, k.History, k.Submit, k.Clear}},
-		{"tree", []key.Binding{k.Select, k.Open, k.Filter, k.Resize, k.TreeBack}},
+		{"tree", []key.Binding{k.Select, k.Open, k.Filter, k.Group, k.Fold, k.NextWaiting, k.Resize, k.TreeBack}},
 		{"transcript", []key.Binding{k.Scroll, k.Page, k.Follow, k.Top, k.Expand, k.Thinking, k.Search, k.SearchStep, k.Back}},
 		{"prompts and inbox", []key.Binding{k.Choose, k.Confirm, k.NextItem, k.Close}},
 		{"output panels", []key.Binding{k.PanelScroll, k.PanelClose}},

@@ -77,6 +77,11 @@ type Model struct {
 	treeW     int    // tree pane width; 0 = automatic
 	filter    string
 	filtering bool // typing the tree filter (f)
+	// groupBy is the tree's grouping ("", runner, type, state; g cycles); collapsed the
+	// groups folded (by grouping and name); treeGen counts the folds, for the tree's memo.
+	groupBy   string
+	collapsed map[string]bool
+	treeGen   int
 	// forkArmed is the seq the first F of a replay named; forkSeq the one a second F chose.
 	forkArmed, forkSeq uint64
 	views              map[string]*tview

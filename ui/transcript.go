@@ -428,6 +428,8 @@ func (m *Model) source(id string) source {
 		return m.convergenceSource(m.st.Convergence(id))
 	case m.st.Conflict(id) != nil:
 		return m.conflictSource(m.st.Conflict(id))
+	case isGroup(id):
+		return m.groupSource(id)
 	}
 	return textSource{"(nothing selected)"}
 }

@@ -39,7 +39,8 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 var modeTag = map[string]string{"plan": "plan", "acceptEdits": "edits", "bypassPermissions": "bypass"}
 
 // rows lists the tree: the session, its subagents, then convergences with their conflicts.
-// The filter keeps the rows whose text contains it (the session row always stays).
+// The filter keeps the rows whose text contains it (the session row always stays); a
+// grouping lists the subagents under their groups' headers (treegroup.go).
 func (m *Model) rows() []row {
 	st := m.st
 	now := m.now()
@@ -109,6 +110,7 @@ func (m *Model) rows() []row {
 		r.extra, r.cols = memo.extraOf(parts), parts
 		out = append(out, r)
 	}
+	nSubs := len(out) - 1
 	for _, cv := range st.Convergences {
 		r := row{id: cv.ID, text: fmt.Sprintf("%s %s (%s)", cv.ID, cv.Strategy, strings.Join(cv.Members, ", "))}
 		r.glyph, r.style = convergenceGlyph(cv, m.frame)
@@ -133,17 +135,27 @@ func (m *Model) rows() []row {
 			out = append(out, c)
 		}
 	}
-	if m.filter == "" {
+	if m.filter == "" && m.groupBy == "" {
 		return out
 	}
-	f := strings.ToLower(m.filter)
-	kept := out[:1]
-	for _, r := range out[1:] {
-		if strings.Contains(strings.ToLower(r.text+" "+r.extra), f) {
-			kept = append(kept, r)
+	subs, rest := out[1:1+nSubs], out[1+nSubs:]
+	if m.filter != "" {
+		f := strings.ToLower(m.filter)
+		keep := func(rs []row) []row {
+			var kept []row
+			for _, r := range rs {
+				if strings.Contains(strings.ToLower(r.text+" "+r.extra), f) {
+					kept = append(kept, r)
+				}
+			}
+			return kept
 		}
+		subs, rest = keep(subs), keep(rest)
 	}
-	return kept
+	if m.groupBy != "" {
+		subs = m.groupRows(subs) // treegroup.go
+	}
+	return append(append(out[:1:1], subs...), rest...)
 }
 
 // saRow keeps the pieces of a subagent's tree row with what they were made from, so a frame
@@ -388,6 +400,8 @@ type treeMemo struct {
 	seq    uint64
 	frame  int
 	filter string
+	group  string
+	gen    int
 	now    int64
 	n      int
 	rows   []row
@@ -399,12 +413,20 @@ type treeMemo struct {
 func (m *Model) treeRows() ([]row, treeLayout) {
 	c := &m.treeMemo
 	now := m.now().Unix()
-	if c.ok && c.seq == m.st.LastSeq && c.frame == m.frame && c.filter == m.filter && c.now == now && c.n == len(m.st.Subagents) {
+	if c.ok && c.seq == m.st.LastSeq && c.frame == m.frame && c.filter == m.filter && c.group == m.groupBy && c.gen == m.treeGen &&
+		c.now == now && c.n == len(m.st.Subagents) {
 		return c.rows, c.lay
 	}
 	rs := m.rows()
-	*c = treeMemo{seq: m.st.LastSeq, frame: m.frame, filter: m.filter, now: now, n: len(m.st.Subagents), rows: rs, lay: layoutOf(rs), ok: true}
+	*c = treeMemo{seq: m.st.LastSeq, frame: m.frame, filter: m.filter, group: m.groupBy, gen: m.treeGen, now: now, n: len(m.st.Subagents), rows: rs, lay: layoutOf(rs), ok: true}
 	return rs, c.lay
+}
+
+// rowsMemo are the tree's rows, from the memo when nothing they show changed: a key that
+// moves the selection does not list 1,000 subagents again.
+func (m *Model) rowsMemo() []row {
+	rs, _ := m.treeRows()
+	return rs
 }
 
 // lineCache keeps the lines drawn for the last frame; what a frame does not show again is
@@ -535,6 +557,10 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 	case "down", "j":
 		m.moveSel(true)
 	case "enter":
+		if isGroup(m.sel) {
+			m.toggleGroup(m.sel) // treegroup.go
+			break
+		}
 		m.leaveTree()
 		m.focus = focusTranscript
 		// A conflict whose convergence ended without it (interrupted by a fork) has no review.
@@ -543,6 +569,10 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "f":
 		m.filtering = true
+	case "g":
+		m.cycleGroup()
+	case "w":
+		m.nextWaiting()
 	case "<":
 		m.treeW = max(20, m.treeWidth()-2)
 	case ">":
@@ -555,7 +585,7 @@ func (m *Model) treeKey(k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) moveSel(down bool) {
-	rs := m.rows()
+	rs := m.rowsMemo()
 	idx := 0
 	for i, r := range rs {
 		if r.id == m.sel {
@@ -571,7 +601,7 @@ func (m *Model) moveSel(down bool) {
 
 // keepSel keeps the selection on a visible row; while filtering, on the first match.
 func (m *Model) keepSel() {
-	rs := m.rows()
+	rs := m.rowsMemo()
 	found := false
 	for _, r := range rs {
 		found = found || r.id == m.sel

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRunThousandSubagents: one `summit run` delegates to 1,000 subagents on script tapes
+// (issue 29 item 10): every one of them ends, as done, and the process's peak RSS (the
+// kernel's own figure for the child, rusage ru_maxrss) stays under 1 GB. The parallel cap
+// is set at 1,000 too, so the orchestrator runs all of them at once (the cap must neither
+// deadlock nor serialise them), and a second run with the default cap of 8 queues 992 of
+// them and drains the queue. The tapes are short (a line and a capsule), so the run is
+// about the orchestration, the fold and the recorder of 1,000 subagents, not model text.
+func TestRunThousandSubagents(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	const n = 1000
+	dir := t.TempDir()
+	tapes := filepath.Join(dir, "tapes")
+	os.MkdirAll(tapes, 0o755)
+	tape := "tapes:\n  - name: quick\n    match: {agent: analyzer}\n    rate: 1000\n    steps:\n" +
+		"      - say: \"looked at it: nothing to change here\"\n" +
+		"      - capsule: {summary: \"nothing to change\", confidence: 0.9}\n"
+	if err := os.WriteFile(filepath.Join(tapes, "quick.yaml"), []byte(tape), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var script strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&script, "/delegate \"look at part %d\" --agent-type analyzer\n", i)
+	}
+	script.WriteString("/wait")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&script, " sa-%d", i)
+	}
+	script.WriteString("\n")
+	sf := filepath.Join(dir, "s.summit")
+	if err := os.WriteFile(sf, []byte(script.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, par := range []int{n, 8} {
+		t.Run(fmt.Sprintf("max-parallel=%d", par), func(t *testing.T) {
+			ws := runWorkspace(t)
+			rec := filepath.Join(t.TempDir(), "rec.jsonl")
+			// Bounded: a deadlock fails the test instead of hanging it (2 cores under load
+			// run it in well under a minute).
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "run", "--script", sf, "--workspace", ws, "--tapes", tapes,
+				"--record", rec, "--max-parallel", fmt.Sprint(par))
+			var stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = nil, &stderr
+			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatalf("summit run did not end in 5 minutes (deadlocked?); stderr tail:\n%s", tail(stderr.String(), 20))
+			}
+			if err != nil {
+				t.Fatalf("summit run: %v\n%s", err, tail(stderr.String(), 20))
+			}
+			ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			if !ok {
+				t.Fatal("no rusage for the child")
+			}
+			peak := ru.Maxrss * 1024 // Linux reports kilobytes
+			t.Logf("%d subagents, cap %d: peak RSS %.1f MB, wall %s", n, par, float64(peak)/1e6, cmd.ProcessState.SystemTime()+cmd.ProcessState.UserTime())
+			if peak <= 0 || peak >= 1<<30 {
+				t.Errorf("peak RSS %d bytes, want under 1 GB", peak)
+			}
+			spawned, stopped := recordedEnds(t, rec)
+			if len(spawned) != n {
+				t.Errorf("%d subagents spawned, want %d", len(spawned), n)
+			}
+			for i := 1; i <= n; i++ {
+				id := fmt.Sprintf("sa-%d", i)
+				if got := stopped[id]; got != "success" {
+					t.Errorf("%s ended %q, want success", id, got)
+					break
+				}
+			}
+		})
+	}
+}
+
+// recordedEnds reads a recording: the subagents spawned and each one's SubagentStop outcome.
+func recordedEnds(t *testing.T, rec string) (map[string]bool, map[string]string) {
+	t.Helper()
+	f, err := os.Open(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	spawned, stopped := map[string]bool{}, map[string]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var e struct {
+			Type string `json:"type"`
+			Sub  string `json:"subagent_id"`
+			Data struct {
+				Outcome string `json:"outcome"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%s: %v", rec, err)
+		}
+		switch e.Type {
+		case "SubagentSpawned":
+			spawned[e.Sub] = true
+		case "SubagentStop":
+			if _, dup := stopped[e.Sub]; dup {
+				t.Errorf("%s stopped twice", e.Sub)
+			}
+			stopped[e.Sub] = e.Data.Outcome
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return spawned, stopped
+}
+
+func tail(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
