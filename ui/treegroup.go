@@ -113,7 +113,7 @@ func (m *Model) groupRows(subs []row) []row {
 		}
 		var extra []string
 		if g.waiting > 0 {
-			extra = append(extra, strconv.Itoa(g.waiting)+" wait for you")
+			extra = append(extra, strconv.Itoa(g.waiting)+" waiting")
 			h.style = rowWarn
 		}
 		if g.running > 0 {
