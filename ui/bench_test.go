@@ -38,12 +38,19 @@ func (g *evGen) start(n int) []session.Event {
 	return evs
 }
 
-// BenchmarkFrameBusy: 200 subagents streaming a combined 50 k tokens/s, one batch of events
+// BenchmarkFrameBusy: 200 and 1,000 subagents (issue 29's scale, against the 200 of the
+// same run) streaming a combined 50 k tokens/s, one batch of events
 // per frame (FrameRate a second, the Bridge's rate), on a 200×60 screen, sa-7's transcript
 // shown. Each op folds one frame's events and renders it. Reported: the p50 and p99 of View()
 // alone, and the CPU share of one core at FrameRate frames a second (fold + render).
 func BenchmarkFrameBusy(b *testing.B) {
-	const subs, perFrame = 200, 50000 / FrameRate
+	for _, subs := range []int{200, 1000} {
+		b.Run(fmt.Sprintf("subagents=%d", subs), func(b *testing.B) { frameBusy(b, subs) })
+	}
+}
+
+func frameBusy(b *testing.B, subs int) {
+	const perFrame = 50000 / FrameRate
 	g := &evGen{}
 	m := New(Options{Backend: &fakeBackend{}, Now: func() time.Time { return t0.Add(time.Hour) }, Dark: true})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
@@ -152,37 +159,50 @@ func BenchmarkOpenReplay(b *testing.B) {
 }
 
 // BenchmarkKeystroke: one letter typed into the input (then erased, so the line stays short)
-// with 200 subagents in the tree, done or streaming: the Update and the View it causes.
+// with 200 and 1,000 subagents in the tree, done or streaming: the Update and the View it
+// causes. In the tree ("tree", "tree-grouped"), the key moves the selection down and up.
 func BenchmarkKeystroke(b *testing.B) {
-	for _, mode := range []string{"done", "streaming"} {
-		b.Run(mode, func(b *testing.B) {
-			const subs = 200
-			g := &evGen{}
-			m := New(Options{Backend: &fakeBackend{}, Now: func() time.Time { return t0.Add(time.Hour) }, Dark: true, After: noTimer})
-			m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
-			m.Update(EventsMsg(g.start(subs)))
-			for f := 0; f < 50; f++ {
-				m.Update(EventsMsg(frameEvents(g, subs, 50000/FrameRate, f)))
-			}
-			if mode == "done" {
-				var evs []session.Event
-				for i := 1; i <= subs; i++ {
-					evs = append(evs, g.ev("sa-"+strconv.Itoa(i), session.SubagentStop{Outcome: session.OutcomeSuccess, ArtifactPaths: []string{}}))
-				}
-				m.Update(EventsMsg(evs))
-			}
-			_ = m.View()
-			keys := []tea.KeyPressMsg{{Code: 'a', Text: "a"}, {Code: tea.KeyBackspace}}
-			var worst time.Duration
-			for i := 0; b.Loop(); i++ {
-				t := time.Now()
-				m.Update(keys[i%2])
-				_ = m.View()
-				worst = max(worst, time.Since(t))
-			}
-			b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
-		})
+	for _, subs := range []int{200, 1000} {
+		for _, mode := range []string{"done", "streaming", "tree", "tree-grouped"} {
+			b.Run(fmt.Sprintf("subagents=%d/%s", subs, mode), func(b *testing.B) { keystroke(b, subs, mode) })
+		}
 	}
+}
+
+func keystroke(b *testing.B, subs int, mode string) {
+	g := &evGen{}
+	m := New(Options{Backend: &fakeBackend{}, Now: func() time.Time { return t0.Add(time.Hour) }, Dark: true, After: noTimer})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+	m.Update(EventsMsg(g.start(subs)))
+	for f := 0; f < 50; f++ {
+		m.Update(EventsMsg(frameEvents(g, subs, 50000/FrameRate, f)))
+	}
+	if mode == "done" {
+		var evs []session.Event
+		for i := 1; i <= subs; i++ {
+			evs = append(evs, g.ev("sa-"+strconv.Itoa(i), session.SubagentStop{Outcome: session.OutcomeSuccess, ArtifactPaths: []string{}}))
+		}
+		m.Update(EventsMsg(evs))
+	}
+	_ = m.View()
+	keys := []tea.KeyPressMsg{{Code: 'a', Text: "a"}, {Code: tea.KeyBackspace}}
+	if strings.HasPrefix(mode, "tree") {
+		m.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+		if mode == "tree-grouped" {
+			m.Update(tea.KeyPressMsg{Code: 'g', Text: "g"})
+			m.Update(tea.KeyPressMsg{Code: 'g', Text: "g"}) // by agent type
+		}
+		m.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+		keys = []tea.KeyPressMsg{{Code: tea.KeyDown}, {Code: tea.KeyUp}}
+	}
+	var worst time.Duration
+	for i := 0; b.Loop(); i++ {
+		t := time.Now()
+		m.Update(keys[i%2])
+		_ = m.View()
+		worst = max(worst, time.Since(t))
+	}
+	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
 }
 
 // TestTextWidth: textWidth and truncate agree with ansi.StringWidth and ansi.Truncate, for
