@@ -11,6 +11,7 @@
 #   idle_cpu   the process's CPU once every stream has ended, nothing typed (% of one core)
 #   idle_wake  wake-ups a second (context switches of all its threads) while idle
 #   key_ms     CPU per keystroke: letters typed one at a time into the input, while idle
+#   rss_mb     the process's peak resident set (VmHWM) at the end, in MB
 #
 # Usage: testdata/perf/live.sh [BIN...]   (default: builds ./cmd/summit)
 #   Each BIN is measured RUNS times (default 3), interleaved, so a noisy machine hits all alike.
@@ -120,6 +121,8 @@ one() {
 	t1=$(date +%s%N)
 	echo "$label key_ms $(awk -v d=$((c1 - c0)) -v hz="$hz" -v el=$(((t1 - t0) / 1000000)) -v idle="$(grep "^$label idle_cpu" "$tmp/results" | tail -1 | cut -d' ' -f3)" \
 		'BEGIN {printf "%.2f", (d * 1000 / hz - el * idle / 100) / 100}')" >>"$tmp/results"
+	# Peak memory: the kernel's high-water mark of the process's resident set, in MB.
+	echo "$label rss_mb $(awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status")" >>"$tmp/results"
 	T send-keys -t perf C-u
 	T send-keys -t perf -l "/quit"
 	T send-keys -t perf Enter
@@ -163,11 +166,11 @@ done
 
 echo "N=$N subagents × $RATE words/s for ${SECS}s at 200×60; medians of $RUNS runs"
 echo "(ui_cpu, view_cpu, flush_cpu: % of one core while streaming, from a CPU profile)"
-printf '%-40s %9s %9s %9s %9s %9s %9s %9s %9s\n' binary busy_cpu ui_cpu view_cpu flush_cpu lateness idle_cpu idle_wake key_ms
+printf '%-40s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n' binary busy_cpu ui_cpu view_cpu flush_cpu lateness idle_cpu idle_wake key_ms rss_mb
 for ((b = 0; b < ${#bins[@]}; b++)); do
 	row=()
-	for m in busy_cpu ui_cpu view_cpu flush_cpu lateness idle_cpu idle_wake key_ms; do
+	for m in busy_cpu ui_cpu view_cpu flush_cpu lateness idle_cpu idle_wake key_ms rss_mb; do
 		row+=("$(awk -v l="bin$b" -v m=$m '$1 == l && $2 == m {print $3}' "$tmp/results" | median)")
 	done
-	printf '%-40s %9s %9s %9s %9s %9s %9s %9s %9s\n' "$(basename "${bins[$b]}")" "${row[@]}"
+	printf '%-40s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n' "$(basename "${bins[$b]}")" "${row[@]}"
 done
