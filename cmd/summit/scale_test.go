@@ -133,3 +133,49 @@ func tail(s string, n int) string {
 	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
+
+// TestTerminalTreeGroups: the tree's navigation in a real terminal: g groups by runner
+// (local), enter on the header folds the group, g again groups by agent type and by state,
+// w says when nothing waits, f filters within the groups, and esc clears the filter.
+func TestTerminalTreeGroups(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	ws := runWorkspace(t)
+	tapes := t.TempDir()
+	tape := "tapes:\n  - name: quick\n    match: {agent: analyzer}\n    steps:\n      - say: \"nothing to change\"\n      - capsule: {summary: \"nothing to change\"}\n"
+	if err := os.WriteFile(filepath.Join(tapes, "quick.yaml"), []byte(tape), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	tm := newTerm(t, 120, 36, "cd "+ws+" && "+bin+" --tapes "+tapes+" --record "+rec+"; sleep 60")
+	tm.waitFor(`type /help`, 10*time.Second)
+	for i := 1; i <= 3; i++ {
+		tm.keys(fmt.Sprintf("/delegate part %d --agent-type analyzer", i), "Enter")
+		tm.waitFor(fmt.Sprintf(`sa-%d analyzer`, i), 10*time.Second)
+	}
+	tm.waitFor(` 0 running`, 20*time.Second)
+	tm.keys("Tab")
+	tm.waitFor(`┏━ tree`, 5*time.Second)
+	tm.keys("g")
+	tm.waitFor(`▾ local \(3\)`, 5*time.Second)
+	tm.keys("Down", "Enter")
+	s := tm.waitFor(`▸ local \(3\)`, 5*time.Second)
+	if strings.Contains(panes(s), "sa-2 analyzer") {
+		t.Errorf("a folded group still shows its rows:\n%s", s)
+	}
+	tm.keys("g")
+	tm.waitFor(`▾ analyzer \(3\)`, 5*time.Second)
+	tm.keys("g")
+	tm.waitFor(`▾ done \(3\)`, 5*time.Second)
+	tm.keys("w")
+	tm.waitFor(`nothing waits for you`, 5*time.Second)
+	tm.keys("f", "sa-2", "Enter")
+	s = tm.waitFor(`▾ done \(1\)`, 5*time.Second)
+	if strings.Contains(panes(s), "sa-1 analyzer") || !strings.Contains(s, "sa-2 analyzer") {
+		t.Errorf("the filter within the groups:\n%s", s)
+	}
+	tm.keys("Escape")
+	tm.waitFor(`▾ done \(3\)`, 5*time.Second)
+	tm.keys("Escape", "C-u", "/quit", "Enter")
+	waitEnded(t, rec)
+}
