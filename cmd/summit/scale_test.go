@@ -72,7 +72,7 @@ func TestRunThousandSubagents(t *testing.T) {
 				t.Fatal("no rusage for the child")
 			}
 			peak := ru.Maxrss * 1024 // Linux reports kilobytes
-			t.Logf("%d subagents, cap %d: peak RSS %.1f MB, wall %s", n, par, float64(peak)/1e6, cmd.ProcessState.SystemTime()+cmd.ProcessState.UserTime())
+			t.Logf("%d subagents, cap %d: peak RSS %.1f MB, CPU %s", n, par, float64(peak)/1e6, cmd.ProcessState.SystemTime()+cmd.ProcessState.UserTime())
 			if peak <= 0 || peak >= 1<<30 {
 				t.Errorf("peak RSS %d bytes, want under 1 GB", peak)
 			}
