@@ -169,9 +169,15 @@ func (s *NS) Start(ctx context.Context, limit time.Duration, stdout, stderr io.W
 // StartHost is Start in the root namespace (a server the namespaces reach at HostIP). Its
 // process group is killed when ctx ends or at the test's cleanup.
 func (n *Net) StartHost(ctx context.Context, limit time.Duration, stdout, stderr io.Writer, name string, args ...string) (*Proc, error) {
+	return StartHost(n.t, ctx, limit, stdout, stderr, name, args...)
+}
+
+// StartHost starts a bounded process in the root namespace for a test that needs no bridge
+// (loopback only); t's cleanup kills its process group.
+func StartHost(t testing.TB, ctx context.Context, limit time.Duration, stdout, stderr io.Writer, name string, args ...string) (*Proc, error) {
 	p, err := start(ctx, nil, limit, stdout, stderr, name, args...)
 	if err == nil {
-		n.t.Cleanup(func() {
+		t.Cleanup(func() {
 			p.killGroup()
 			<-p.done
 		})
