@@ -295,17 +295,24 @@ func checkJobText(t *testing.T, id string, s *subagentRecord) {
 	}
 }
 
+// e2eSetup is what every runner test starts from: the binary, a nats-server on host (on n's
+// bridge, or loopback when n is nil), the session user's dirs and key, and tapes for jobs
+// jobs that each take about sleep.
+func e2eSetup(t *testing.T, n *netnstest.Net, host string, jobs int, sleep time.Duration) (bin string, s *e2eNATS, home []string, key, tapes string) {
+	t.Helper()
+	needNATSServer(t)
+	bin = buildBinary(t)
+	s = startNATS(t, n, host)
+	home = e2eHome(t)
+	return bin, s, home, sessionKey(t, bin, home), jobTapes(t, jobs, sleep)
+}
+
 // TestRunnersE2ELoopback is the first check: nats-server -js on loopback, two runners,
 // summit run with six /delegate … --on any and a /converge: all end, the recording names each
 // runner, and /apply lands the merge.
 func TestRunnersE2ELoopback(t *testing.T) {
 	t.Parallel()
-	needNATSServer(t)
-	bin := buildBinary(t)
-	s := startNATS(t, nil, "127.0.0.1")
-	home := e2eHome(t)
-	key := sessionKey(t, bin, home)
-	tapes := jobTapes(t, 6, 2*time.Second)
+	bin, s, home, key, tapes := e2eSetup(t, nil, "127.0.0.1", 6, 2*time.Second)
 	startRunner(t, bin, nil, s, key, tapes, "loop-1", 3)
 	startRunner(t, bin, nil, s, key, tapes, "loop-2", 3)
 	var script strings.Builder
@@ -346,12 +353,7 @@ func TestRunnersE2ELoopback(t *testing.T) {
 // increasing with no gap.
 func TestRunnersE2EKill(t *testing.T) {
 	t.Parallel()
-	needNATSServer(t)
-	bin := buildBinary(t)
-	s := startNATS(t, nil, "127.0.0.1")
-	home := e2eHome(t)
-	key := sessionKey(t, bin, home)
-	tapes := jobTapes(t, 2, 60*time.Second)
+	bin, s, home, key, tapes := e2eSetup(t, nil, "127.0.0.1", 2, 60*time.Second)
 	victim := startRunner(t, bin, nil, s, key, tapes, "kill-1", 2)
 	startRunner(t, bin, nil, s, key, tapes, "kill-2", 2)
 	run := startRun(t, bin, s, home, "/delegate \"job 1\" --agent-type builder --on kill-1\n/delegate \"job 2\" --agent-type builder --on kill-2\n/wait sa-1 sa-2\n", 4*time.Minute)
@@ -393,15 +395,10 @@ func TestRunnersE2EKill(t *testing.T) {
 // changes land with /apply.
 func TestRunnersE2ENetns(t *testing.T) {
 	t.Parallel()
-	needNATSServer(t)
 	needE2E(t, netnstest.Require())
-	bin := buildBinary(t)
 	n := netnstest.New(t)
-	s := startNATS(t, n, n.HostIP())
-	home := e2eHome(t)
-	key := sessionKey(t, bin, home)
 	const jobs = 30
-	tapes := jobTapes(t, jobs, 12*time.Second)
+	bin, s, home, key, tapes := e2eSetup(t, n, n.HostIP(), jobs, 12*time.Second)
 	names := []string{"ns-kill", "ns-part", "ns-steady"}
 	rs := map[string]*e2eRunner{}
 	nss := map[string]*netnstest.NS{}
