@@ -474,3 +474,41 @@ func TestRunnersE2ENetns(t *testing.T) {
 	}
 	t.Logf("placements %v; nats-server restarted at the end of the partition", count)
 }
+
+// TestE2ENATSBroker checks the tests' broker on its own: Debian's nats-server on a bridge asks
+// for credentials and has JetStream (its INFO says so), a namespace reaches it, and after a
+// restart it serves on the same address again.
+func TestE2ENATSBroker(t *testing.T) {
+	t.Parallel()
+	needE2E(t, netnstest.Require())
+	n := netnstest.New(t)
+	s := startNATS(t, n, n.HostIP())
+	addr := strings.TrimPrefix(s.URL, "nats://")
+	info := func() string {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b := make([]byte, 4096)
+		k, _ := c.Read(b)
+		return string(b[:k])
+	}
+	if got := info(); !strings.HasPrefix(got, "INFO ") || !strings.Contains(got, `"auth_required":true`) || !strings.Contains(got, `"jetstream":true`) {
+		t.Errorf("nats-server's INFO: %q", got)
+	}
+	ns := n.Add()
+	var out netnstest.Buffer
+	p, err := ns.Start(context.Background(), 20*time.Second, &out, &out, "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/%s; head -c 4 <&3", strings.Replace(addr, ":", "/", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(); err != nil || out.String() != "INFO" {
+		t.Errorf("from a namespace: %v %q", err, out.String())
+	}
+	s.restart(time.Second)
+	if got := info(); !strings.HasPrefix(got, "INFO ") {
+		t.Errorf("after the restart, INFO: %q", got)
+	}
+}
