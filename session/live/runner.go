@@ -92,13 +92,23 @@ func (x *Orchestrator) runOnRunner(s *sub, deadline time.Time) runtime.Result {
 	}
 	base, baseCommit := "", ""
 	if s.wt != nil {
+		baseCommit = s.wt.Base.Commit
+	} else if r, err := x.repo(); err == nil {
+		// A subagent that changes nothing still reads the workspace there: a snapshot of it.
+		sctx, scancel := context.WithTimeout(ctx, gitTimeout)
+		b, err := r.Snapshot(sctx)
+		scancel()
+		if err == nil {
+			baseCommit = b.Commit
+		}
+	}
+	if baseCommit != "" {
 		dir, err := os.MkdirTemp("", "summit-base-")
 		if err != nil {
 			return fail("runner", err)
 		}
 		defer os.RemoveAll(dir)
 		base = filepath.Join(dir, "base.bundle")
-		baseCommit = s.wt.Base.Commit
 		bctx, bcancel := context.WithTimeout(ctx, 2*time.Minute)
 		n, err := gitws.KeepBundle(bctx, x.git.Workspace(), []string{baseCommit}, base, gitws.Options{CacheDir: x.o.CacheDir})
 		bcancel()
