@@ -20,13 +20,18 @@ func runnerFlagsIn(text string) []string {
 		switch {
 		case trim == "- runner":
 			inArgs = true
-		case inArgs && !strings.HasPrefix(trim, "- "):
+		case inArgs && !strings.HasPrefix(trim, "- ") && !strings.HasPrefix(trim, "#"):
 			inArgs = false
 		}
-		if inArgs || strings.Contains(l, "summit runner") || strings.HasPrefix(trim, "SUMMIT_RUNNER_ARGS=") {
-			for _, m := range flag.FindAllStringSubmatch(l, -1) {
-				out = append(out, m[1])
-			}
+		if _, after, ok := strings.Cut(l, "summit runner"); ok {
+			// What follows summit runner, up to the end of a $(…) or `…` it is in: the
+			// other command's flags on the line are not the runner's.
+			l, _, _ = strings.Cut(strings.ReplaceAll(after, "`", ")"), ")")
+		} else if !inArgs && !strings.HasPrefix(trim, "SUMMIT_RUNNER_ARGS=") {
+			continue
+		}
+		for _, m := range flag.FindAllStringSubmatch(l, -1) {
+			out = append(out, m[1])
 		}
 	}
 	return out
@@ -90,5 +95,8 @@ func TestDeployREADME(t *testing.T) {
 	// The checker sees a flag that does not exist.
 	if fl := runnerFlagsIn("ExecStart=/usr/local/bin/summit runner --creds x --nat y"); len(fl) != 2 || known[fl[1]] {
 		t.Errorf("runnerFlagsIn: %v", fl)
+	}
+	if fl := runnerFlagsIn(`kubectl create configmap x --from-literal=trust="$(summit runner key)"`); len(fl) != 0 {
+		t.Errorf("runnerFlagsIn takes kubectl's flags for the runner's: %v", fl)
 	}
 }
