@@ -415,6 +415,15 @@ var table = []Spec{
 				DefaultHelp: "the task alone",
 				Help:        "a remote agent's structured inputs, a JSON object checked against its inputSchema (the task goes in its task or query field)",
 			},
+			{
+				Name: "on", Key: "on", Kind: KindText, Placeholder: "<runner|label=value|any>",
+				DefaultHelp: "here",
+				Help:        "run the subagent on a remote runner (summit runner, --nats): its name, a label=value, or any",
+			},
+			{
+				Name: "retry", Key: "retry", Kind: KindBool, Default: "false",
+				Help: "with --on: when the runner dies, place the subagent again on another runner from its base",
+			},
 		},
 		build: buildDelegate,
 	},
@@ -692,6 +701,11 @@ var table = []Spec{
 			"item lists them, and remembers it until one of those files changes. In effect from the\n" +
 			"next session. Headless runs take --trust-workspace, or summit trust DIR.",
 		build: func(values) Command { return Trust{} },
+	},
+	{
+		Name:    "runners",
+		Summary: "list the remote runners (summit runner) and what runs on them",
+		build:   func(values) Command { return Runners{} },
 	},
 	{
 		Name:    "agents",

@@ -33,6 +33,11 @@ type Delegate struct {
 	// Inputs are a remote ABI agent's structured inputs, a JSON object ("" = none); the task
 	// goes in its task or query field.
 	Inputs string
+	// On places the subagent on a remote runner (session/runners): a runner's name,
+	// LABEL=VALUE or "any" ("" = here). Retry places it again on another runner when its
+	// runner dies.
+	On    string
+	Retry bool
 }
 
 // Handoff is /handoff: follow one subagent until it stops.
@@ -145,6 +150,9 @@ type Status struct{ ID string }
 // Agents is /agents: list the agent catalogue.
 type Agents struct{}
 
+// Runners is /runners: the registered remote runners.
+type Runners struct{}
+
 // Inbox is /inbox: the pending permission requests and conflict reviews of the whole tree,
 // oldest first. The workbench opens its approvals inbox; headless, the list is printed.
 type Inbox struct{}
@@ -168,6 +176,7 @@ func (Apply) Name() string    { return "apply" }
 func (Cancel) Name() string   { return "cancel" }
 func (Status) Name() string   { return "status" }
 func (Agents) Name() string   { return "agents" }
+func (Runners) Name() string  { return "runners" }
 func (Inbox) Name() string    { return "inbox" }
 func (Help) Name() string     { return "help" }
 func (Quit) Name() string     { return "quit" }
@@ -188,6 +197,12 @@ func (c Delegate) Args() map[string]any {
 	}
 	if c.Inputs != "" {
 		m["inputs"] = c.Inputs
+	}
+	if c.On != "" {
+		m["on"] = c.On
+	}
+	if c.Retry {
+		m["retry"] = true
 	}
 	return m
 }
@@ -246,6 +261,7 @@ func (c Apply) Args() map[string]any {
 func (c Cancel) Args() map[string]any { return map[string]any{"subagent_id": c.SubagentID} }
 func (c Status) Args() map[string]any { return optional("id", c.ID) }
 func (Agents) Args() map[string]any   { return map[string]any{} }
+func (Runners) Args() map[string]any  { return map[string]any{} }
 func (Inbox) Args() map[string]any    { return map[string]any{} }
 func (c Help) Args() map[string]any   { return optional("topic", c.Topic) }
 func (Quit) Args() map[string]any     { return map[string]any{} }
@@ -329,6 +345,8 @@ func (c Delegate) String() string {
 		l.flag("tools", strings.Join(c.Tools, ","))
 	}
 	l.flagIf("inputs", c.Inputs, "")
+	l.flagIf("on", c.On, "")
+	l.boolFlag("retry", c.Retry, false)
 	return l.String()
 }
 
@@ -373,6 +391,7 @@ func (c Apply) String() string {
 }
 func (c Cancel) String() string { return newLine("cancel").word(c.SubagentID).String() }
 func (Agents) String() string   { return "/agents" }
+func (Runners) String() string  { return "/runners" }
 func (Inbox) String() string    { return "/inbox" }
 func (Quit) String() string     { return "/quit" }
 func (c Wait) String() string   { return newLine("wait").words(c.IDs).String() }
@@ -400,6 +419,8 @@ func buildDelegate(v values) Command {
 		Timeout:        v.int("timeout"),
 		Tools:          v.list("tools"),
 		Inputs:         v.str("inputs"),
+		On:             v.str("on"),
+		Retry:          v.bool("retry"),
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/summit-dev/summit/session/otelexport"
 	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/session/render"
+	"github.com/summit-dev/summit/session/runners"
 )
 
 // sessionFlags are the options every live session takes (summit, summit run).
@@ -71,6 +72,11 @@ type sessionFlags struct {
 	// recorded is set by wire to the recording's path (summit demo keeps its snapshots
 	// beside it when it quits).
 	recorded string
+	// nats connects the session to remote runners (runner.go, session/runners): --nats,
+	// --creds, --insecure; runnerClient is the connection wire made.
+	nats, natsCreds string
+	natsInsecure    bool
+	runnerClient    *runners.Client
 }
 
 func (f *sessionFlags) register(c *cobra.Command) {
@@ -86,6 +92,9 @@ func (f *sessionFlags) register(c *cobra.Command) {
 	fl.BoolVar(&f.allowUnconfinedShell, "allow-unconfined-shell", false, "run subagents' shells even where they cannot be confined to their worktree (no Landlock): they can then write wherever you can")
 	fl.BoolVar(&f.keepWorktrees, "keep-worktrees", false, "leave the subagents' git worktrees when the session ends (summit gc lists and removes them)")
 	fl.StringVar(&f.otelEndpoint, "otel-endpoint", "", "export the session as OpenTelemetry traces while it runs, to this OTLP collector URL (default: the OTEL_EXPORTER_OTLP_* variables, when set)")
+	fl.StringVar(&f.nats, "nats", "", "connect to remote runners (summit runner) through this NATS server, for /delegate --on")
+	fl.StringVar(&f.natsCreds, "creds", "", "NATS credentials: a .creds file, an nkey seed file, or a file of one line user:password")
+	fl.BoolVar(&f.natsInsecure, "insecure", false, "allow NATS without credentials (loopback only)")
 	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the workspace's .summit/config.yaml, agent files and hook scripts for this run only (summit trust records it)")
 	// --trust-hooks trusted only the hooks; the trust is the workspace's now, so it is the same.
 	fl.BoolVar(&f.trustWorkspace, "trust-hooks", false, "deprecated: --trust-workspace")
@@ -218,7 +227,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	}
 	describe := router.Describe()
 	id := ""
-	if describe == "script" && !f.interactive && !f.served {
+	if describe == "script" && !f.interactive && !f.served && f.nats == "" { // runners run on the wall clock
 		sim := live.NewSimClock(time.Now())
 		clock = sim
 		id = live.DeterministicSessionID(seed)
@@ -292,7 +301,17 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		w.recording = rec.Path()
 		f.recorded = w.recording
 	}
+	if f.nats != "" && f.runnerClient == nil {
+		if f.runnerClient, err = connectRunners(f); err != nil {
+			closeOtel(otel)
+			if rec != nil {
+				rec.Close()
+			}
+			return nil, err
+		}
+	}
 	x, err := live.Start(live.Options{
+		Runners:   f.runnerClient,
 		Fork:      forkStart,
 		Workspace: runIn, SessionID: id, ProgramVersion: programVersion(), Ceiling: mode, Catalogue: cat,
 		Route: func(def *agents.Definition) (provider.Provider, string, error) {

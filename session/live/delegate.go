@@ -56,6 +56,8 @@ type sub struct {
 	// they ran before the stop and let it stop (hooks.go). Guarded by mu.
 	hookBlocks   int
 	stopHooksRan bool
+	// runner is the remote runner it was placed on (/delegate --on; runner.go), "" = here.
+	runner string
 }
 
 func (s *sub) cancel(reason string) {
@@ -146,6 +148,11 @@ func (x *Orchestrator) delegateAs(line string, cmd commands.Command, c commands.
 			return x.rejectf(line, cmd, "%v", err)
 		}
 	}
+	if c.On != "" || c.Retry { // runner.go: --on needs a runner that is there now
+		if why := x.checkPlacement(def, c); why != "" {
+			return x.rejectUsage(line, cmd, "%s", why)
+		}
+	}
 	if err := x.issue(line, cmd); err != nil {
 		return Reply{}, err
 	}
@@ -220,6 +227,10 @@ func (x *Orchestrator) spawn(c commands.Delegate) (*sub, error) {
 	if asked := requestedMode(def, c); asked != "" && asked != pol.Mode {
 		spawned.RequestedPermissionMode = string(asked)
 	}
+	if c.On != "" { // runner.go: where it runs is on the record from its start
+		s.runner = x.placeOn(c.On, nil)
+		spawned.Runner = s.runner
+	}
 	if _, err := x.emit(id, spawned); err != nil {
 		return nil, err
 	}
@@ -273,6 +284,9 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: msg})
 		_, _ = x.emit(s.id, session.SubagentError{Error: msg, Attempt: 1, Context: "isolation"})
 		return runtime.Result{Outcome: session.OutcomeFailure, Err: s.isoErr}
+	}
+	if s.runner != "" || s.cmd.On != "" { // placed on a remote runner (runner.go)
+		return x.runOnRunner(s, deadline)
 	}
 	if x.isRemote(s.def) { // a remote ABI agent runs on its server (remote.go)
 		return x.runRemote(s, deadline)

@@ -51,6 +51,7 @@ import (
 	"github.com/summit-dev/summit/session/hooks"
 	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/session/render"
+	"github.com/summit-dev/summit/session/runners"
 )
 
 // Approval policies of headless runs (--approve).
@@ -69,6 +70,9 @@ type Options struct {
 	// Remotes are the config's remotes (agents served elsewhere over the Summit Agent ABI),
 	// as the caller gated them; nil = none.
 	Remotes map[string]provider.Remote
+	// Runners connects the session to remote runners over NATS (runner.go, session/runners);
+	// nil = /delegate --on is refused.
+	Runners *runners.Client
 	// ChangedFiles are the agent and config files that changed since the last session (see
 	// session/inventory); SessionStarted records them and /status names them.
 	ChangedFiles []session.AgentFileChange
@@ -537,6 +541,8 @@ func (x *Orchestrator) Run(ctx context.Context, line string, cmd commands.Comman
 		return x.inbox(line, c)
 	case commands.Trust:
 		return x.trustWorkspace(line, c) // trust.go
+	case commands.Runners:
+		return x.runnersCmd(ctx, line, c) // runner.go
 	case commands.Agents:
 		if err := x.issue(line, c); err != nil {
 			return Reply{}, err

@@ -1,0 +1,211 @@
+package runners
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
+	"github.com/nats-io/nuid"
+)
+
+// Client is the local session's side: placement, jobs, their events and decisions.
+type Client struct {
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	kv  jetstream.KeyValue
+	obj jetstream.ObjectStore
+	key nkeys.KeyPair
+	URL string
+}
+
+// NewClient prepares the shared streams and signs jobs with key.
+func NewClient(ctx context.Context, nc *nats.Conn, key nkeys.KeyPair) (*Client, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	kv, obj, err := Ensure(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{nc: nc, js: js, kv: kv, obj: obj, key: key, URL: nc.ConnectedUrlRedacted()}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() { c.nc.Close() }
+
+// NewJobID is a fresh job id.
+func NewJobID() string { return nuid.Next() }
+
+// Runners are the registered (live) runners, sorted by name.
+func (c *Client) Runners(ctx context.Context) ([]Registration, error) {
+	lister, err := c.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Registration
+	for k := range lister.Keys() {
+		e, err := c.kv.Get(ctx, k)
+		if err != nil {
+			continue // expired between the list and the read
+		}
+		var r Registration
+		if json.Unmarshal(e.Value(), &r) == nil && r.Name == k {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b Registration) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// Alive reports whether runner name's lease holds (false only when NATS says the key is gone;
+// an unreachable NATS is not a dead runner).
+func (c *Client) Alive(ctx context.Context, name string) (bool, error) {
+	_, err := c.kv.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Pick chooses a runner for --on (NAME, LABEL=VALUE or any), skipping the names in not.
+func Pick(regs []Registration, on string, not []string) (Registration, error) {
+	var cands []Registration
+	var names []string
+	for _, r := range regs {
+		names = append(names, r.Name)
+		if slices.Contains(not, r.Name) {
+			continue
+		}
+		k, v, isLabel := strings.Cut(on, "=")
+		switch {
+		case on == "any", !isLabel && r.Name == on, isLabel && r.Labels[k] == v:
+			cands = append(cands, r)
+		}
+	}
+	if len(cands) == 0 {
+		if len(regs) == 0 {
+			return Registration{}, errors.New("no runner is registered")
+		}
+		what := "runner " + on
+		if on == "any" {
+			what = "other runner"
+		} else if strings.Contains(on, "=") {
+			what = "runner labelled " + on
+		}
+		return Registration{}, fmt.Errorf("no %s is registered (live: %s)", what, strings.Join(names, ", "))
+	}
+	slices.SortStableFunc(cands, func(a, b Registration) int {
+		if a.Free != b.Free {
+			return b.Free - a.Free
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return cands[0], nil
+}
+
+// Submit creates the job's stream, stores its base bundle (a file, "" for none) and places the
+// signed job on runner's queue.
+func (c *Client) Submit(ctx context.Context, runner string, j Job, baseBundle string) error {
+	j.Protocol = Protocol
+	if _, err := c.js.CreateStream(ctx, jetstream.StreamConfig{Name: JobStream(j.ID),
+		Subjects: []string{EventSubject(j.ID), ControlSubject(j.ID)}, Storage: jetstream.FileStorage,
+		Duplicates: time.Hour, MaxAge: 7 * 24 * time.Hour}); err != nil {
+		return fmt.Errorf("the job's stream: %w", err)
+	}
+	if baseBundle != "" {
+		j.BaseBundle = BaseObject(j.ID)
+		if err := putFile(ctx, c.obj, j.BaseBundle, baseBundle); err != nil {
+			return fmt.Errorf("storing the base bundle: %w", err)
+		}
+	}
+	m, err := signJob(c.key, runner, j)
+	if err != nil {
+		return err
+	}
+	if _, err := c.js.PublishMsg(ctx, m); err != nil {
+		return fmt.Errorf("placing the job: %w", err)
+	}
+	return nil
+}
+
+// Follow calls event with each event line of the job after stream sequence after, in order,
+// until the job's end, which it returns. The ordered consumer resumes from the last sequence
+// it delivered after a reconnect, and event is given the sequence to keep as the cursor.
+func (c *Client) Follow(ctx context.Context, id string, after uint64, event func(seq uint64, line []byte) error) (End, error) {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{EventSubject(id)}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if after > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
+	}
+	oc, err := c.js.OrderedConsumer(ctx, JobStream(id), cfg)
+	if err != nil {
+		return End{}, err
+	}
+	last := after
+	for {
+		it, err := oc.Messages()
+		if err != nil {
+			return End{}, err
+		}
+		for {
+			m, err := it.Next(jetstream.NextContext(ctx))
+			if err != nil {
+				it.Stop()
+				if ctx.Err() != nil {
+					return End{}, ctx.Err()
+				}
+				break // the iterator ended (a reset): a new one resumes after last
+			}
+			md, err := m.Metadata()
+			if err != nil || md.Sequence.Stream <= last {
+				continue // never twice
+			}
+			if m.Headers().Get(hdrKind) == kindEnd {
+				it.Stop()
+				var e End
+				if err := json.Unmarshal(m.Data(), &e); err != nil {
+					return End{}, fmt.Errorf("the job's end: %w", err)
+				}
+				return e, nil
+			}
+			if err := event(md.Sequence.Stream, m.Data()); err != nil {
+				it.Stop()
+				return End{}, err
+			}
+			last = md.Sequence.Stream
+		}
+	}
+}
+
+// Control sends a decision or a cancellation to the job's runner.
+func (c *Client) Control(ctx context.Context, id string, ctl Control) error {
+	b, _ := json.Marshal(ctl)
+	_, err := c.js.Publish(ctx, ControlSubject(id), b)
+	return err
+}
+
+// FetchResult writes the job's result bundle to path.
+func (c *Client) FetchResult(ctx context.Context, object, path string) error {
+	return c.obj.GetFile(ctx, object, path)
+}
+
+// Forget deletes the job's stream and bundles (after its end is folded and imported; a runner
+// that picks the job up later skips it).
+func (c *Client) Forget(ctx context.Context, id string) {
+	_ = c.js.DeleteStream(ctx, JobStream(id))
+	_ = c.obj.Delete(ctx, BaseObject(id))
+	_ = c.obj.Delete(ctx, ResultObject(id))
+}
+
+// PublicKey is the session's signing key, for a runner's --trust.
+func (c *Client) PublicKey() string {
+	k, _ := c.key.PublicKey()
+	return k
+}

@@ -1,0 +1,168 @@
+// Package runners places subagents on remote runners through NATS JetStream (issue 29): a
+// runner is `summit runner`, the same binary in a headless mode, that dials out to NATS (it
+// listens on no port), registers itself, takes jobs from a work queue and runs each job's
+// subagent with the same orchestrator, confinement and recording code as a local one. The
+// local session (`summit run --nats URL`, the workbench `summit --nats URL`, or `runners:`
+// in the user config) places a subagent with `/delegate TASK --on NAME|LABEL=VALUE|any`,
+// folds the runner's events into its one recording with its own seqs, answers the
+// subagent's permission requests itself and imports its changes as git.
+//
+// This file is the wire contract. Every name below is fixed; a change is a change of the
+// protocol (Version).
+//
+// # Names
+//
+// JOB is a job id: a NUID (nats.go's nuid, [0-9A-Za-z]{22}), new for every placement (a
+// --retry's second placement is a new job). NAME is a runner's name: [A-Za-z0-9_-]{1,64}
+// (`--name`, default the host name with other characters replaced by '-'), unique among the
+// live runners.
+//
+//	KV bucket     summit_runners          key NAME → Registration (JSON); bucket MaxAge is
+//	                                      the lease (LeaseTTL, 10 s): a runner re-puts its key
+//	                                      every LeaseTTL/4, so a dead runner's key expires
+//	stream        SUMMIT_JOBS             subjects summit.jobs.*, WorkQueue retention, file
+//	                                      storage: one message per job, on summit.jobs.NAME
+//	                                      (placement is decided by the local session, from the
+//	                                      registrations; the queue and redelivery are
+//	                                      JetStream's). Each runner reads its subject with the
+//	                                      durable pull consumer "runner-NAME", AckExplicit
+//	stream        SUMMIT_JOB_JOB          one per job, created by the local session before the
+//	                                      job is published, deleted by it once the job's end
+//	                                      is folded and its result imported. Subjects:
+//	                                        summit.job.JOB.ev   runner → local: the events
+//	                                        summit.job.JOB.ctl  local → runner: decisions and
+//	                                                            cancellation
+//	object store  summit_bundles          base/JOB.bundle   the base snapshot (local → runner)
+//	                                      result/JOB.bundle the change set (runner → local)
+//
+// Streams are created with file storage and one replica by whoever needs them first (the
+// local session creates SUMMIT_JOBS, the bucket and the store as well as a runner does), so a
+// plain `nats-server -js` needs no setup.
+//
+// # Registration (KV summit_runners, key NAME)
+//
+//	{"name":"gpu-1","labels":{"gpu":"a100","zone":"eu"},"slots":4,"free":3,
+//	 "version":"summit 0.9.0","protocol":1,"started":"2026-11-29T04:00:00Z","jobs":["JOB",…]}
+//
+// A runner creates its key with KV Create (a name already live is refused: "a runner named
+// gpu-1 is already registered") and updates it on every job start and end and every
+// LeaseTTL/4. On a clean stop it deletes its key. `/runners` and `/delegate --on`
+// completion read the bucket's keys; a key that is gone is a runner that is gone.
+//
+// # Placement
+//
+// --on NAME picks that runner; --on LABEL=VALUE the registered runner with that label and
+// the most free slots; --on any the one with the most free slots (ties: the name sorted
+// first). A runner with no free slot still takes the job: it queues in SUMMIT_JOBS until a
+// slot frees (the consumer's MaxAckPending is the runner's --slots).
+//
+// # Job (a message on summit.jobs.NAME)
+//
+// Headers:
+//
+//	Summit-Job        JOB
+//	Summit-Protocol   1
+//	Summit-Signer     the session's public nkey (U…, nkeys user key)
+//	Summit-Signature  base64url(ed25519 signature of the body by that key)
+//	Nats-Msg-Id       JOB (JetStream drops a re-published duplicate)
+//
+// Body (JSON), Job: the session id and subagent id (for names in the runner's log only), the
+// task, the effective agent definition after policy (name, kind, body, model, tools,
+// permission mode; an ACP agent's command line from the user's trusted config), the context
+// chain (the prompt's playbook and downstream contexts, when --inherit-context), the
+// timeout and max turns, the base commit and the object name of the base bundle, and
+// whether the subagent's model calls come back to the session (Models "session") or use the
+// runner's own configuration (the runner's --local-models). A job carries no secret: no
+// environment, no API key, no token (its Env is an allow-list of names the runner passes
+// from its own environment, never values).
+//
+// A runner refuses, with a Refused end event (below), a job whose signature does not verify
+// or whose signer is not one of its trusted keys (`--trust KEY`, repeatable; `summit runner
+// key` prints this machine's session key, kept as an nkey seed, mode 0600, in the user config
+// directory as runner.nk). It acks the job message when it starts the job (the job is then
+// its own) and skips one whose SUMMIT_JOB_JOB stream no longer exists (the session gave up
+// on it).
+//
+// # Events (summit.job.JOB.ev)
+//
+// Each message is one event of the runner's own session of the job, as its recording line
+// (session's JSON), header Summit-Kind: event; the runner's session records the delegation
+// as its first subagent, and the local session folds that subagent's events into its own
+// recording as the placed subagent's, with its own seqs (the runner's seq and subagent id
+// are dropped). The message's stream sequence is the cursor: the local session reads with an
+// ordered consumer from cursor+1 and advances the cursor after it has recorded the event, so
+// after a reconnect (NATS restarted, a partition) or a consumer torn down mid-stream every
+// event is folded exactly once, in order. The runner publishes each event with a JetStream
+// ack and Nats-Msg-Id JOB-SEQ (runner seq), retrying until acked, so a partition delays its
+// events but neither loses nor duplicates one.
+//
+// Permission requests: the runner's PermissionRequested is folded as a local one (a local
+// request id, in the local inbox; --approve decides for `summit run`); the decision goes back
+// on summit.job.JOB.ctl as {"type":"decision","request":"pr-N" (the runner's id),
+// "grant":true|false,"reason":"…"} and the runner submits /approve or /deny in its session.
+// Nothing on a runner is approved there: a runner's session has no --approve.
+//
+// The last message has header Summit-Kind: end and the body End: {outcome (success,
+// failure, cancelled, timeout, refused), error, capsule, tokens, tool_calls, artifacts,
+// cost_usd, base, head (commits), result (the object name of the result bundle, "" when
+// nothing changed)}.
+//
+// # Control (summit.job.JOB.ctl)
+//
+//	{"type":"decision", …}               as above
+//	{"type":"cancel","reason":"…"}       /cancel, the timeout, the session's end
+//
+// The runner reads it with an ordered consumer from the start of the job's stream, so a
+// decision sent while it was cut off arrives when the link returns.
+//
+// # Changes
+//
+// The base is the workspace's snapshot (session/gitws), sent as a git bundle of that commit;
+// the runner clones it into a fresh directory and runs the subagent in a worktree there, as
+// summit does locally. When the subagent stops the runner commits its change set on the
+// worktree's branch and puts `git bundle create result.bundle BASE..HEAD` in the store; the
+// local session fetches the bundle into its private refs (refs/summit/…, gitws.KeepBundle)
+// and records the change set as for a local subagent, so /diff, /apply, /undo, /converge and
+// `summit blame` treat it the same.
+//
+// # Models
+//
+// By default a runner's model calls come back to the local session: the runner serves the
+// provider wire formats (those `summit tapes serve` speaks) on a loopback port of its own,
+// and each request goes over NATS request/reply on summit.job.JOB.model to the local session,
+// which makes the call with its own keys and records it; keys never leave the user's machine.
+// `summit runner --local-models` uses the runner's own configuration and environment
+// instead; `--tapes DIR` plays script tapes there (tests).
+//
+// # Faults
+//
+// A runner whose registration expires (killed, cut off for longer than LeaseTTL) fails its
+// subagents within 15 s, naming the runner ("runner gpu-1 is gone: its lease expired"); with
+// --retry the subagent is placed again, from the same base, on another runner, as a new job.
+// A local session restarted on its recording (`summit resume FILE`, the workbench opening it)
+// reattaches each placed subagent that has not stopped: the recording names the job (the
+// placement's transcript line "placed on runner NAME as job JOB") and the count of folded
+// events is the cursor.
+//
+// # Authentication
+//
+// `--creds FILE` (runner and session; `runners: {nats: URL, creds: FILE}` in the user config)
+// is a NATS .creds file (JWT and nkey seed), an nkey seed file, or a file of one line
+// "user:password". Without credentials a runner or a session refuses a NATS URL that is not
+// loopback, and refuses loopback too unless --insecure is given. Jobs are signed as above;
+// events and decisions travel on subjects the account's permissions confine.
+//
+// # CLI
+//
+//	summit runner --nats URL [--name N] [--labels k=v,…] [--slots N] [--creds FILE]
+//	              [--insecure] [--local-models] [--trust KEY]… [--tapes DIR]
+//	summit runner key
+//	summit run --nats URL [--creds FILE] [--insecure] …
+//	summit --nats URL [--creds FILE] [--insecure]
+//	/delegate TASK --on NAME|LABEL=VALUE|any [--retry]
+//	/runners
+//
+// The runner prints "summit: runner NAME ready (N slots, labels …) on URL" on stderr once it
+// is registered, then a line per job start and end, and "summit: runner NAME stopped" when it
+// stops (SIGINT/SIGTERM: running jobs are cancelled and their ends published first).
+package runners
