@@ -543,25 +543,8 @@ func (m *Model) renderInbox(w, h int) []string {
 	return m.box(title, content, w, true)
 }
 
-// sideText is what a side shows: its value, or for a vote or consensus side why it stands
-// apart, its result and its whole change set as diffs.
-func sideText(sd session.ConflictSide) string {
-	v, isMap := sd.Value.(map[string]any)
-	if sd.Reason == "" && sd.Diff == "" && !isMap {
-		return valueText(sd.Value)
-	}
-	var b strings.Builder
-	if sd.Reason != "" {
-		b.WriteString("why: " + sd.Reason + "\n")
-	}
-	if r, ok := v["result"].(string); ok {
-		b.WriteString(r + "\n")
-	} else if isMap {
-		b.WriteString(fieldsText(v)) // review.go: a finding or an operation, field by field
-	}
-	b.WriteString(sd.Diff)
-	return b.String()
-}
+// sideText is what a side shows (render.SideText: the same words replay --print prints).
+func sideText(sd session.ConflictSide) string { return render.SideText(sd, "  ") }
 
 // isNotDiff reports whether a side's value is not a unified diff (a finding, a vote): it is
 // shown whole.

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"charm.land/glamour/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -81,7 +82,11 @@ func (c *mdCache) render(key, text string, width int) []string {
 }
 
 // entityRef is a Markdown character reference: numeric (&#27; &#x1b;) or named (&lrm;).
-var entityRef = regexp.MustCompile(`&(#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,40});`)
+// Compiled on first use, as every regexp here: a package variable would compile it in
+// every process's start, `summit version` included.
+var entityRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`&(#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,40});`)
+})
 
 // mdSafe is text as glamour may read it: sanitised (session.Sanitize), and every character
 // reference that would decode to something Sanitize escapes (a control, a bidi override, a
@@ -91,7 +96,7 @@ func mdSafe(text string) string {
 	if !strings.Contains(text, "&") {
 		return text
 	}
-	return entityRef.ReplaceAllStringFunc(text, func(ref string) string {
+	return entityRef().ReplaceAllStringFunc(text, func(ref string) string {
 		dec := html.UnescapeString(ref)
 		if dec == ref || session.Sanitize(dec) == dec && !strings.ContainsAny(dec, "\n\t") {
 			return ref
@@ -152,11 +157,11 @@ func mdClean(s string) string {
 }
 
 // padTail is glamour's padding at the end of a line: styled or plain spaces.
-var padTail = regexp.MustCompile(`(?:\x1b\[[0-9;]*m)?(?: |\x1b\[[0-9;]*m)*$`)
+var padTail = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:\x1b\[[0-9;]*m)?(?: |\x1b\[[0-9;]*m)*$`) })
 
 // trimPad drops a line's trailing padding and closes any style left open.
 func trimPad(l string) string {
-	t := padTail.FindStringIndex(l)
+	t := padTail().FindStringIndex(l)
 	if t == nil || t[0] == len(l) {
 		return l
 	}

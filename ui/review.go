@@ -241,38 +241,3 @@ func (m *Model) markerLines(ls []string) []string {
 	}
 	return out
 }
-
-// fieldsText is a side's value (a finding, a playbook operation) a field per line, in key
-// order, the way a reviewer reads it: never as raw JSON. Lists are joined with commas;
-// bookkeeping (the seq a member finished at) is left out.
-func fieldsText(v map[string]any) string {
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		if k != "finished_seq" {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		var s string
-		switch x := v[k].(type) {
-		case string:
-			s = x
-		case []any:
-			parts := make([]string, len(x))
-			for i, e := range x {
-				parts[i] = fmt.Sprint(e)
-			}
-			s = strings.Join(parts, ", ")
-		case []string:
-			s = strings.Join(x, ", ")
-		case nil:
-			continue
-		default:
-			s = jsonText(x, "")
-		}
-		fmt.Fprintf(&b, "%s: %s\n", strings.ReplaceAll(k, "_", " "), s)
-	}
-	return b.String()
-}

@@ -470,7 +470,7 @@ func checkText(data []byte, file string) error {
 }
 
 // yamlLineRE is how yaml.v3 places a syntax error: "yaml: line N: what".
-var yamlLineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) }) // on first use
 
 // yamlParserProblems are yaml.v3's parser errors (parserc.go), which it places by a mark
 // counted from 0, where its scanner errors count from 1.
@@ -487,7 +487,7 @@ var yamlParserProblems = []string{
 // error's line is where the construct it could not finish starts).
 func yamlError(file string, err error) error {
 	msg, line := strings.TrimPrefix(err.Error(), "yaml: "), 0
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}

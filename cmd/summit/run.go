@@ -120,11 +120,13 @@ type wired struct {
 	// otel exports the session's spans while it runs (nil: not asked for); closed ends it.
 	otel   *otelexport.Live
 	stderr io.Writer
+	// late is the interactive start's work that waits for the first frame (tui.go, frameOut).
+	late *lateNotes
 }
 
 // wire builds the catalogue, the providers, the clock and the recorder, and starts the session.
 // seed, when the provider is the script provider, makes the session id reproducible.
-func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.Event)) (*wired, error) {
+func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.Event)) (_ *wired, err error) {
 	if f.record != "" && f.noRecord {
 		return nil, usageErr("--record and --no-record exclude each other")
 	}
@@ -148,7 +150,20 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
 		return nil, usageErr("--workspace %s is not a directory", f.workspace)
 	}
-	noteLeftovers(ws, stderr)
+	// The workbench's leftovers scan (a git subprocess and a walk of the cache) waits until
+	// its first frame is on the screen (tui.go, frameOut); its line is printed where it always
+	// showed, above the alt screen's output once the terminal is back.
+	var late lateNotes
+	if f.interactive {
+		late.add(func(out io.Writer) { noteLeftovers(ws, out) })
+		defer func() {
+			if err != nil { // no frame: said now, before the error
+				late.print(stderr)
+			}
+		}()
+	} else {
+		noteLeftovers(ws, stderr)
+	}
 	userDir := userConfigDir()
 	// The workspace's own config and agent files take effect only once it is trusted
 	// (trust.go, session/trust).
@@ -181,6 +196,20 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		}
 	}
 	cfg := gate.cfg
+	// Whether Ollama answers on localhost decides the routing (recorded in SessionStarted,
+	// shown in the header), so it is known before the session starts; the probe (an HTTP
+	// request, up to 300 ms) runs while the catalogue, the tapes and the rest are read.
+	var ollama chan bool
+	if f.provider == "" && cfg.Empty() && f.tapes == "" {
+		if _, used := provider.FromEnvironment(os.Getenv); len(used) == 0 {
+			ollama = make(chan bool, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+				defer cancel()
+				ollama <- provider.DetectOllama(ctx, "http://localhost:11434")
+			}()
+		}
+	}
 	// env_passthrough counts from the user's own config only (a workspace's is ignored).
 	if userCfg, err := provider.LoadConfig("", userDir); err == nil {
 		f.passEnv = userCfg.EnvPassthrough
@@ -218,12 +247,10 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			fmt.Fprintf(stderr, "summit: no config, so the keys in the environment choose: %s ('summit models' shows every agent's model)\n", strings.Join(used, ", "))
 			break
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		if provider.DetectOllama(ctx, "http://localhost:11434") {
+		if ollama != nil && <-ollama {
 			_ = router.Force("ollama")
 			fmt.Fprintln(stderr, "summit: using Ollama on localhost:11434 (nothing else is configured)")
 		}
-		cancel()
 	}
 	describe := router.Describe()
 	id := ""
@@ -237,7 +264,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	}
 
 	w := &wired{clock: clock, workspace: ws, provider: describe, ownTapes: f.tapes != "", inventory: invPath,
-		changed: render.ChangedFilesText(changed, ws), trust: gate.notice()}
+		changed: render.ChangedFilesText(changed, ws), trust: gate.notice(), late: &late}
 	for _, d := range cat.List() {
 		w.agents = append(w.agents, d.Name)
 	}
@@ -345,8 +372,15 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		return nil, badFile(err)
 	}
 	w.x = x
-	if err := inventory.Save(invPath, inventory.Inventory{Session: id, Started: started.UTC(), Files: steering}); err != nil {
-		fmt.Fprintf(stderr, "summit: keeping the list of agent and config files: %s\n", session.Sanitize(err.Error()))
+	saveInv := func(out io.Writer) {
+		if err := inventory.Save(invPath, inventory.Inventory{Session: id, Started: started.UTC(), Files: steering}); err != nil {
+			fmt.Fprintf(out, "summit: keeping the list of agent and config files: %s\n", session.Sanitize(err.Error()))
+		}
+	}
+	if f.interactive {
+		late.add(saveInv) // after the first frame, and always before closed marks the end
+	} else {
+		saveInv(stderr)
 	}
 	if !f.interactive && w.changed != "" {
 		fmt.Fprintf(stderr, "summit: %s\n", w.changed)
@@ -366,6 +400,7 @@ func (f *sessionFlags) config() map[string]any {
 // closed notes in the inventory that the session ended, so the next one can tell a file
 // written during it from one written after.
 func (w *wired) closed() {
+	w.late.wait() // the inventory is saved before its end is marked
 	_ = inventory.MarkEnded(w.inventory, w.x.SessionID(), time.Now())
 	if w.otel != nil {
 		// What is queued goes out now; a collector that does not answer in 10 s loses it.

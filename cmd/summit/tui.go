@@ -19,6 +19,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
@@ -120,13 +121,16 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	}
 	m := ui.New(ui.Options{Backend: backend{w.x}, History: loadHistory(home), SaveHistory: saveHistory(home),
 		Agents: w.agents, Demo: joinNotice(warnNotice(w.trust), warnNotice(w.changed), w.startHint(hint))})
+	// What does not draw the first frame (the leftovers scan, saving the inventory) starts
+	// once that frame is written (frameOut).
+	out := &frameOut{File: os.Stdout, then: w.late.start}
 	// summit handles the signals itself: Bubble Tea's own handler, racing with ours, can block
 	// sending to an event loop that already ended and hang the shutdown (v2.0.10).
 	// A workbench with nothing to show runs on one core (see idlecores): Bubble Tea's frame
 	// timer wakes it every frame regardless, and on one P each wake-up costs less.
 	cores := idlecores.New(time.Second, nil)
 	defer cores.Stop()
-	p := tea.NewProgram(m, tea.WithoutSignalHandler(), tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()),
+	p := tea.NewProgram(m, tea.WithOutput(out), tea.WithoutSignalHandler(), tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()),
 		tea.WithFilter(cores.Filter))
 	done := make(chan struct{})
 	go bridge.Run(p.Send, done)
@@ -158,6 +162,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	cerr := w.x.Close(reason)
 	w.closed()
 	close(done)
+	w.late.print(stderr) // where these lines stood before the workbench opened
 	if w.recording != "" && !errors.Is(cerr, record.ErrRecordingReplaced) {
 		fmt.Fprint(stderr, recordedNote(w.recording))
 	}
@@ -270,4 +275,73 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// frameOut is the workbench's terminal output: the first write that enters the alt screen
+// carries the first frame (Bubble Tea's renderer writes both in one flush), and then runs
+// then, once. It embeds the *os.File, so Bubble Tea still finds the terminal (term.File).
+type frameOut struct {
+	*os.File
+	once sync.Once
+	then func()
+}
+
+func (o *frameOut) Write(b []byte) (int, error) {
+	n, err := o.File.Write(b)
+	if bytes.Contains(b, []byte(ansi.SetModeAltScreenSaveCursor)) {
+		o.once.Do(o.then)
+	}
+	return n, err
+}
+
+func (o *frameOut) WriteString(s string) (int, error) { return o.Write([]byte(s)) }
+
+// lateNotes is the interactive start's work that the first frame does not need. It runs in
+// the background once that frame is on the screen (start); what each piece has to say is
+// kept and printed when the terminal is back (print), since a line written to the terminal
+// under the alt screen would garble it.
+type lateNotes struct {
+	jobs []func(io.Writer)
+	once sync.Once
+	done chan struct{}
+	buf  bytes.Buffer
+}
+
+// add queues job; only before start.
+func (l *lateNotes) add(job func(io.Writer)) { l.jobs = append(l.jobs, job) }
+
+// start runs the jobs in the background, in order, once.
+func (l *lateNotes) start() {
+	if l == nil {
+		return
+	}
+	l.once.Do(func() {
+		l.done = make(chan struct{})
+		go func() {
+			defer close(l.done)
+			for _, j := range l.jobs {
+				j(&l.buf)
+			}
+		}()
+	})
+}
+
+// wait starts the jobs if nothing did (the program ended before its first frame) and waits
+// for them.
+func (l *lateNotes) wait() {
+	if l == nil {
+		return
+	}
+	l.start()
+	<-l.done
+}
+
+// print waits for the jobs and writes what they said to w.
+func (l *lateNotes) print(w io.Writer) {
+	if l == nil {
+		return
+	}
+	l.wait()
+	_, _ = w.Write(l.buf.Bytes())
+	l.buf.Reset()
 }

@@ -386,3 +386,11 @@ func (p oldPrinter) playbook() {
 		p.f(": %s (from %s)\n", indentRest(session.Sanitize(e.Content)), e.Source)
 	}
 }
+
+// valueText is how the old printer showed a side: a string as it is, anything else as JSON.
+func valueText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return JSONText(v, "")
+}

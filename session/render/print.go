@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -644,7 +645,7 @@ func (p *printer) convergences() {
 				if sd.Confidence != nil {
 					conf = fmt.Sprintf(" (confidence %.2f)", *sd.Confidence)
 				}
-				p.f("    %s%s: %s\n", sd.SubagentID, conf, indentRestBy(session.Sanitize(valueText(sd.Value)), "      "))
+				p.f("    %s%s: %s\n", sd.SubagentID, conf, indentRestBy(session.Sanitize(strings.TrimRight(SideText(sd, ""), "\n")), "      "))
 			}
 			if cf.Context != "" {
 				p.f("    current file:\n      %s\n", indentRestBy(strings.TrimRight(session.Sanitize(cf.Context), "\n"), "      "))
@@ -789,11 +790,64 @@ func compactJSON(v map[string]any) string {
 	return JSONText(v, "")
 }
 
-func valueText(v any) string {
-	if s, ok := v.(string); ok {
-		return s
+// SideText is what a conflict's side says, as a reviewer reads it (the review in the
+// workbench and replay --print): a hunk's text as it is; for a vote or consensus side why it
+// stands apart, its result and its whole change set as diffs; a finding or a playbook
+// operation field by field. Never raw JSON, but for a value of no known shape (indent as
+// JSONText's).
+func SideText(sd session.ConflictSide, indent string) string {
+	v, isMap := sd.Value.(map[string]any)
+	if sd.Reason == "" && sd.Diff == "" && !isMap {
+		if s, ok := sd.Value.(string); ok {
+			return s
+		}
+		return JSONText(sd.Value, indent)
 	}
-	return JSONText(v, "")
+	var b strings.Builder
+	if sd.Reason != "" {
+		b.WriteString("why: " + sd.Reason + "\n")
+	}
+	if r, ok := v["result"].(string); ok {
+		b.WriteString(r + "\n")
+	} else if isMap {
+		b.WriteString(fieldsText(v))
+	}
+	b.WriteString(sd.Diff)
+	return b.String()
+}
+
+// fieldsText is a side's value (a finding, a playbook operation) a field per line, in key
+// order. Lists are joined with commas; bookkeeping (the seq a member finished at) is left out.
+func fieldsText(v map[string]any) string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		if k != "finished_seq" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		var s string
+		switch x := v[k].(type) {
+		case string:
+			s = x
+		case []any:
+			parts := make([]string, len(x))
+			for i, e := range x {
+				parts[i] = fmt.Sprint(e)
+			}
+			s = strings.Join(parts, ", ")
+		case []string:
+			s = strings.Join(x, ", ")
+		case nil:
+			continue
+		default:
+			s = JSONText(x, "")
+		}
+		fmt.Fprintf(&b, "%s: %s\n", strings.ReplaceAll(k, "_", " "), s)
+	}
+	return b.String()
 }
 
 // JSONText is v as JSON the way it was written: no \u003e for >, no \u0026 for & (the text is

@@ -232,3 +232,38 @@ func firstDiff(got, want string) string {
 	lo := max(0, i-200)
 	return fmt.Sprintf("differs at byte %d of %d (want %d)\n got …%q\nwant …%q", i, len(got), len(want), got[lo:min(len(got), i+200)], want[lo:min(len(want), i+200)])
 }
+
+// TestPrintConsensusSides: replay --print shows a consensus side as the workbench's review
+// does, why it stands apart, its result and its change, and a finding field by field; never
+// the raw JSON value ({"finished_seq": 53, ...}), as it did.
+func TestPrintConsensusSides(t *testing.T) {
+	evs := sessiontest.FullSession()
+	end := evs[len(evs)-1]
+	b := sessiontest.NewBuilder()
+	for _, e := range evs[:len(evs)-1] {
+		b.Add(e.SubagentID, e.Data)
+	}
+	b.Add("", session.ConvergenceInitiated{ConvergenceID: "cv-2", SubagentIDs: []string{"sa-2", "sa-3"}, Strategy: "consensus",
+		ConflictResolution: "manual", OutputFormat: "markdown"})
+	b.Add("", session.ConflictDetected{ConvergenceID: "cv-2", ConflictID: "cf-2", Kind: "consensus", Sides: []session.ConflictSide{
+		{SubagentID: "sa-2", Value: map[string]any{"result": "1 hunk: use the helper", "finished_seq": 53.0}, Reason: "the only one to change a.go",
+			Diff: "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y\n"},
+		{SubagentID: "sa-3", Value: map[string]any{"result": "no change", "finished_seq": 60.0}, Reason: "changed nothing"}}})
+	b.Add("", session.ConflictDetected{ConvergenceID: "cv-2", ConflictID: "cf-3", Kind: "finding", Sides: []session.ConflictSide{
+		{SubagentID: "sa-2", Value: map[string]any{"severity": "high", "summary": "loses cents", "file_refs": []any{"cart.go:12"}}},
+		{SubagentID: "sa-3", Value: map[string]any{"severity": "low", "summary": "loses cents", "file_refs": []any{"cart.go:12"}}}}})
+	b.Add(end.SubagentID, end.Data)
+	got := Render(fold(t, b.Evs))
+	if strings.Contains(got, "finished_seq") {
+		t.Errorf("a side is printed as raw JSON:\n%s", got)
+	}
+	for _, want := range []string{
+		"    sa-2: why: the only one to change a.go\n      1 hunk: use the helper\n      --- a/a.go\n",
+		"    sa-3: why: changed nothing\n      no change\n",
+		"    sa-2: file refs: cart.go:12\n      severity: high\n      summary: loses cents\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the print lacks %q:\n%s", want, got)
+		}
+	}
+}
