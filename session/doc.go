@@ -125,7 +125,8 @@
 // model its requests go to, the agent's own choice (requested), why (a config route, a tier
 // mapping when the name's provider is not configured or --provider overrides it), its
 // fallbacks, and the parameters not sent. ModelSwitched records a move to a fallback when the
-// model was not found or not available. SubagentStop.cost_usd is its cost when every model
+// model was not found or not available, or stayed overloaded, rate-limited or out of quota
+// after its retries (429 past its Retry-After budget, 503, 529), with the reason. SubagentStop.cost_usd is its cost when every model
 // that ran has a price in the config (absent: unknown, not zero). Script tapes record neither.
 // Every model call of a subagent summit runs itself ends with a ModelTurn (turn and attempt
 // from 1, the tokens the provider reported for that call, how it stopped, "error" for a failed

@@ -714,8 +714,11 @@ type ModelRouted struct {
 	Dropped []string `json:"dropped,omitempty"`
 }
 
-// ModelSwitched: the model was not found or not available; the next of its fallbacks runs the
-// rest of the subagent.
+// ModelSwitched: the model was not found or not available, or it stayed out of capacity after
+// its retries (a 429 rate limit or quota past its Retry-After budget, a 503, a 529, an
+// "overloaded" error); the next of its fallbacks runs the rest of the subagent. Reason says
+// why, for example "overloaded (HTTP 529) after 3 attempts: anthropic: HTTP 529:
+// overloaded_error: Overloaded". `summit run` prints it in its progress.
 type ModelSwitched struct {
 	FromProvider string `json:"from_provider"`
 	FromModel    string `json:"from_model,omitempty"`

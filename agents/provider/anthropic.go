@@ -225,7 +225,13 @@ func anthropicMessages(in []Message) ([]anthropic.MessageParam, error) {
 				}
 			}
 			if strings.TrimSpace(m.Text) != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+				text := m.Text
+				if i == len(in)-1 {
+					// The last message is the assistant's after a pause_turn, which the model
+					// continues; the API refuses final assistant content ending in white space.
+					text = strings.TrimRight(text, " \t\r\n")
+				}
+				blocks = append(blocks, anthropic.NewTextBlock(text))
 			}
 			for _, c := range m.ToolCalls {
 				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, toolInput(c.Args), c.Name))
@@ -372,8 +378,10 @@ func mapStopReason(r string) string {
 		return StopToolUse
 	case "max_tokens", "model_context_window_exceeded":
 		return StopMaxTokens
+	case "pause_turn":
+		return StopPause // not an answer: the turn goes on when the content is sent back
 	}
-	return StopEnd // end_turn, stop_sequence, pause_turn, refusal
+	return StopEnd // end_turn, stop_sequence, refusal
 }
 
 // wrap turns SDK and transport errors into *Error (context errors pass through). HTTP errors

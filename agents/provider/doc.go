@@ -26,7 +26,13 @@
 // request the server refused (400, 401, 403, 404, a prompt over the context length) is not
 // transient: the same request would be refused again. Error.RetryAfter carries the wait the
 // server asked for (Retry-After, retry-after-ms, the rate-limit reset headers), which the
-// runtime honours within the subagent's remaining time.
+// runtime honours within the subagent's remaining time. A model that stays out of capacity
+// after that (Overload: a 429 past its Retry-After budget, a 503, a 529, an overloaded error)
+// moves to the next model of its fallback chain (Fallbacker), recorded as ModelSwitched with
+// the reason. Summit's tier models (fast, default, deep) map on kind anthropic and gemini at
+// any endpoint, since their gateways serve the official names, and on kind openai only at
+// api.openai.com. Anthropic's stop_reason pause_turn is StopPause: the runtime sends the
+// assistant content back and the model continues its turn.
 //
 // Errors show the server's own message whatever shape its body has: OpenAI's
 // {"error":{"message","type","code"}}, Anthropic's {"type":"error","error":{...}}, vLLM's older

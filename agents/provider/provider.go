@@ -138,6 +138,9 @@ const (
 	StopEnd       = "end_turn"   // the model finished its message
 	StopToolUse   = "tool_use"   // the model wants tool results
 	StopMaxTokens = "max_tokens" // cut at the token limit; the runtime fails the turn
+	// StopPause: the server paused a long turn (Anthropic's pause_turn); the runtime sends
+	// the assistant message back as it is, with no new user message, and the model goes on.
+	StopPause = "pause_turn"
 )
 
 // Delta is one item of a Stream.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -18,7 +19,9 @@ import (
 //   - a name in models: goes where that route says (with its fallbacks);
 //   - provider/model goes to that configured provider;
 //   - a tier goes to the configured route of that tier, else the default provider's model for
-//     it (built-in tier models per kind, or the provider's own `model:`);
+//     it (built-in tier models per kind, or the provider's own `model:`); the built-in tier
+//     models apply to kind anthropic and gemini on any endpoint (their gateways serve the same
+//     names) and to kind openai only on api.openai.com (mapsTiers);
 //   - a concrete name of a known family (claude-*, gpt-*/o*, gemini-*) goes to a configured
 //     provider of that family; when there is none, or --provider overrides it, it maps to the
 //     target provider's model of the same tier — gemini-3-pro-preview is a default-tier model,
@@ -31,7 +34,10 @@ import (
 // Fallbacks: a route may list fallbacks (models: {deep: {provider: g, model: gemini-3-pro-preview,
 // fallbacks: [gemini-2.5-pro]}}); a Gemini 3 model falls back to gemini-2.5-pro without any
 // (seed 001). When the model is not found or not available, the next one is used for the rest of
-// the subagent's run, and the switch is reported (WithSwitchReporter) so it is recorded.
+// the subagent's run, and the switch is reported (WithSwitchReporter) so it is recorded. When
+// the service is out of capacity for the model (Overload: a 429 rate limit or quota, a 503, a
+// 529 or an "overloaded" error), the agent loop first retries it as far as its retry budget and
+// the server's Retry-After allow, then moves on the same way (Fallbacker).
 
 // Tiers an agent's model may name.
 const (
@@ -242,8 +248,12 @@ func (r *Router) modelFor(target, model, because string) (Link, string, []Link, 
 	}
 	kind := r.kindOf(target)
 	pc := r.config(target)
-	if m := tierModels[kind][tier]; m != "" && r.officialEndpoint(target) {
-		return Link{target, m}, lead + m + " (summit's " + tier + "-tier model for " + kind + ")", nil, nil
+	if m := tierModels[kind][tier]; m != "" && r.mapsTiers(target) {
+		src := " (summit's " + tier + "-tier model for " + kind + ")"
+		if !r.officialEndpoint(target) {
+			src = " (summit's " + tier + "-tier model for " + kind + "; " + target + "'s base_url is a gateway of kind " + kind + ", which serves the official names)"
+		}
+		return Link{target, m}, lead + m + src, nil, nil
 	}
 	if pc.Model != "" {
 		return Link{target, pc.Model}, lead + pc.Model + " (providers." + target + ".model)", nil, nil
@@ -262,6 +272,19 @@ func (r *Router) modelFor(target, model, because string) (Link, string, []Link, 
 // compatible server names its models its own way).
 func (r *Router) serves(name, fam string) bool {
 	return r.kindOf(name) == fam && (fam != "openai" || r.officialEndpoint(name))
+}
+
+// mapsTiers: summit's built-in tier models (tierModels) are names provider name serves: it
+// talks to its kind's own service, or it is of kind anthropic or gemini on any endpoint, since
+// their gateways and proxies serve the official model names. An OpenAI-compatible server
+// (kind openai with a base_url) names its models its own way, so there a tier needs a route
+// or the provider's model:.
+func (r *Router) mapsTiers(name string) bool {
+	kind := r.kindOf(name)
+	if tierModels[kind] == nil {
+		return false
+	}
+	return kind == "anthropic" || kind == "gemini" || r.officialEndpoint(name)
 }
 
 // officialEndpoint: the provider talks to its kind's own service (no base_url, or the
@@ -444,29 +467,101 @@ func (p *routed) Resolution() Resolution    { return p.res }
 func (p *routed) Unwrap() Provider          { return p.provs[p.cur] }
 func (p *routed) current() (Provider, Link) { return p.provs[p.cur], p.links[p.cur] }
 
-// next moves to the next link after a failure of the current one; false at the end.
-func (p *routed) next(ctx context.Context, cause error) bool {
-	for p.cur+1 < len(p.links) {
-		from := p.links[p.cur]
-		p.cur++
-		if p.cur >= len(p.provs) {
-			prov, err := p.router.provider(p.links[p.cur].Provider)
+// nextUsable is the index of the next link after the current one whose provider can be built
+// (building it once), or -1 at the end of the chain.
+func (p *routed) nextUsable() int {
+	for i := p.cur + 1; i < len(p.links); i++ {
+		for len(p.provs) <= i {
+			prov, err := p.router.provider(p.links[len(p.provs)].Provider)
 			if err != nil {
-				p.provs = append(p.provs, nil)
-				continue
+				prov = nil // a provider that cannot be built is no fallback
 			}
 			p.provs = append(p.provs, prov)
 		}
-		if p.provs[p.cur] == nil {
-			continue
+		if p.provs[i] != nil {
+			return i
 		}
-		p.switchedAt = -1 // set by Stream, which knows the conversation
-		if rep, ok := ctx.Value(switchKey{}).(func(from, to Link, cause error)); ok {
-			rep(from, p.links[p.cur], cause)
-		}
-		return true
 	}
-	return false
+	return -1
+}
+
+// next moves to the next link after a failure of the current one; false at the end.
+func (p *routed) next(ctx context.Context, cause error) bool {
+	i := p.nextUsable()
+	if i < 0 {
+		return false
+	}
+	from := p.links[p.cur]
+	p.cur = i
+	p.switchedAt = -1 // set by Stream, which knows the conversation
+	if rep, ok := ctx.Value(switchKey{}).(func(from, to Link, cause error)); ok {
+		rep(from, p.links[p.cur], cause)
+	}
+	return true
+}
+
+// Fallbacker is a provider with a chain of models (what Resolve returns for a route with
+// fallbacks). The agent loop calls it when a model stays out of capacity after its retries.
+type Fallbacker interface {
+	// NextFallback is the model Fallback would move to; false at the end of the chain.
+	NextFallback() (Link, bool)
+	// Fallback moves the rest of the run to the next model of the chain, reporting the switch
+	// with cause (WithSwitchReporter); false at the end of the chain.
+	Fallback(ctx context.Context, cause error) (Link, bool)
+}
+
+func (p *routed) NextFallback() (Link, bool) {
+	if i := p.nextUsable(); i >= 0 {
+		return p.links[i], true
+	}
+	return Link{}, false
+}
+
+func (p *routed) Fallback(ctx context.Context, cause error) (Link, bool) {
+	if !p.next(ctx, cause) {
+		return Link{}, false
+	}
+	return p.links[p.cur], true
+}
+
+// Overload says how err shows the service out of capacity for the model right now, for a
+// person ("overloaded (HTTP 529)", "rate limited (HTTP 429)"), or "" when it does not: an
+// HTTP 429 (a rate limit or a quota: Gemini's RESOURCE_EXHAUSTED, OpenAI's rate_limit_exceeded,
+// Anthropic's rate_limit_error), 503 (Gemini's UNAVAILABLE "The model is overloaded") or 529
+// (Anthropic's overloaded_error), or an error event inside a stream that says the same
+// (overloaded_error, UNAVAILABLE, RESOURCE_EXHAUSTED). Another model may have the capacity
+// this one lacks, so a route's fallbacks take over after the retries (agents/runtime).
+func Overload(err error) string {
+	var pe *Error
+	if err == nil || !errors.As(err, &pe) {
+		return ""
+	}
+	msg := strings.ToLower(pe.Msg)
+	switch {
+	case pe.Status == 529:
+		return "overloaded (HTTP 529)"
+	case pe.Status == 503:
+		if strings.Contains(msg, "overloaded") {
+			return "overloaded (HTTP 503)"
+		}
+		return "unavailable (HTTP 503)"
+	case pe.Status == http.StatusTooManyRequests:
+		if strings.Contains(msg, "resource_exhausted") || strings.Contains(msg, "quota") {
+			return "out of quota (HTTP 429)"
+		}
+		return "rate limited (HTTP 429)"
+	case pe.Status != 0 && pe.Status != http.StatusOK:
+		return ""
+	}
+	for _, c := range []struct{ in, why string }{
+		{"overloaded", "overloaded"}, {"resource_exhausted", "out of quota"}, {"unavailable:", "unavailable"},
+		{"rate_limit", "rate limited"},
+	} {
+		if strings.Contains(msg, c.in) {
+			return c.why
+		}
+	}
+	return ""
 }
 
 func (p *routed) Stream(ctx context.Context, req Request) (Stream, error) {
@@ -588,6 +683,9 @@ func modelMissing(err error) bool {
 // doctor`: its kind, endpoint and the variable its key is read from ("" when it needs none).
 type ProviderInfo struct {
 	Name, Kind, BaseURL, KeyEnv string
+	// Tiers says how the tiers (fast, default, deep) map on this provider when no route
+	// names them, for a person; "" for kinds summit has no tier models for.
+	Tiers string
 }
 
 // Info describes provider name as configured (or built in).
@@ -596,6 +694,17 @@ func (r *Router) Info(name string) ProviderInfo {
 	info := ProviderInfo{Name: name, Kind: pc.Kind, BaseURL: pc.BaseURL, KeyEnv: pc.KeyEnv}
 	if name == "script" {
 		info.Kind = "script"
+	}
+	if tm := tierModels[info.Kind]; tm != nil {
+		names := tm[TierFast] + ", " + tm[TierDefault] + ", " + tm[TierDeep]
+		switch {
+		case r.officialEndpoint(name):
+			info.Tiers = "tiers mapped (fast, default, deep: " + names + ")"
+		case r.mapsTiers(name):
+			info.Tiers = "tiers mapped (same names as the official endpoint: " + names + ")"
+		default:
+			info.Tiers = "tiers not mapped (a compatible server names its models its own way: set models: or model:)"
+		}
 	}
 	if info.KeyEnv == "" {
 		switch pc.Kind {

@@ -30,6 +30,13 @@ func TestRouteHonest(t *testing.T) {
 	withGemini := Config{Providers: map[string]ProviderConfig{"claude": {Kind: "anthropic"}, "g": {Kind: "gemini"}}, DefaultProvider: "claude",
 		Models: map[string]Route{"deep": {Provider: "claude", Model: "claude-opus-4-1", Fallbacks: []string{"claude-sonnet-4-5", "g/gemini-2.5-pro"}}}}
 	local := Config{Providers: map[string]ProviderConfig{"local": {Kind: "openai", BaseURL: "http://localhost:8080/v1", Model: "qwen3-8b"}}, DefaultProvider: "local"}
+	// Gateways: an Anthropic or Gemini proxy serves the official names; an OpenAI-compatible
+	// server does not.
+	gateways := Config{Providers: map[string]ProviderConfig{
+		"gw":   {Kind: "anthropic", BaseURL: "https://llm-gateway.corp.example/anthropic"},
+		"ggw":  {Kind: "gemini", BaseURL: "https://llm-gateway.corp.example/gemini"},
+		"oaic": {Kind: "openai", BaseURL: "https://llm-gateway.corp.example/openai/v1"},
+	}, DefaultProvider: "gw"}
 	for _, c := range []struct {
 		name   string
 		c      Config
@@ -60,6 +67,13 @@ func TestRouteHonest(t *testing.T) {
 		{name: "local server, foreign name", c: local, model: "gpt-5", want: Link{"local", "qwen3-8b"}, why: "maps to qwen3-8b (providers.local.model)"},
 		{name: "local server, alias", c: local, model: "fast", want: Link{"local", "qwen3-8b"}},
 		{name: "local server, its own name", c: local, model: "mistral-small", want: Link{"local", "mistral-small"}},
+		{name: "anthropic gateway, fast tier", c: gateways, model: "fast", want: Link{"gw", "claude-haiku-4-5"},
+			why: "default_provider: the fast tier of gw is claude-haiku-4-5 (summit's fast-tier model for anthropic; gw's base_url is a gateway of kind anthropic, which serves the official names)"},
+		{name: "anthropic gateway, forced, a gemini name", c: gateways, force: "gw", model: "gemini-3-pro-preview", want: Link{"gw", "claude-sonnet-4-5"}},
+		{name: "gemini gateway, deep tier", c: gateways, force: "ggw", model: "deep", want: Link{"ggw", "gemini-3-pro-preview"},
+			why: "gateway of kind gemini", fall: []Link{{"ggw", "gemini-2.5-pro"}}},
+		{name: "openai-compatible gateway needs a model", c: gateways, force: "oaic", model: "default",
+			err: "provider oaic has no model for the default tier"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := NewRouter(c.c, NewScript(ScriptConfig{}), func(string) string { return "k" })
@@ -183,4 +197,26 @@ func TestFallbackChain(t *testing.T) {
 		t.Error("IsModelUnavailable misclassifies")
 	}
 	delete(factories, "fake")
+}
+
+// summit models says, per provider, whether the tiers map and why.
+func TestInfoTiers(t *testing.T) {
+	r := NewRouter(Config{Providers: map[string]ProviderConfig{
+		"a":    {Kind: "anthropic"},
+		"gw":   {Kind: "anthropic", BaseURL: "https://llm-gateway.corp.example/anthropic"},
+		"ggw":  {Kind: "gemini", BaseURL: "http://127.0.0.1:4000"},
+		"oaic": {Kind: "openai", BaseURL: "http://localhost:8080/v1"},
+		"o":    {Kind: "ollama"},
+	}}, nil, nil)
+	for name, want := range map[string]string{
+		"a":    "tiers mapped (fast, default, deep: claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-1)",
+		"gw":   "tiers mapped (same names as the official endpoint: claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-1)",
+		"ggw":  "tiers mapped (same names as the official endpoint: gemini-3-flash-preview, gemini-3-pro-preview, gemini-3-pro-preview)",
+		"oaic": "tiers not mapped (a compatible server names its models its own way: set models: or model:)",
+		"o":    "",
+	} {
+		if got := r.Info(name).Tiers; got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
 }

@@ -153,6 +153,9 @@ func (l *loop) emit(d session.Data) error {
 }
 
 func (l *loop) run() error {
+	// paused is the text of the turns the server paused (Anthropic's pause_turn) since the
+	// last tool call: the answer they continue starts with it.
+	var paused string
 	for turn := 0; ; turn++ {
 		if turn >= l.c.MaxTurns {
 			return fmt.Errorf("reached max_turns (%d) without a final message", l.c.MaxTurns)
@@ -169,6 +172,7 @@ func (l *loop) run() error {
 		}
 		l.msgs = append(l.msgs, msg)
 		if len(msg.ToolCalls) > 0 {
+			paused = ""
 			for _, call := range msg.ToolCalls {
 				if err := l.toolCall(call); err != nil {
 					return err
@@ -176,7 +180,15 @@ func (l *loop) run() error {
 			}
 			continue
 		}
-		l.last = msg.Text
+		if stop == provider.StopPause {
+			// Not an answer: the assistant content goes back as it is (now the last message)
+			// and the model continues its turn (Anthropic: "provide the response back as-is
+			// in a subsequent request to let Claude continue its turn").
+			paused += msg.Text
+			continue
+		}
+		l.last = paused + msg.Text
+		paused = ""
 		if stop == provider.StopAwaitUser {
 			if err := l.emit(session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "waiting for a user message"}); err != nil {
 				return err
@@ -236,26 +248,54 @@ func (l *loop) turnWithRetry(turn int) (provider.Message, string, error) {
 		retry := transient && attempt <= l.c.Retries
 		text := err.Error()
 		var wait time.Duration
+		var note string
 		if retry {
-			var note string
 			wait, note = l.retryWait(attempt, err)
 			if note != "" {
 				retry = false
-				text = fmt.Sprintf("%s (attempt %d; not retried: %s)", text, attempt, note)
-			} else {
-				text = fmt.Sprintf("%s (attempt %d; retrying in %s)", text, attempt, wait)
-				if ra := provider.RetryAfterOf(err); ra > 0 && ra >= wait {
-					text = strings.TrimSuffix(text, ")") + ", as the server asked)"
-				}
+			}
+		}
+		// A model out of capacity (overloaded, rate-limited, out of quota) that its retries
+		// did not cure hands the rest of the run to the next model of its fallback chain.
+		overload := provider.Overload(err)
+		var to provider.Link
+		fall := false
+		if fb, ok := l.c.Provider.(provider.Fallbacker); ok && !retry && overload != "" {
+			to, fall = fb.NextFallback()
+		}
+		switch {
+		case fall && note != "":
+			text = fmt.Sprintf("%s (attempt %d; not retried: %s; %s takes over, the next model of its fallback chain)", text, attempt, note, to)
+		case fall:
+			text = fmt.Sprintf("%s (attempt %d; %s takes over, the next model of its fallback chain)", text, attempt, to)
+		case note != "":
+			text = fmt.Sprintf("%s (attempt %d; not retried: %s)", text, attempt, note)
+		case retry:
+			text = fmt.Sprintf("%s (attempt %d; retrying in %s)", text, attempt, wait)
+			if ra := provider.RetryAfterOf(err); ra > 0 && ra >= wait {
+				text = strings.TrimSuffix(text, ")") + ", as the server asked)"
 			}
 		}
 		if eerr := l.emit(session.TranscriptEvent{EventType: session.TranscriptError, Text: text}); eerr != nil {
 			return msg, stop, eerr
 		}
-		will := retry
+		will := retry || fall
 		if eerr := l.emit(session.SubagentError{Error: text, Retryable: transient, Attempt: attempt, WillRetry: &will,
 			Context: fmt.Sprintf("provider %s, turn %d", l.c.Provider.Name(), turn+1)}); eerr != nil {
 			return msg, stop, eerr
+		}
+		if fall {
+			// The switch is recorded (ModelSwitched, through the provider's switch reporter)
+			// with why; the next model starts with a fresh retry budget.
+			why := fmt.Sprintf("%s after %s", overload, session.Plural(attempt, "attempt"))
+			if note != "" {
+				why += " (" + note + ")"
+			}
+			if next, ok := l.c.Provider.(provider.Fallbacker).Fallback(l.ctx, fmt.Errorf("%s: %w", why, err)); ok {
+				l.c.Model = next.Model
+				attempt = 0
+				continue
+			}
 		}
 		if !retry {
 			return msg, stop, &reported{err}

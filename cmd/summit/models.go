@@ -172,6 +172,9 @@ func printModels(w io.Writer, rows []modelRow, router *provider.Router, used map
 		if info.BaseURL != "" {
 			line += ", " + info.BaseURL
 		}
+		if info.Tiers != "" {
+			line += ", " + info.Tiers
+		}
 		switch {
 		case info.Kind == "script":
 			line += ", the script tapes (no model, no key)"

@@ -114,6 +114,9 @@ default_provider: local
 	if _, insp, _ := summit(t, "inspect", rec); !strings.Contains(insp, "cost                         $0.0060 for 1 priced (1 on models with no price: unknown)") {
 		t.Errorf("inspect:\n%s", insp)
 	}
+	if !strings.Contains(errOut, "  sa-1 model switched: local/big → local/small: ") {
+		t.Errorf("summit run's progress does not show the switch:\n%s", errOut)
+	}
 	if !strings.Contains(out, "sa-1 switched to local/small") || !strings.Contains(out, "ran on small") {
 		t.Errorf("the printed session does not show the switch:\n%s", out)
 	}
@@ -127,7 +130,7 @@ default_provider: local
 		`(?m)^thinker +deep → local/o3\n +models.deep in the config\n +not sent: temperature: o3 is a reasoning model, which rejects temperature$`,
 		`(?m)^code-reviewer +gemini-3-pro-preview → local/big\n +gemini-3-pro-preview is a gemini model, which local does not serve \(no provider of its family is configured\); as a default-tier model it maps to big \(models.default in the config\)\n +fallbacks: local/small$`,
 		`(?m)^technical-writer +gemini-3-flash-preview → local/big\n.*no models.fast: models.default in the config`,
-		`(?m)^  local: kind openai, ` + regexp.QuoteMeta(srv.URL) + `/v1, key SUMMIT_TEST_KEY is set$`,
+		`(?m)^  local: kind openai, ` + regexp.QuoteMeta(srv.URL) + `/v1, tiers not mapped \(a compatible server names its models its own way: set models: or model:\), key SUMMIT_TEST_KEY is set$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("summit models lacks %s:\n%s", want, out)
@@ -147,7 +150,7 @@ func TestModelsFromEnvironment(t *testing.T) {
 		`(?m)^coder +gemini-3-pro-preview → gemini/gemini-3-pro-preview\n +default_provider gemini serves it\n +fallbacks: gemini/gemini-2.5-pro$`,
 		`(?m)^technical-writer +gemini-3-flash-preview → gemini/gemini-3-flash-preview$`,
 		`(?m)^plan +deep → gemini/gemini-3-pro-preview$`,
-		`(?m)^  gemini: kind gemini, key GEMINI_API_KEY is set$`,
+		`(?m)^  gemini: kind gemini, tiers mapped \(fast, default, deep: gemini-3-flash-preview, gemini-3-pro-preview, gemini-3-pro-preview\), key GEMINI_API_KEY is set$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("models with GEMINI_API_KEY lacks %s:\n%s", want, out)
@@ -160,5 +163,73 @@ func TestModelsFromEnvironment(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^c +claude-opus-4-1 → anthropic/claude-opus-4-1$`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^analyzer +default → gemini/gemini-3-pro-preview$`).MatchString(out) {
 		t.Errorf("models with two keys:\n%s", out)
+	}
+}
+
+// The replay server answers the first model with Gemini's real 503 body three times; the
+// built-in chain's gemini-2.5-pro answers. The recording says why the model changed, and
+// summit run's progress prints it.
+func TestOverloadFallbackEndToEnd(t *testing.T) {
+	t.Setenv("SUMMIT_TEST_KEY", "AIza-test")
+	unavailable, err := os.ReadFile(filepath.Join("..", "..", "agents", "provider", "testdata", "errors", "gemini_503_unavailable.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		model := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1beta/models/"), ":streamGenerateContent")
+		mu.Lock()
+		asked = append(asked, model)
+		mu.Unlock()
+		if model == "gemini-3-pro-preview" {
+			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write(unavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"Done.\\n```json\\n{\\\"summary\\\": \\\"answered by "+model+"\\\", \\\"confidence\\\": 0.8}\\n```\"}],\"role\": \"model\"},\"finishReason\": \"STOP\",\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 40,\"candidatesTokenCount\": 20,\"totalTokenCount\": 60},\"modelVersion\": \""+model+"\",\"responseId\": \"r1\"}\r\n\r\n")
+	}))
+	defer srv.Close()
+	ws := runWorkspace(t)
+	os.MkdirAll(filepath.Join(ws, ".summit"), 0o700)
+	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte(`providers:
+  gemini: {kind: gemini, base_url: `+srv.URL+`, key_env: SUMMIT_TEST_KEY}
+default_provider: gemini
+`), 0o600)
+	trustWS(t, ws)
+	sf := filepath.Join(t.TempDir(), "s.summit")
+	os.WriteFile(sf, []byte("/delegate review it --agent-type code-reviewer\n/wait sa-1\n"), 0o644)
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	code, out, errOut := summit(t, "run", "--script", sf, "--workspace", ws, "--record", rec)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, errOut, out)
+	}
+	mu.Lock()
+	got := strings.Join(asked, ", ")
+	mu.Unlock()
+	if got != "gemini-3-pro-preview, gemini-3-pro-preview, gemini-3-pro-preview, gemini-2.5-pro" {
+		t.Errorf("models asked: %s", got)
+	}
+	evs, _, err := record.ReadAll(rec, record.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var switched []session.ModelSwitched
+	for _, e := range evs {
+		if d, ok := e.Data.(session.ModelSwitched); ok {
+			switched = append(switched, d)
+		}
+	}
+	const why = "overloaded (HTTP 503) after 3 attempts: gemini: HTTP 503: UNAVAILABLE: The model is overloaded. Please try again later."
+	if len(switched) != 1 || switched[0].FromModel != "gemini-3-pro-preview" || switched[0].ToModel != "gemini-2.5-pro" || switched[0].Reason != why {
+		t.Errorf("ModelSwitched: %+v", switched)
+	}
+	if !strings.Contains(errOut, "  sa-1 model switched: gemini/gemini-3-pro-preview → gemini/gemini-2.5-pro: "+why) {
+		t.Errorf("progress:\n%s", errOut)
+	}
+	if !strings.Contains(out, "answered by gemini-2.5-pro") {
+		t.Errorf("output:\n%s", out)
 	}
 }

@@ -143,6 +143,18 @@ func TestProgressSanitized(t *testing.T) {
 	}
 }
 
+// summit run prints a model switch with where from, where to, and why, escaped.
+func TestProgressModelSwitched(t *testing.T) {
+	ev := session.Event{Type: session.TypeModelSwitched, SubagentID: "sa-2", Data: session.ModelSwitched{
+		FromProvider: "gemini", FromModel: "gemini-3-pro-preview", ToProvider: "gemini", ToModel: "gemini-2.5-pro",
+		Reason: "overloaded (HTTP 503) after 3 attempts: gemini: HTTP 503: UNAVAILABLE: The model is overloaded.\x1b[2J"}}
+	got := Progress(ev)
+	want := `  sa-2 model switched: gemini/gemini-3-pro-preview → gemini/gemini-2.5-pro: overloaded (HTTP 503) after 3 attempts: gemini: HTTP 503: UNAVAILABLE: The model is overloaded.\x1b[2J`
+	if got != want {
+		t.Errorf("progress\n%q, want\n%q", got, want)
+	}
+}
+
 // The script lines run echoes on stderr keep secrets out.
 func TestRunScriptEchoRedacted(t *testing.T) {
 	h := newHarness(t)

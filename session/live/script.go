@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/session/render"
@@ -138,6 +139,10 @@ func progress(ev session.Event) string {
 			retry = " (retrying)"
 		}
 		return fmt.Sprintf("  %s error: %s%s", id, session.Sanitize(d.Error), retry)
+	case session.ModelSwitched:
+		// A model switch changes who answers for the rest of the run: always shown, with why.
+		return fmt.Sprintf("  %s model switched: %s → %s: %s", id, provider.Link{Provider: d.FromProvider, Model: d.FromModel},
+			provider.Link{Provider: d.ToProvider, Model: d.ToModel}, session.Sanitize(oneLine(d.Reason, 300)))
 	case session.SubagentTimeout:
 		return fmt.Sprintf("  %s timed out after %ds", id, d.TimeoutS)
 	case session.SubagentCancelled:

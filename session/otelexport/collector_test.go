@@ -2,9 +2,15 @@ package otelexport
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,5 +235,50 @@ func TestEnvEnabled(t *testing.T) {
 		if got := EnvEnabled(func(k string) string { return c.env[k] }); got != c.want {
 			t.Errorf("%v: %v", c.env, got)
 		}
+	}
+}
+
+// TestLiveCountsLostSpans: with the collector down (a closed port) or refusing every export
+// (an OTLP receiver answering 400), nothing reaches it, and the live export says every span
+// was dropped, not "0 dropped".
+func TestLiveCountsLostSpans(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := "http://" + ln.Addr().String()
+	ln.Close()
+	var refused atomic.Int32
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		refused.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"code":3,"message":"refusing spans"}`)
+	}))
+	defer refusing.Close()
+	want := len(convert(richSession(), Options{}))
+	for _, c := range []struct{ name, endpoint string }{{"closed port", closedPort}, {"refusing collector", refusing.URL}} {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := NewLive(context.Background(), LiveConfig{Config: Config{Endpoint: c.endpoint, Protocol: ProtocolHTTPJSON,
+				Timeout: 500 * time.Millisecond, Getenv: func(string) string { return "" }}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range richSession() {
+				l.Observe(e)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err = l.Close(ctx)
+			if l.Exported() != 0 || l.Dropped() != int64(want) {
+				t.Fatalf("exported %d, dropped %d, want 0 and %d", l.Exported(), l.Dropped(), want)
+			}
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d of %d spans dropped", want, want)) {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+	if refused.Load() == 0 {
+		t.Error("the refusing collector was never asked")
 	}
 }

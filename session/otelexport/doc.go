@@ -111,8 +111,11 @@
 // Live.Observe folds each event on the session's goroutine (map operations, no I/O) and puts
 // the spans it ended on a bounded queue (DefaultQueue); one goroutine hands them to the SDK's
 // batch processor, which exports in batches. When the collector is slow or down the queue
-// fills and further spans are dropped and counted (Live.Dropped), never waited for. Close
-// ends what is open, flushes, and reports export errors and drops.
+// fills and further spans are dropped and counted (Live.Dropped), never waited for. Spans the
+// exporter could not deliver (the collector down, unreachable, or refusing them) count as
+// dropped too, and after Close every span the collector did not accept does: with the
+// collector down, all of them. Close ends what is open, flushes, and reports export errors
+// and drops ("12 of 12 spans dropped: the collector refused them or could not be reached").
 //
 // # Configuration
 //

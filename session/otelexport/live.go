@@ -35,7 +35,11 @@ type Live struct {
 	queue   chan Span
 	done    chan struct{}
 	pipe    *Pipeline
-	dropped atomic.Int64
+	dropped atomic.Int64 // spans the full queue did not take
+	// made counts every span the session ended (queued or not); finished is set when Close
+	// has flushed, after which whatever the collector did not accept is lost.
+	made     atomic.Int64
+	finished atomic.Bool
 }
 
 // NewLive starts a live export. Nothing is sent until a span ends.
@@ -73,6 +77,7 @@ func (l *Live) Observe(e session.Event) {
 		return
 	}
 	for _, s := range l.conv.Observe(e) {
+		l.made.Add(1)
 		select {
 		case l.queue <- s:
 		default:
@@ -81,8 +86,16 @@ func (l *Live) Observe(e session.Event) {
 	}
 }
 
-// Dropped is the number of spans dropped because the queue was full.
-func (l *Live) Dropped() int64 { return l.dropped.Load() }
+// Dropped is the number of spans that did not reach the collector: dropped because the queue
+// was full, or refused by the exporter (the collector is down, unreachable or refused them);
+// after Close, every span the collector did not accept, which counts those still waiting in
+// the SDK's batch when the flush gave up too.
+func (l *Live) Dropped() int64 {
+	if l.finished.Load() {
+		return max(l.made.Load()-int64(l.pipe.Exported()), 0)
+	}
+	return l.dropped.Load() + int64(l.pipe.Failed())
+}
 
 // Exported is the number of spans the collector accepted so far.
 func (l *Live) Exported() int { return l.pipe.Exported() }
@@ -101,6 +114,7 @@ func (l *Live) Close(ctx context.Context) error {
 	l.mu.Unlock()
 	var err error
 	for _, s := range rest {
+		l.made.Add(1)
 		select {
 		case l.queue <- s:
 		case <-ctx.Done():
@@ -116,8 +130,16 @@ func (l *Live) Close(ctx context.Context) error {
 	if cerr := l.pipe.Close(ctx); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
-	if n := l.dropped.Load(); n > 0 {
-		err = errors.Join(err, fmt.Errorf("%d spans dropped: the collector did not keep up", n))
+	l.finished.Store(true)
+	if lost := l.Dropped(); lost > 0 {
+		why := "the collector refused them or could not be reached"
+		if q := l.dropped.Load(); q > 0 {
+			why = fmt.Sprintf("%d dropped while the collector did not keep up, the rest %s", q, why)
+			if q == lost {
+				why = "the collector did not keep up"
+			}
+		}
+		err = errors.Join(err, fmt.Errorf("%d of %s dropped: %s", lost, session.Plural(int(l.made.Load()), "span"), why))
 	}
 	return err
 }

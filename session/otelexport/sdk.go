@@ -250,13 +250,21 @@ func (p *Pipeline) Close(ctx context.Context) error {
 // Exported is the number of spans the exporter accepted.
 func (p *Pipeline) Exported() int { return p.exp.count() }
 
+// Failed is the number of spans whose export failed (the SDK does not try them again).
+func (p *Pipeline) Failed() int {
+	p.exp.mu.Lock()
+	defer p.exp.mu.Unlock()
+	return p.exp.failed
+}
+
 // countingExporter counts what its exporter accepted and keeps its first error: the batch
 // processor reports export errors only to the global error handler.
 type countingExporter struct {
 	sdktrace.SpanExporter
-	mu  sync.Mutex
-	n   int
-	err error
+	mu     sync.Mutex
+	n      int
+	failed int
+	err    error
 }
 
 func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
@@ -264,6 +272,7 @@ func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err != nil {
+		e.failed += len(spans)
 		if e.err == nil {
 			e.err = err
 		}
