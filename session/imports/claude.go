@@ -100,9 +100,15 @@ func (t *ccText) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// ccProgress is a progress line's data. Claude Code 2.1.x streams each message of a running
+// subagent into the main file as {"type":"agent_progress","agentId","prompt","message":{type,
+// uuid,timestamp,message}}; when the subagent has no file of its own (2.1.3x), these are the
+// only record of its work.
 type ccProgress struct {
-	Type    string `json:"type"`
-	AgentID string `json:"agentId"`
+	Type    string  `json:"type"`
+	AgentID string  `json:"agentId"`
+	Prompt  string  `json:"prompt"`
+	Message *ccLine `json:"message"`
 }
 
 // ccToolResult is the toolUseResult of a user line, as far as the import reads it: the
@@ -199,11 +205,23 @@ type ccReader struct {
 	status map[string]string         // subagent key -> the status its call reported
 	prompt map[string]string         // subagent key -> its first prompt (to link old sidechains)
 	chain  map[string]string         // uuid of a sidechain line -> its subagent key
+	// seen holds the uuids of the lines read so far and owner the agent that made each tool
+	// call: a subagent file that starts with a copy of the main history (an aside question
+	// forks the conversation) repeats them, and those lines are not the subagent's work.
+	seen  map[string]bool
+	owner map[string]*agent
+	// progress holds the messages agent_progress lines carried, per subagent id, in order
+	// (repeats by uuid dropped); those of a subagent without a file of its own are replayed
+	// as its transcript once every file is read.
+	progress map[string][]*ccLine
+	progSeen map[string]bool
+	progOrd  []string
 }
 
 func readClaude(u Unit, opts Options) (*sess, error) {
 	r := &ccReader{s: newSess(Claude, u.Path), opts: opts, calls: map[string]string{}, args: map[string]map[string]any{}, tasks: map[string]*taskCall{},
-		links: map[string]string{}, status: map[string]string{}, prompt: map[string]string{}, chain: map[string]string{}}
+		links: map[string]string{}, status: map[string]string{}, prompt: map[string]string{}, chain: map[string]string{},
+		seen: map[string]bool{}, owner: map[string]*agent{}, progress: map[string][]*ccLine{}, progSeen: map[string]bool{}}
 	r.s.provider = "anthropic"
 	if err := r.file(u.Path, ""); err != nil {
 		return nil, err
@@ -218,6 +236,7 @@ func readClaude(u Unit, opts Options) (*sess, error) {
 			return nil, err
 		}
 	}
+	r.replayProgress()
 	r.link()
 	return r.s, nil
 }
@@ -320,6 +339,13 @@ func (r *ccReader) agentOf(key string, l *ccLine) *agent {
 
 func (r *ccReader) line(key string, l *ccLine, raw []byte) {
 	s := r.s
+	if key != "" && r.copied(l) {
+		s.skipped["lines a subagent file copied from the history it was forked from"]++
+		return
+	}
+	if l.UUID != "" {
+		r.seen[l.UUID] = true
+	}
 	ts := parseTS(l.Timestamp)
 	if key == "" && !l.IsSidechain {
 		if s.sourceID == "" && l.SessionID != "" {
@@ -373,12 +399,16 @@ func (r *ccReader) line(key string, l *ccLine, raw []byte) {
 	case "agent-name":
 		s.sessionNote(ts, "agent name", l.AgentName)
 	case "progress":
-		s.skipped["progress lines (streamed updates of what the transcripts hold)"]++
 		if l.Data != nil && l.Data.AgentID != "" && l.ParentToolUseID != "" {
 			if _, ok := r.links[l.Data.AgentID]; !ok {
 				r.links[l.Data.AgentID] = l.ParentToolUseID
 			}
 		}
+		if d := l.Data; d != nil && d.Type == "agent_progress" && d.AgentID != "" && d.Message != nil && key == "" {
+			r.keepProgress(d)
+			return
+		}
+		s.skipped["progress lines (streamed updates of what the transcripts hold)"]++
 	case "file-history-snapshot":
 		s.skipped["file-history snapshots (Claude Code's file backups)"]++
 	case "queue-operation":
@@ -541,11 +571,16 @@ func (r *ccReader) assistant(a *agent, ts time.Time, l *ccLine) {
 				a.text(ts, session.TranscriptMessage, b.Text)
 			}
 		case "thinking":
+			if b.Thinking == "" {
+				// Claude Code keeps only the signature of thinking it does not show.
+				r.s.skipped["empty thinking blocks (only their signature kept by Claude Code)"]++
+				continue
+			}
 			a.text(ts, session.TranscriptThinking, b.Thinking)
 		case "redacted_thinking":
 			r.s.skipped["redacted thinking blocks (encrypted by the model's provider)"]++
 		case "tool_use", "server_tool_use":
-			r.calls[b.ID], r.args[b.ID] = b.Name, rawArgs(b.Input)
+			r.calls[b.ID], r.args[b.ID], r.owner[b.ID] = b.Name, rawArgs(b.Input), a
 			a.call(ts, b.ID, b.Name, r.args[b.ID])
 			if b.Name == "Task" || b.Name == "Agent" {
 				t := &taskCall{by: a, ts: ts}
@@ -602,8 +637,65 @@ func (r *ccReader) link() {
 		}
 	}
 	for _, a := range r.s.agents[1:] {
+		if a.task == "" {
+			// Not started by a call the session holds (an aside question): its own first prompt.
+			a.task = clip(r.prompt[a.key], 200)
+		}
 		if a.name == "" {
 			a.name = a.key
+		}
+	}
+}
+
+// copied reports whether a line of a subagent's file repeats the history it was forked from:
+// a uuid already read, or a model message whose tool call another agent made.
+func (r *ccReader) copied(l *ccLine) bool {
+	if l.UUID != "" && r.seen[l.UUID] {
+		return true
+	}
+	if l.Type == "assistant" && l.Message != nil {
+		for _, b := range l.Message.Content.Blocks {
+			if b.Type == "tool_use" && b.ID != "" {
+				if o := r.owner[b.ID]; o != nil && o.key != l.AgentID {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// keepProgress keeps an agent_progress message until it is known whether its subagent has a
+// file of its own.
+func (r *ccReader) keepProgress(d *ccProgress) {
+	m := d.Message
+	if m.UUID != "" {
+		if r.progSeen[m.UUID] {
+			r.s.skipped["agent_progress lines that repeat a message"]++
+			return
+		}
+		r.progSeen[m.UUID] = true
+	}
+	if _, ok := r.progress[d.AgentID]; !ok {
+		r.progOrd = append(r.progOrd, d.AgentID)
+	}
+	m.AgentID, m.IsSidechain = d.AgentID, true
+	r.progress[d.AgentID] = append(r.progress[d.AgentID], m)
+}
+
+// replayProgress builds the subagents that only agent_progress lines record; for one with a
+// file of its own, the lines repeated that file and are counted.
+func (r *ccReader) replayProgress() {
+	for _, id := range r.progOrd {
+		msgs := r.progress[id]
+		if r.s.byKey[id] != nil {
+			r.s.skipped["progress lines (streamed updates of what the transcripts hold)"] += len(msgs)
+			continue
+		}
+		a := r.s.agent(id)
+		a.sessionID = id
+		for _, m := range msgs {
+			r.line(id, m, nil)
 		}
 	}
 }

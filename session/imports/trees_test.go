@@ -1,0 +1,95 @@
+package imports
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/summit-dev/summit/session"
+)
+
+// notes is the session's notes, one a line.
+func notes(st *session.State) string {
+	var b strings.Builder
+	for _, l := range st.Log {
+		if l.Kind == "note" {
+			b.WriteString(l.Text + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestClaudeCodeAgentProgressAndAside(t *testing.T) {
+	// 2.1.3x: the Explore subagent is recorded only by agent_progress lines of the main file;
+	// the aside question's file starts with a copy of the main history (same uuids).
+	u := plan(t, filepath.Join(td, "claude/v2.1.3x/-home-dev-cafe"))
+	if len(u.Children) != 1 {
+		t.Fatalf("children %v", u.Children)
+	}
+	st, res, _ := load(t, u)
+	want := "sa-1 claude-code main <-  success\n" +
+		"sa-2 Explore Find price code <- sa-1 success\n" +
+		"sa-3 subagent aside_question-5f1e <- sa-1 success\n"
+	if got := tree(st); got != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+	}
+	if res.Subagents != 2 {
+		t.Errorf("result %+v", res)
+	}
+	ex := st.Subagent("sa-2")
+	if ex.ToolCalls != 1 || ex.Tokens != (session.Tokens{Input: 900, Output: 40}) || ex.Route == nil || ex.Route.Model != "claude-haiku-4-5-20251001" ||
+		!ex.SpawnedAt.Equal(mustTS("2026-04-10T08:00:02Z")) || ex.Task != "Find where menu prices are computed." {
+		t.Errorf("Explore %+v", ex)
+	}
+	tr := transcript(st, "sa-2")
+	for _, w := range []string{"user  Find where menu prices are computed.", "tool_call Grep ", "tool_result Grep menu/price.go:14", "message  Prices are computed in menu/price.go"} {
+		if !strings.Contains(tr, w) {
+			t.Errorf("sa-2 transcript lacks %q:\n%s", w, tr)
+		}
+	}
+	if strings.Count(tr, "tool_result") != 1 {
+		t.Errorf("a repeated progress message was replayed twice:\n%s", tr)
+	}
+	aside := transcript(st, "sa-3")
+	if aside != "user  Does Price include tax?\nmessage  No: tax is added at checkout.\n" {
+		t.Errorf("aside transcript holds more than its own work:\n%s", aside)
+	}
+	if a := st.Subagent("sa-3"); a.Task != "Does Price include tax?" || a.ToolCalls != 0 || a.Tokens != (session.Tokens{Input: 50, Output: 9}) {
+		t.Errorf("aside %+v", a)
+	}
+	if m := st.Subagent("sa-1"); m.ToolCalls != 1 || m.Tokens != (session.Tokens{Input: 350, Output: 70}) {
+		t.Errorf("main %+v", m)
+	}
+	n := notes(st)
+	for _, w := range []string{"4 lines a subagent file copied from the history it was forked from", "2 empty thinking blocks", "1 agent_progress lines that repeat a message"} {
+		if !strings.Contains(n, w) {
+			t.Errorf("closing note lacks %q:\n%s", w, n)
+		}
+	}
+}
+
+func TestGeminiJSONSubagentAndEdits(t *testing.T) {
+	u := plan(t, filepath.Join(td, "gemini/tmp/a1b2c3/chats"))
+	if len(u.Children) != 1 || !strings.HasSuffix(u.Children[0], "c0ffee00-2222-4333-8444-555566667777/d00dfeed-8888-4999-aaaa-bbbbccccdddd.json") {
+		t.Fatalf("children %v", u.Children)
+	}
+	st, _, _ := load(t, u)
+	want := "sa-1 gemini-cli main <-  success\nsa-2 gemini-subagent d00dfeed-8888-4999-aaaa-bbbbccccdddd <- sa-1 success\n"
+	if got := tree(st); got != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+	}
+	if sa := st.Subagent("sa-2"); sa.ToolCalls != 1 || sa.Route == nil || sa.Route.Model != "gemini-2.5-flash" {
+		t.Errorf("subagent %+v", sa)
+	}
+	ch := st.Subagent("sa-1").Changes
+	if ch == nil || len(ch.Files) != 2 || ch.Added != 5 || ch.Removed != 1 {
+		t.Fatalf("changes %+v", ch)
+	}
+	f0, f1 := ch.Files[0], ch.Files[1]
+	if f0.Path != "/home/dev/calc/calc.py" || f0.Kind != session.ChangeModified || !strings.Contains(f0.Diff, "-    return sum(xs)\n+    return round(sum(xs), 2)\n") || strings.Contains(f0.Diff, "Index:") {
+		t.Errorf("calc.py %+v", f0)
+	}
+	if f1.Path != "/home/dev/calc/test_calc.py" || f1.Kind != session.ChangeAdded || f1.Added != 4 || !strings.HasPrefix(f1.Diff, "--- /dev/null\n+++ b//home/dev/calc/test_calc.py\n@@ -0,0 +1,4 @@") {
+		t.Errorf("test_calc.py %+v", f1)
+	}
+}
