@@ -216,6 +216,9 @@ type ccReader struct {
 	progress map[string][]*ccLine
 	progSeen map[string]bool
 	progOrd  []string
+	// alone is set when the file imported is a subagent's transcript without its session: its
+	// lines are the main agent's, and the recording says whose subagent it was.
+	alone bool
 }
 
 func readClaude(u Unit, opts Options) (*sess, error) {
@@ -223,6 +226,7 @@ func readClaude(u Unit, opts Options) (*sess, error) {
 		links: map[string]string{}, status: map[string]string{}, prompt: map[string]string{}, chain: map[string]string{},
 		seen: map[string]bool{}, owner: map[string]*agent{}, progress: map[string][]*ccLine{}, progSeen: map[string]bool{}}
 	r.s.provider = "anthropic"
+	r.alone = strings.HasPrefix(filepath.Base(u.Path), "agent-")
 	if err := r.file(u.Path, ""); err != nil {
 		return nil, err
 	}
@@ -321,7 +325,7 @@ func (r *ccReader) agentOf(key string, l *ccLine) *agent {
 	if key != "" {
 		return r.s.byKey[key]
 	}
-	if !l.IsSidechain {
+	if !l.IsSidechain || r.alone {
 		return r.s.main()
 	}
 	k := l.AgentID
@@ -347,9 +351,15 @@ func (r *ccReader) line(key string, l *ccLine, raw []byte) {
 		r.seen[l.UUID] = true
 	}
 	ts := parseTS(l.Timestamp)
-	if key == "" && !l.IsSidechain {
+	if key == "" && (!l.IsSidechain || r.alone) {
 		if s.sourceID == "" && l.SessionID != "" {
 			s.sourceID = l.SessionID
+			if r.alone {
+				// Not the session's id: the session's own recording has that one.
+				s.sourceID = l.SessionID + "-agent-" + orDefault(l.AgentID, strings.TrimPrefix(strings.TrimSuffix(filepath.Base(s.path), ".jsonl"), "agent-"))
+				s.sessionNote(ts, "parent missing", fmt.Sprintf("this is the transcript of subagent %s of Claude Code session %s, whose session file was not imported with it: its parent and the call that started it are unknown", l.AgentID, l.SessionID))
+				s.warn = append(s.warn, fmt.Sprintf("%s: a subagent transcript imported without its session %s (its parent is unknown)", s.path, l.SessionID))
+			}
 		}
 		if s.version == "" {
 			s.version = l.Version

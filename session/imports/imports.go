@@ -103,10 +103,10 @@ func Plan(paths []string, format Format) ([]Unit, []error) {
 			continue
 		}
 		if !fi.IsDir() {
-			if seen[p] {
+			if seen[absPath(p)] {
 				continue
 			}
-			seen[p] = true
+			seen[absPath(p)] = true
 			f := format
 			if f == Auto {
 				if f, err = Detect(p); err != nil {
@@ -122,7 +122,30 @@ func Plan(paths []string, format Format) ([]Unit, []error) {
 		us, es := walk(p, format, seen)
 		units, errs = append(units, us...), append(errs, es...)
 	}
-	return units, errs
+	return dedupe(units), errs
+}
+
+// dedupe keeps one unit per session file: a file named twice (by a folder and by itself, or
+// by a glob that names a session and its subagent files) is imported once, in the unit of
+// the session it belongs to.
+func dedupe(units []Unit) []Unit {
+	child := map[string]bool{}
+	for _, u := range units {
+		for _, c := range u.Children {
+			child[absPath(c)] = true
+		}
+	}
+	seen := map[string]bool{}
+	var out []Unit
+	for _, u := range units {
+		k := absPath(u.Path)
+		if child[k] || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, u)
+	}
+	return out
 }
 
 // unwrapPath drops the path *os.PathError repeats: the caller names the file itself.
@@ -159,7 +182,7 @@ func walk(dir string, format Format, seen map[string]bool) ([]Unit, []error) {
 	}
 	var cands []cand
 	for _, p := range files {
-		if seen[p] {
+		if seen[absPath(p)] {
 			continue
 		}
 		f := format
@@ -189,9 +212,9 @@ func walk(dir string, format Format, seen map[string]bool) ([]Unit, []error) {
 		if child[u.Path] {
 			continue
 		}
-		seen[u.Path] = true
+		seen[absPath(u.Path)] = true
 		for _, ch := range u.Children {
-			seen[ch] = true
+			seen[absPath(ch)] = true
 		}
 		out = append(out, u)
 	}

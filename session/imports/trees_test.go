@@ -93,3 +93,78 @@ func TestGeminiJSONSubagentAndEdits(t *testing.T) {
 		t.Errorf("test_calc.py %+v", f1)
 	}
 }
+
+const (
+	cxFork      = "codex/sessions/2026/02/03"
+	cxForkMain  = cxFork + "/rollout-2026-02-03T14-00-00-019c0a00-1111-7aaa-8bbb-000000000001.jsonl"
+	cxForkChild = cxFork + "/rollout-2026-02-03T14-00-04-019c0a00-1111-7aaa-8bbb-000000000002.jsonl"
+	ccAside     = "claude/v2.1.3x/-home-dev-cafe/3c4d5e6f-1a2b-4c3d-8e9f-0a1b2c3d4e5f"
+)
+
+func TestNamedTwiceImportsOnce(t *testing.T) {
+	j := func(p string) string { return filepath.Join(td, p) }
+	for _, args := range [][]string{
+		{j(cxForkMain), j(cxForkChild)},                   // a glob naming parent and subagent
+		{j(cxForkChild), j(cxForkMain)},                   // the subagent first
+		{j(cxFork), j(cxForkMain), "./" + j(cxForkChild)}, // a folder and files in it
+		{j(ccAside + ".jsonl"), j(ccAside + "/subagents/agent-aside_question-5f1e.jsonl"), j("claude/v2.1.3x")},
+	} {
+		us, errs := Plan(args, Auto)
+		if len(errs) > 0 || len(us) != 1 || len(us[0].Children) != 1 {
+			t.Errorf("plan %v: %d units %+v %v", args, len(us), us, errs)
+		}
+	}
+}
+
+func TestCodexForkedThreadAlone(t *testing.T) {
+	us, errs := Plan([]string{filepath.Join(td, cxForkChild)}, Auto)
+	if len(errs) > 0 || len(us) != 1 {
+		t.Fatalf("plan: %v %v", us, errs)
+	}
+	st, res, _ := load(t, us[0])
+	m := st.Subagent("sa-1")
+	if m.Task != "List the TODO comments in src." || m.ToolCalls != 1 || res.Subagents != 0 {
+		t.Errorf("alone: task %q, %d tool calls, %+v", m.Task, m.ToolCalls, res)
+	}
+	tr := transcript(st, "sa-1")
+	for _, w := range []string{"[imported: history copied from the parent thread] user: Clean up the notes app.",
+		"[imported: history copied from the parent thread] assistant: I will have a helper list the TODOs first.",
+		"user  List the TODO comments in src.", "message  2 TODOs"} {
+		if !strings.Contains(tr, w) {
+			t.Errorf("transcript lacks %q:\n%s", w, tr)
+		}
+	}
+	if !strings.Contains(notes(st), "spawned by thread 019c0a00-1111-7aaa-8bbb-000000000001, whose rollout was not imported") {
+		t.Errorf("notes do not say the parent is missing:\n%s", notes(st))
+	}
+
+	// With its parent: the copy is the parent's, so the thread holds only its own work.
+	st, _, _ = load(t, plan(t, filepath.Join(td, cxForkMain)))
+	if got := tree(st); got != "sa-1 codex main <-  success\nsa-2 explorer Scout <- sa-1 success\n" {
+		t.Errorf("tree %s", got)
+	}
+	if tr := transcript(st, "sa-2"); strings.Contains(tr, "Clean up") || strings.Count(tr, "tool_call") != 1 {
+		t.Errorf("thread transcript holds the parent's history:\n%s", tr)
+	}
+	if tr := transcript(st, "sa-1"); !strings.Contains(tr, "user  Clean up the notes app.") || !strings.Contains(tr, "message  There are 2 TODOs") {
+		t.Errorf("main transcript:\n%s", tr)
+	}
+	if !strings.Contains(notes(st), "3 lines a spawned thread's rollout copied from its parent") {
+		t.Errorf("notes:\n%s", notes(st))
+	}
+}
+
+func TestClaudeCodeSubagentFileAlone(t *testing.T) {
+	p := filepath.Join(td, "claude/v2.1/-home-dev-shop/7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b/subagents/agent-a4f9e21.jsonl")
+	us, errs := Plan([]string{p}, Auto)
+	if len(errs) > 0 || len(us) != 1 {
+		t.Fatalf("plan: %v %v", us, errs)
+	}
+	st, res, _ := load(t, us[0])
+	if m := st.Subagent("sa-1"); m.Task != "Find where cart totals are rounded and report the file and line." || m.ToolCalls != 1 || res.Subagents != 0 {
+		t.Errorf("alone: %+v %+v", m, res)
+	}
+	if res.SessionID == "s-claude-7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b" || len(res.Warnings) != 1 || !strings.Contains(notes(st), "[imported: parent missing] this is the transcript of subagent a4f9e21") {
+		t.Errorf("alone result %+v notes %s", res, notes(st))
+	}
+}
