@@ -3,7 +3,6 @@ package imports
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -247,7 +246,12 @@ func readClaude(u Unit, opts Options) (*sess, error) {
 
 // meta reads agent-<id>.meta.json (its agent type and description), when there is one.
 func (r *ccReader) meta(a *agent, path string) error {
-	b, err := os.ReadFile(path)
+	f, _, err := openRegular(path)
+	if err != nil {
+		return nil
+	}
+	b, err := readAll(f, nil)
+	f.Close()
 	if err != nil {
 		return nil
 	}
@@ -575,6 +579,10 @@ func (r *ccReader) assistant(a *agent, ts time.Time, l *ccLine) {
 		b := &m.Content.Blocks[i]
 		switch b.Type {
 		case "text":
+			if b.Text == "" {
+				r.s.skipped["empty text blocks"]++
+				continue
+			}
 			if l.IsAPIError {
 				a.text(ts, session.TranscriptError, b.Text)
 			} else {

@@ -3,7 +3,6 @@ package imports
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -139,7 +138,7 @@ type codexMeta struct {
 }
 
 func readCodexMeta(path string) (codexMeta, bool) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return codexMeta{}, false
 	}

@@ -3,7 +3,6 @@ package imports
 import (
 	"bytes"
 	"io"
-	"os"
 
 	json "github.com/goccy/go-json"
 )
@@ -123,7 +122,7 @@ func detect(head []byte) (Format, bool) {
 // readHead is the first n bytes of the file at path (all of it when shorter): what detection
 // and the links between a session's files are read from.
 func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -168,3 +168,24 @@ func TestClaudeCodeSubagentFileAlone(t *testing.T) {
 		t.Errorf("alone result %+v notes %s", res, notes(st))
 	}
 }
+
+func TestForcedFormatMismatch(t *testing.T) {
+	claude := filepath.Join(td, ccAside+".jsonl")
+	for _, c := range []struct {
+		f    Format
+		path string
+		want string
+	}{
+		{Codex, claude, ": --format codex, but it looks like a claude session (Claude Code JSONL); use --format claude or auto"},
+		{Gemini, filepath.Join(td, cxForkMain), ": --format gemini, but it looks like a codex session (Codex rollout JSONL)"},
+		{Claude, filepath.Join(td, "bad/notjson.jsonl"), ": --format claude, but it is not a session file of a format summit imports"},
+	} {
+		us, errs := Plan([]string{c.path}, c.f)
+		if len(us) != 0 || len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), c.path+c.want) {
+			t.Errorf("%s as %s: %v %v", c.path, c.f, us, errs)
+		}
+	}
+	if us, errs := Plan([]string{claude}, Claude); len(us) != 1 || len(errs) != 0 {
+		t.Errorf("a matching --format: %v %v", us, errs)
+	}
+}
