@@ -43,6 +43,16 @@ type ccLine struct {
 		Type string `json:"type"`
 	} `json:"attachment"`
 	CustomTitle string `json:"customTitle"`
+	// claude -p --output-format stream-json: snake_case keys, no times; a subagent's
+	// messages carry the id of the Task call that started it.
+	StreamSessionID string          `json:"session_id"`
+	ParentToolUse   *string         `json:"parent_tool_use_id"`
+	StreamResult    json.RawMessage `json:"tool_use_result"`
+	Model           string          `json:"model"`
+	CodeVersion     string          `json:"claude_code_version"`
+	Result          string          `json:"result"`
+	IsError         bool            `json:"is_error"`
+	NumTurns        int             `json:"num_turns"`
 	AITitle     string `json:"aiTitle"`
 	AgentName   string `json:"agentName"`
 }
@@ -347,6 +357,11 @@ func (r *ccReader) agentOf(key string, l *ccLine) *agent {
 
 func (r *ccReader) line(key string, l *ccLine, raw []byte) {
 	s := r.s
+	if l.StreamSessionID != "" && key == "" {
+		if !r.stream(l, raw) {
+			return
+		}
+	}
 	if key != "" && r.copied(l) {
 		s.skipped["lines a subagent file copied from the history it was forked from"]++
 		return
@@ -663,6 +678,56 @@ func (r *ccReader) link() {
 			a.name = a.key
 		}
 	}
+}
+
+// stream reads a line of claude -p stream-json into the transcript form: the session id and
+// tool result under their transcript names, a subagent's message (parent_tool_use_id set) as
+// a sidechain line of the subagent keyed by that call. It handles the init and result lines
+// itself and reports whether the line goes on as a transcript line.
+func (r *ccReader) stream(l *ccLine, raw []byte) bool {
+	s := r.s
+	l.SessionID = l.StreamSessionID
+	if len(l.ToolUseResult) == 0 {
+		l.ToolUseResult = l.StreamResult
+	}
+	if l.ParentToolUse != nil && *l.ParentToolUse != "" {
+		l.IsSidechain, l.AgentID = true, *l.ParentToolUse
+		if _, ok := r.links[l.AgentID]; !ok {
+			r.links[l.AgentID] = l.AgentID
+		}
+	}
+	switch {
+	case l.Type == "system" && l.Subtype == "init":
+		if s.sourceID == "" {
+			s.sourceID, s.cwd = l.StreamSessionID, l.Cwd
+			s.version = orDefault(l.CodeVersion, "-p stream-json")
+			if p := permMode(l.PermissionMode); p != "" {
+				s.perm, s.main().perm = p, p
+			}
+			if l.Model != "" {
+				s.main().model, s.main().provider = l.Model, "anthropic"
+			}
+		}
+		s.skipped["init lines (their session, cwd and model are the recording's)"]++
+		return false
+	case l.Type == "result":
+		if s.sourceID == "" {
+			s.sourceID = l.StreamSessionID
+		}
+		m := s.main()
+		if l.IsError || l.Subtype != "" && l.Subtype != "success" {
+			m.outcome, m.stopNote = session.OutcomeFailure, "claude -p reported "+orDefault(l.Subtype, "an error")
+		}
+		m.note(time.Time{}, "result", fmt.Sprintf("%s after %d turns: %s", orDefault(l.Subtype, "done"), l.NumTurns, l.Result))
+		return false
+	case l.Type == "stream_event":
+		s.skipped["stream events (partial messages; the whole message follows)"]++
+		return false
+	}
+	if s.version == "" {
+		s.version = "-p stream-json"
+	}
+	return true
 }
 
 // copied reports whether a line of a subagent's file repeats the history it was forked from:

@@ -53,7 +53,7 @@ func Detect(path string) (Format, error) {
 }
 
 func formatList() string {
-	return "claude (Claude Code JSONL), codex (Codex rollout JSONL), gemini (Gemini CLI chat JSON/JSONL or checkpoint)"
+	return "claude (Claude Code JSONL, claude -p stream-json), codex (Codex rollout JSONL, codex exec --json), gemini (Gemini CLI chat JSON/JSONL or checkpoint, gemini -p stream-json)"
 }
 
 func detectWhy(head []byte) string {
@@ -86,6 +86,9 @@ func detect(head []byte) (Format, bool) {
 			return Gemini, true
 		}
 		return "", false
+	}
+	if f, k := detectStream(t); k != notStream {
+		return f, true
 	}
 	lines := bytes.Split(t, []byte{'\n'})
 	if len(lines) > 1 && len(bytes.TrimSpace(lines[0])) == 1 {
