@@ -53,8 +53,8 @@ type ccLine struct {
 	Result          string          `json:"result"`
 	IsError         bool            `json:"is_error"`
 	NumTurns        int             `json:"num_turns"`
-	AITitle     string `json:"aiTitle"`
-	AgentName   string `json:"agentName"`
+	AITitle         string          `json:"aiTitle"`
+	AgentName       string          `json:"agentName"`
 }
 
 type ccMessage struct {
