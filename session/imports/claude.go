@@ -298,18 +298,23 @@ func (r *ccReader) file(path, key string) error {
 	if err != nil {
 		return err
 	}
-	out := make([]ccLine, len(lines))
-	errs := decodeAll(lines, out, func(b []byte, l *ccLine) error { return json.Unmarshal(b, l) })
 	r.s.lines += len(lines)
-	for i := range lines {
-		l, ln := &out[i], lines[i]
-		if errs[i] != nil {
-			if err := r.s.badLine(path, ln, errs[i], r.opts); err != nil {
-				return err
+	// Decoded a chunk at a time: a chunk's structs (and the raw tool results they hold) are
+	// garbage once mapped, so only one chunk of them is alive at once. Fresh structs per
+	// chunk: the agent_progress messages kept point into them.
+	for lo := 0; lo < len(lines); lo += decodeChunk {
+		chunk := lines[lo:min(lo+decodeChunk, len(lines))]
+		out := make([]ccLine, len(chunk))
+		errs := decodeAll(chunk, out, func(b []byte, l *ccLine) error { return json.Unmarshal(b, l) })
+		for i := range chunk {
+			if errs[i] != nil {
+				if err := r.s.badLine(path, chunk[i], errs[i], r.opts); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
+			r.line(key, &out[i], chunk[i].b)
 		}
-		r.line(key, l, ln.b)
 	}
 	return nil
 }

@@ -127,6 +127,10 @@ func splitLines(path string, data []byte) ([]srcLine, error) {
 	return lines, nil
 }
 
+// decodeChunk is how many lines are decoded before they are mapped: enough to keep every
+// core busy, few enough that the decoded structs of a long session are not all alive at once.
+const decodeChunk = 4096
+
 // decodeAll decodes every line into out[i] with decode, on every core: lines are independent,
 // so only the mapping that follows (which needs order) runs on one goroutine. errs[i] is the
 // decode error of line i, or nil.
