@@ -186,5 +186,11 @@
 // JSON …" (with Options.Lenient it is skipped and noted); a torn last line (a tool killed
 // mid-write) is skipped with a warning. A file whose format cannot be told fails naming the
 // formats tried. Lines are decoded on every core (goccy/go-json into structs of the fields
-// the mapping reads); the mapping, merge and fold run in order on one goroutine.
+// the mapping reads; Claude Code lines a chunk of 4096 at a time, so one chunk of decoded
+// structs is alive at once); the mapping, merge and fold run in order on one goroutine.
+//
+// Figures (testdata/perf/import.sh 3 300 claude, medians of 3 beside jq -c . on the same
+// 300 MB, a shared 2-core machine at load ~47): 4.6 MB/s against jq's 5.5 (0.84×), peak RSS
+// 1158 MB. The file is read whole and every event is held until the recording is written:
+// the import does not stream yet.
 package imports
