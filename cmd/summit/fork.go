@@ -23,6 +23,10 @@ import (
 type forkFlags struct {
 	plan *fork.Plan
 	into string // the fork's workspace ("" = $XDG_DATA_HOME/summit/forks/<session id>)
+	// named is the --workspace the user gave ("" when none): an imported session's folder
+	// (another tool's cwd, maybe another repository on the machine) is copied only when it is
+	// the folder the user named.
+	named string
 }
 
 // replayed reports whether ev is one of the parent's events a fork records again at its start
@@ -105,6 +109,10 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 		case filepath.Clean(parentWS) == "/" || home != "" && filepath.Clean(parentWS) == filepath.Clean(home):
 			// A session run in the home folder (or /): copying it would copy everything.
 			why = fmt.Sprintf("the parent workspace %q is a home or root folder, which summit does not copy", parentWS)
+		case imported && !sameDir(ff.named, parentWS):
+			// The source's cwd may be any repository on the machine: summit does not follow
+			// it into a folder the user did not name.
+			why = fmt.Sprintf("the imported session's folder %q was recorded by another tool, and summit copies it only when you name it (--workspace %s)", parentWS, parentWS)
 		case imported && !gitws.InRepository(ctx, parentWS):
 			// Another tool's session names a folder summit never snapshotted; without git's
 			// ignore files nothing bounds what a copy would take.
@@ -134,6 +142,16 @@ func (ff *forkFlags) restore(id string, stderr io.Writer) (*live.ForkStart, stri
 	fmt.Fprintf(stderr, "summit: fork of %s at #%d, in %s\n", session.Sanitize(p.Parent.SessionID), p.Parent.Seq, session.Sanitize(res.Dir))
 	ok = true
 	return &live.ForkStart{Plan: p, Restored: restored, Notes: notes, Foreign: res.Prefix != ""}, res.Dir, nil
+}
+
+// sameDir reports whether a and b name the same folder ("" names none).
+func sameDir(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	x, errx := os.Stat(a)
+	y, erry := os.Stat(b)
+	return errx == nil && erry == nil && os.SameFile(x, y)
 }
 
 // removeForkDir undoes a fork's folder: removed when the fork made it, emptied when it was an
@@ -181,7 +199,9 @@ func forkWorkbench(path string, seq uint64, stderr io.Writer) error {
 		return badFile(err)
 	}
 	f := &sessionFlags{workspace: ".", mode: "acceptEdits", parallel: 8, fork: &forkFlags{plan: p}}
-	if ws := p.ParentStarted.Workspace; ws != "" {
+	if _, imported := p.ParentStarted.Config["imported_from"]; imported {
+		// Another tool's cwd is not a folder the user named here.
+	} else if ws := p.ParentStarted.Workspace; ws != "" {
 		if st, err := os.Stat(ws); err == nil && st.IsDir() {
 			f.workspace = ws
 		}
@@ -248,7 +268,10 @@ neither, it says so and starts from the parent's workspace as it is now.`,
 			}
 			ff.plan = p
 			f.fork = ff
-			if !cmd.Flags().Changed("workspace") {
+			_, imported := p.ParentStarted.Config["imported_from"]
+			if cmd.Flags().Changed("workspace") {
+				ff.named = f.workspace
+			} else if !imported {
 				if ws := p.ParentStarted.Workspace; ws != "" {
 					if st, err := os.Stat(ws); err == nil && st.IsDir() {
 						f.workspace = ws

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -532,9 +533,12 @@ func TestForkImportedWorkspace(t *testing.T) {
 	for _, c := range []struct {
 		cwd, file, restored string
 		copied              bool
+		named               string // the --workspace given ("": the session's folder)
 	}{
-		{plain, "big.bin", "is not a repository", false},
-		{repo, "kept.txt", "as it is now", true},
+		{plain, "big.bin", "is not a repository", false, ""},
+		{repo, "kept.txt", "as it is now", true, ""},
+		// Another folder named: the source's cwd (another repository) is not followed.
+		{repo, "kept.txt", "summit copies it only when you name it", false, t.TempDir()},
 	} {
 		src := filepath.Join(t.TempDir(), "proj")
 		os.MkdirAll(src, 0o755)
@@ -550,7 +554,7 @@ func TestForkImportedWorkspace(t *testing.T) {
 			t.Fatalf("import: %d %s", code, errOut)
 		}
 		rec := filepath.Join(out, "s-claude-imp-1.jsonl")
-		code, errOut, fork, into := forkRun(t, c.cwd, rec, 3, "/status\n")
+		code, errOut, fork, into := forkRun(t, cmp.Or(c.named, c.cwd), rec, 3, "/status\n")
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s", c.cwd, code, errOut)
 		}

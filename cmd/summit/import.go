@@ -29,6 +29,12 @@ PATH is a session file or a folder, searched for session files:
                (and the agent-*.jsonl and sidechain lines of older versions)
   Codex        ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl, with the rollouts of spawned agents
   Gemini CLI   ~/.gemini/tmp/<hash>/chats/session-*.jsonl or .json, subagent chats, checkpoint-*.json
+  Headless     saved output of codex exec --json, claude -p --output-format stream-json
+               (--verbose or not) and gemini -p --output-format stream-json
+
+A file named twice (a folder and a file in it, a glob naming a session and its subagent files)
+is imported once; a subagent file named alone is imported as its own session and says its
+parent is missing. A --format the file does not match is an error naming what it looks like.
 
 Each recording is <session id>.jsonl in the output folder (-o); its id comes from the source's,
 so importing a session again rewrites the same file. One line is printed per recording, one

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/summit-dev/summit/session/record"
@@ -21,8 +22,8 @@ func TestImportReplayInspect(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 7 {
-		t.Fatalf("want one line per recording (7):\n%s", stdout)
+	if len(lines) != 10 {
+		t.Fatalf("want one line per recording (10):\n%s", stdout)
 	}
 	want := map[string]string{ // recording -> a line its tree must hold
 		"s-claude-7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b": "  ✓ sa-2 Explore (Find the rounding code) · done",
@@ -32,6 +33,9 @@ func TestImportReplayInspect(t *testing.T) {
 		"s-gemini-9b8c7d6e-1111-4222-8333-444455556666": "  ✓ sa-2 codebase_investigator (codebase_investigator-x7k2) · done",
 		"s-gemini-3c2b1a09-aaaa-4bbb-8ccc-dddddddddddd": "✓ sa-1 gemini-cli (main) · done",
 		"s-gemini-checkpoint-arith":                     "✓ sa-1 gemini-cli (main) · done",
+		"s-claude-3c4d5e6f-1a2b-4c3d-8e9f-0a1b2c3d4e5f": "  ✓ sa-2 Explore (Find price code) · done",
+		"s-codex-019c0a00-1111-7aaa-8bbb-000000000001":  "  ✓ sa-2 explorer (Scout) · done",
+		"s-gemini-c0ffee00-2222-4333-8444-555566667777": "  ✓ sa-2 gemini-subagent (d00dfeed-8888-4999-aaaa-bbbbccccdddd) · done",
 	}
 	for _, l := range lines {
 		f := strings.Split(l, "\t")
@@ -96,7 +100,7 @@ func TestImportUsage(t *testing.T) {
 	}{
 		{[]string{"import"}, "import needs a PATH"},
 		{[]string{"import", "x", "--format", "cursor"}, `--format "cursor" is not auto, claude, codex or gemini`},
-		{[]string{"import", importFixtures + "codex", "-o", "one.jsonl"}, "-o one.jsonl names one file, but 2 sessions were found"},
+		{[]string{"import", importFixtures + "codex", "-o", "one.jsonl"}, "-o one.jsonl names one file, but 3 sessions were found"},
 	} {
 		code, _, stderr := summit(t, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
@@ -145,5 +149,24 @@ func TestImportSameSessionTwice(t *testing.T) {
 		if !strings.Contains(errOut, "the same session (7f3c1a2e") {
 			t.Errorf("order %v: no word of the duplicate: %d\n%s", order, code, errOut)
 		}
+	}
+}
+
+// TestImportForcedFormatAndFIFO: a --format the file does not match is an error naming the
+// file and what it looks like, and nothing is written; a named pipe is refused, not read.
+func TestImportForcedFormatAndFIFO(t *testing.T) {
+	out := t.TempDir()
+	src := importFixtures + "claude/v2.1/-home-dev-shop/7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b.jsonl"
+	fifo := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := summit(t, "import", "--format", "codex", src, fifo, "-o", out)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, src+": --format codex, but it looks like a claude session (Claude Code JSONL)") ||
+		!strings.Contains(stderr, fifo+": a named pipe (FIFO)") {
+		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("written: %v", ents)
 	}
 }

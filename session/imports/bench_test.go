@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -118,4 +119,52 @@ func BenchmarkReferenceStdJSON(b *testing.B) {
 			}
 		}
 	}
+}
+
+// fixtureRepeat builds about size bytes from a fixture file of this package (a real-shaped
+// session written for the tests) by repeating its lines with the ids varied per repetition
+// (uuids, message, request and tool-call ids), so each repetition is new work for the
+// importer; keep lines matching head once, first. The same way testdata/perf/import.sh builds
+// its input.
+func fixtureRepeat(b *testing.B, path string, size int, head func(string) bool) []byte {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := regexp.MustCompile(`(toolu_|msg_|call_|req_|"uuid":"|"parentUuid":"|"messageId":"|"leafUuid":")([0-9A-Za-z-]+)`)
+	var out bytes.Buffer
+	var body []string
+	for l := range strings.Lines(string(raw)) {
+		switch {
+		case strings.TrimSpace(l) == "":
+		case head(l):
+			out.WriteString(l)
+		default:
+			body = append(body, l)
+		}
+	}
+	for i := 0; out.Len() < size; i++ {
+		tag := fmt.Sprintf("r%07d", i)
+		for _, l := range body {
+			out.WriteString(ids.ReplaceAllString(l, "${1}"+tag+"${2}"))
+		}
+	}
+	return out.Bytes()
+}
+
+// BenchmarkImportClaudeFixture imports ~40 MB built from the Claude Code 2.1 fixture.
+func BenchmarkImportClaudeFixture(b *testing.B) {
+	data := fixtureRepeat(b, filepath.Join(td, "claude/v2.1/-home-dev-shop/7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b.jsonl"), 40<<20,
+		func(l string) bool {
+			return strings.Contains(l, `"type":"summary"`) || strings.Contains(l, `"custom-title"`)
+		})
+	benchImport(b, "fixture.jsonl", data, Claude)
+}
+
+// BenchmarkImportCodexFixture imports ~40 MB built from the Codex fixture (its session meta
+// once).
+func BenchmarkImportCodexFixture(b *testing.B) {
+	data := fixtureRepeat(b, filepath.Join(td, "codex/sessions/2026/01/15/rollout-2026-01-15T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"), 40<<20,
+		func(l string) bool { return strings.Contains(l, `"type":"session_meta"`) })
+	benchImport(b, "rollout-fixture.jsonl", data, Codex)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -400,7 +401,13 @@ func (s *sess) build() ([]stamped, time.Time, time.Time) {
 		}
 	}
 	if start.IsZero() {
-		start = time.Unix(0, 0).UTC()
+		// Nothing the source holds has a time (headless stream outputs, checkpoints): the
+		// file's modification time, when it was last written.
+		if fi, err := os.Stat(s.path); err == nil {
+			start = fi.ModTime().UTC()
+		} else {
+			start = time.Unix(0, 0).UTC()
+		}
 	}
 	start = start.Truncate(time.Microsecond)
 	// Ids in spawn order, depth first.

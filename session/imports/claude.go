@@ -3,7 +3,6 @@ package imports
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -44,8 +43,18 @@ type ccLine struct {
 		Type string `json:"type"`
 	} `json:"attachment"`
 	CustomTitle string `json:"customTitle"`
-	AITitle     string `json:"aiTitle"`
-	AgentName   string `json:"agentName"`
+	// claude -p --output-format stream-json: snake_case keys, no times; a subagent's
+	// messages carry the id of the Task call that started it.
+	StreamSessionID string          `json:"session_id"`
+	ParentToolUse   *string         `json:"parent_tool_use_id"`
+	StreamResult    json.RawMessage `json:"tool_use_result"`
+	Model           string          `json:"model"`
+	CodeVersion     string          `json:"claude_code_version"`
+	Result          string          `json:"result"`
+	IsError         bool            `json:"is_error"`
+	NumTurns        int             `json:"num_turns"`
+	AITitle         string          `json:"aiTitle"`
+	AgentName       string          `json:"agentName"`
 }
 
 type ccMessage struct {
@@ -100,9 +109,15 @@ func (t *ccText) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// ccProgress is a progress line's data. Claude Code 2.1.x streams each message of a running
+// subagent into the main file as {"type":"agent_progress","agentId","prompt","message":{type,
+// uuid,timestamp,message}}; when the subagent has no file of its own (2.1.3x), these are the
+// only record of its work.
 type ccProgress struct {
-	Type    string `json:"type"`
-	AgentID string `json:"agentId"`
+	Type    string  `json:"type"`
+	AgentID string  `json:"agentId"`
+	Prompt  string  `json:"prompt"`
+	Message *ccLine `json:"message"`
 }
 
 // ccToolResult is the toolUseResult of a user line, as far as the import reads it: the
@@ -199,12 +214,28 @@ type ccReader struct {
 	status map[string]string         // subagent key -> the status its call reported
 	prompt map[string]string         // subagent key -> its first prompt (to link old sidechains)
 	chain  map[string]string         // uuid of a sidechain line -> its subagent key
+	// seen holds the uuids of the lines read so far and owner the agent that made each tool
+	// call: a subagent file that starts with a copy of the main history (an aside question
+	// forks the conversation) repeats them, and those lines are not the subagent's work.
+	seen  map[string]bool
+	owner map[string]*agent
+	// progress holds the messages agent_progress lines carried, per subagent id, in order
+	// (repeats by uuid dropped); those of a subagent without a file of its own are replayed
+	// as its transcript once every file is read.
+	progress map[string][]*ccLine
+	progSeen map[string]bool
+	progOrd  []string
+	// alone is set when the file imported is a subagent's transcript without its session: its
+	// lines are the main agent's, and the recording says whose subagent it was.
+	alone bool
 }
 
 func readClaude(u Unit, opts Options) (*sess, error) {
 	r := &ccReader{s: newSess(Claude, u.Path), opts: opts, calls: map[string]string{}, args: map[string]map[string]any{}, tasks: map[string]*taskCall{},
-		links: map[string]string{}, status: map[string]string{}, prompt: map[string]string{}, chain: map[string]string{}}
+		links: map[string]string{}, status: map[string]string{}, prompt: map[string]string{}, chain: map[string]string{},
+		seen: map[string]bool{}, owner: map[string]*agent{}, progress: map[string][]*ccLine{}, progSeen: map[string]bool{}}
 	r.s.provider = "anthropic"
+	r.alone = strings.HasPrefix(filepath.Base(u.Path), "agent-")
 	if err := r.file(u.Path, ""); err != nil {
 		return nil, err
 	}
@@ -218,13 +249,19 @@ func readClaude(u Unit, opts Options) (*sess, error) {
 			return nil, err
 		}
 	}
+	r.replayProgress()
 	r.link()
 	return r.s, nil
 }
 
 // meta reads agent-<id>.meta.json (its agent type and description), when there is one.
 func (r *ccReader) meta(a *agent, path string) error {
-	b, err := os.ReadFile(path)
+	f, _, err := openRegular(path)
+	if err != nil {
+		return nil
+	}
+	b, err := readAll(f, nil)
+	f.Close()
 	if err != nil {
 		return nil
 	}
@@ -261,18 +298,23 @@ func (r *ccReader) file(path, key string) error {
 	if err != nil {
 		return err
 	}
-	out := make([]ccLine, len(lines))
-	errs := decodeAll(lines, out, func(b []byte, l *ccLine) error { return json.Unmarshal(b, l) })
 	r.s.lines += len(lines)
-	for i := range lines {
-		l, ln := &out[i], lines[i]
-		if errs[i] != nil {
-			if err := r.s.badLine(path, ln, errs[i], r.opts); err != nil {
-				return err
+	// Decoded a chunk at a time: a chunk's structs (and the raw tool results they hold) are
+	// garbage once mapped, so only one chunk of them is alive at once. Fresh structs per
+	// chunk: the agent_progress messages kept point into them.
+	for lo := 0; lo < len(lines); lo += decodeChunk {
+		chunk := lines[lo:min(lo+decodeChunk, len(lines))]
+		out := make([]ccLine, len(chunk))
+		errs := decodeAll(chunk, out, func(b []byte, l *ccLine) error { return json.Unmarshal(b, l) })
+		for i := range chunk {
+			if errs[i] != nil {
+				if err := r.s.badLine(path, chunk[i], errs[i], r.opts); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
+			r.line(key, &out[i], chunk[i].b)
 		}
-		r.line(key, l, ln.b)
 	}
 	return nil
 }
@@ -302,7 +344,7 @@ func (r *ccReader) agentOf(key string, l *ccLine) *agent {
 	if key != "" {
 		return r.s.byKey[key]
 	}
-	if !l.IsSidechain {
+	if !l.IsSidechain || r.alone {
 		return r.s.main()
 	}
 	k := l.AgentID
@@ -320,10 +362,28 @@ func (r *ccReader) agentOf(key string, l *ccLine) *agent {
 
 func (r *ccReader) line(key string, l *ccLine, raw []byte) {
 	s := r.s
+	if l.StreamSessionID != "" && key == "" {
+		if !r.stream(l, raw) {
+			return
+		}
+	}
+	if key != "" && r.copied(l) {
+		s.skipped["lines a subagent file copied from the history it was forked from"]++
+		return
+	}
+	if l.UUID != "" {
+		r.seen[l.UUID] = true
+	}
 	ts := parseTS(l.Timestamp)
-	if key == "" && !l.IsSidechain {
+	if key == "" && (!l.IsSidechain || r.alone) {
 		if s.sourceID == "" && l.SessionID != "" {
 			s.sourceID = l.SessionID
+			if r.alone {
+				// Not the session's id: the session's own recording has that one.
+				s.sourceID = l.SessionID + "-agent-" + orDefault(l.AgentID, strings.TrimPrefix(strings.TrimSuffix(filepath.Base(s.path), ".jsonl"), "agent-"))
+				s.sessionNote(ts, "parent missing", fmt.Sprintf("this is the transcript of subagent %s of Claude Code session %s, whose session file was not imported with it: its parent and the call that started it are unknown", l.AgentID, l.SessionID))
+				s.warn = append(s.warn, fmt.Sprintf("%s: a subagent transcript imported without its session %s (its parent is unknown)", s.path, l.SessionID))
+			}
 		}
 		if s.version == "" {
 			s.version = l.Version
@@ -373,12 +433,16 @@ func (r *ccReader) line(key string, l *ccLine, raw []byte) {
 	case "agent-name":
 		s.sessionNote(ts, "agent name", l.AgentName)
 	case "progress":
-		s.skipped["progress lines (streamed updates of what the transcripts hold)"]++
 		if l.Data != nil && l.Data.AgentID != "" && l.ParentToolUseID != "" {
 			if _, ok := r.links[l.Data.AgentID]; !ok {
 				r.links[l.Data.AgentID] = l.ParentToolUseID
 			}
 		}
+		if d := l.Data; d != nil && d.Type == "agent_progress" && d.AgentID != "" && d.Message != nil && key == "" {
+			r.keepProgress(d)
+			return
+		}
+		s.skipped["progress lines (streamed updates of what the transcripts hold)"]++
 	case "file-history-snapshot":
 		s.skipped["file-history snapshots (Claude Code's file backups)"]++
 	case "queue-operation":
@@ -535,17 +599,26 @@ func (r *ccReader) assistant(a *agent, ts time.Time, l *ccLine) {
 		b := &m.Content.Blocks[i]
 		switch b.Type {
 		case "text":
+			if b.Text == "" {
+				r.s.skipped["empty text blocks"]++
+				continue
+			}
 			if l.IsAPIError {
 				a.text(ts, session.TranscriptError, b.Text)
 			} else {
 				a.text(ts, session.TranscriptMessage, b.Text)
 			}
 		case "thinking":
+			if b.Thinking == "" {
+				// Claude Code keeps only the signature of thinking it does not show.
+				r.s.skipped["empty thinking blocks (only their signature kept by Claude Code)"]++
+				continue
+			}
 			a.text(ts, session.TranscriptThinking, b.Thinking)
 		case "redacted_thinking":
 			r.s.skipped["redacted thinking blocks (encrypted by the model's provider)"]++
 		case "tool_use", "server_tool_use":
-			r.calls[b.ID], r.args[b.ID] = b.Name, rawArgs(b.Input)
+			r.calls[b.ID], r.args[b.ID], r.owner[b.ID] = b.Name, rawArgs(b.Input), a
 			a.call(ts, b.ID, b.Name, r.args[b.ID])
 			if b.Name == "Task" || b.Name == "Agent" {
 				t := &taskCall{by: a, ts: ts}
@@ -602,8 +675,115 @@ func (r *ccReader) link() {
 		}
 	}
 	for _, a := range r.s.agents[1:] {
+		if a.task == "" {
+			// Not started by a call the session holds (an aside question): its own first prompt.
+			a.task = clip(r.prompt[a.key], 200)
+		}
 		if a.name == "" {
 			a.name = a.key
+		}
+	}
+}
+
+// stream reads a line of claude -p stream-json into the transcript form: the session id and
+// tool result under their transcript names, a subagent's message (parent_tool_use_id set) as
+// a sidechain line of the subagent keyed by that call. It handles the init and result lines
+// itself and reports whether the line goes on as a transcript line.
+func (r *ccReader) stream(l *ccLine, raw []byte) bool {
+	s := r.s
+	l.SessionID = l.StreamSessionID
+	if len(l.ToolUseResult) == 0 {
+		l.ToolUseResult = l.StreamResult
+	}
+	if l.ParentToolUse != nil && *l.ParentToolUse != "" {
+		l.IsSidechain, l.AgentID = true, *l.ParentToolUse
+		if _, ok := r.links[l.AgentID]; !ok {
+			r.links[l.AgentID] = l.AgentID
+		}
+	}
+	switch {
+	case l.Type == "system" && l.Subtype == "init":
+		if s.sourceID == "" {
+			s.sourceID, s.cwd = l.StreamSessionID, l.Cwd
+			s.version = orDefault(l.CodeVersion, "-p stream-json")
+			if p := permMode(l.PermissionMode); p != "" {
+				s.perm, s.main().perm = p, p
+			}
+			if l.Model != "" {
+				s.main().model, s.main().provider = l.Model, "anthropic"
+			}
+		}
+		s.skipped["init lines (their session, cwd and model are the recording's)"]++
+		return false
+	case l.Type == "result":
+		if s.sourceID == "" {
+			s.sourceID = l.StreamSessionID
+		}
+		m := s.main()
+		if l.IsError || l.Subtype != "" && l.Subtype != "success" {
+			m.outcome, m.stopNote = session.OutcomeFailure, "claude -p reported "+orDefault(l.Subtype, "an error")
+		}
+		m.note(time.Time{}, "result", fmt.Sprintf("%s after %d turns: %s", orDefault(l.Subtype, "done"), l.NumTurns, l.Result))
+		return false
+	case l.Type == "stream_event":
+		s.skipped["stream events (partial messages; the whole message follows)"]++
+		return false
+	}
+	if s.version == "" {
+		s.version = "-p stream-json"
+	}
+	return true
+}
+
+// copied reports whether a line of a subagent's file repeats the history it was forked from:
+// a uuid already read, or a model message whose tool call another agent made.
+func (r *ccReader) copied(l *ccLine) bool {
+	if l.UUID != "" && r.seen[l.UUID] {
+		return true
+	}
+	if l.Type == "assistant" && l.Message != nil {
+		for _, b := range l.Message.Content.Blocks {
+			if b.Type == "tool_use" && b.ID != "" {
+				if o := r.owner[b.ID]; o != nil && o.key != l.AgentID {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// keepProgress keeps an agent_progress message until it is known whether its subagent has a
+// file of its own.
+func (r *ccReader) keepProgress(d *ccProgress) {
+	m := d.Message
+	if m.UUID != "" {
+		if r.progSeen[m.UUID] {
+			r.s.skipped["agent_progress lines that repeat a message"]++
+			return
+		}
+		r.progSeen[m.UUID] = true
+	}
+	if _, ok := r.progress[d.AgentID]; !ok {
+		r.progOrd = append(r.progOrd, d.AgentID)
+	}
+	m.AgentID, m.IsSidechain = d.AgentID, true
+	r.progress[d.AgentID] = append(r.progress[d.AgentID], m)
+}
+
+// replayProgress builds the subagents that only agent_progress lines record; for one with a
+// file of its own, the lines repeated that file and are counted.
+func (r *ccReader) replayProgress() {
+	for _, id := range r.progOrd {
+		msgs := r.progress[id]
+		if r.s.byKey[id] != nil {
+			r.s.skipped["progress lines (streamed updates of what the transcripts hold)"] += len(msgs)
+			continue
+		}
+		a := r.s.agent(id)
+		a.sessionID = id
+		for _, m := range msgs {
+			r.line(id, m, nil)
 		}
 	}
 }

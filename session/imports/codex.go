@@ -3,7 +3,6 @@ package imports
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -139,7 +138,7 @@ type codexMeta struct {
 }
 
 func readCodexMeta(path string) (codexMeta, bool) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return codexMeta{}, false
 	}
@@ -267,8 +266,24 @@ func (r *cxReader) file(path string, isMain bool) error {
 	errs := decodeAll(lines, out, func(b []byte, l *cxLine) error { return json.Unmarshal(b, l) })
 	r.s.lines += len(lines)
 	a := r.s.main()
+	fork := forkPoint(out, errs)
 	for i := range lines {
 		l, ln := &out[i], lines[i]
+		if i < fork && errs[i] == nil && l.Type != "session_meta" {
+			// The history a forked thread copied from its parent: the parent's own rollout
+			// holds it when imported with it; alone, it is kept as notes, not as the thread's
+			// work (its first prompt is the parent's, not its task).
+			if !isMain {
+				r.s.skipped["lines a spawned thread's rollout copied from its parent"]++
+				continue
+			}
+			if p := l.Payload; l.Type == "response_item" && p != nil && p.Type == "message" && p.Content != "" {
+				a.note(parseTS(l.Timestamp), "history copied from the parent thread", p.Role+": "+string(p.Content))
+			} else {
+				r.s.skipped["lines of the history copied from the parent thread"]++
+			}
+			continue
+		}
 		if errs[i] != nil {
 			if err := r.s.badLine(path, ln, errs[i], r.opts); err != nil {
 				return err
@@ -305,6 +320,41 @@ func (r *cxReader) file(path string, isMain bool) error {
 		r.item(a, ts, l.Type, p, ln.b)
 	}
 	return nil
+}
+
+// forkPoint is the index of the first line of a spawned thread's own work when its rollout
+// starts with a copy of its parent's history (Codex forks the context into the thread): the
+// copy ends with the parent's spawn_agent call, and the thread's own first prompt is that
+// call's message. 0 when the rollout is not a forked thread's.
+func forkPoint(out []cxLine, errs []error) int {
+	if len(out) == 0 || errs[0] != nil || out[0].Type != "session_meta" || out[0].Payload == nil || metaOf(out[0].Payload).parent == "" {
+		return 0
+	}
+	want := map[string]bool{}
+	for i := 1; i < len(out); i++ {
+		p := out[i].Payload
+		if errs[i] != nil || p == nil || out[i].Type != "response_item" {
+			continue
+		}
+		switch {
+		case p.Type == "function_call" && p.Name == "spawn_agent":
+			var args struct {
+				Message string `json:"message"`
+				Prompt  string `json:"prompt"`
+			}
+			if json.Unmarshal([]byte(p.Arguments), &args) == nil && args.Message+args.Prompt != "" {
+				want[args.Message+args.Prompt] = true
+			}
+		case p.Type == "message" && p.Role == "user" && len(want) > 0 && want[string(p.Content)]:
+			// Its turn context, when written just before the prompt, is the thread's too.
+			j := i
+			for j > 1 && out[j-1].Type == "turn_context" {
+				j--
+			}
+			return j
+		}
+	}
+	return 0
 }
 
 // meta starts a file: the main thread, or a spawned thread's agent.

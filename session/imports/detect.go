@@ -3,7 +3,6 @@ package imports
 import (
 	"bytes"
 	"io"
-	"os"
 
 	json "github.com/goccy/go-json"
 )
@@ -54,7 +53,7 @@ func Detect(path string) (Format, error) {
 }
 
 func formatList() string {
-	return "claude (Claude Code JSONL), codex (Codex rollout JSONL), gemini (Gemini CLI chat JSON/JSONL or checkpoint)"
+	return "claude (Claude Code JSONL, claude -p stream-json), codex (Codex rollout JSONL, codex exec --json), gemini (Gemini CLI chat JSON/JSONL or checkpoint, gemini -p stream-json)"
 }
 
 func detectWhy(head []byte) string {
@@ -87,6 +86,9 @@ func detect(head []byte) (Format, bool) {
 			return Gemini, true
 		}
 		return "", false
+	}
+	if f, k := detectStream(t); k != notStream {
+		return f, true
 	}
 	lines := bytes.Split(t, []byte{'\n'})
 	if len(lines) > 1 && len(bytes.TrimSpace(lines[0])) == 1 {
@@ -123,7 +125,7 @@ func detect(head []byte) (Format, bool) {
 // readHead is the first n bytes of the file at path (all of it when shorter): what detection
 // and the links between a session's files are read from.
 func readHead(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,9 @@ type gmToolCall struct {
 	Result    gmParts         `json:"result"`
 	Status    string          `json:"status"`
 	Timestamp string          `json:"timestamp"`
+	// ResultDisplay is a string for most tools; for replace and write_file it is a FileDiff
+	// {fileDiff, fileName, originalContent, newContent}, read by gmEdit.
+	ResultDisplay json.RawMessage `json:"resultDisplay"`
 }
 
 // gmPart is one part of a Gemini content (a PartListUnion member).
@@ -166,8 +169,10 @@ func geminiChildren(path string) []string {
 	queue := []string{id}
 	for len(queue) > 0 {
 		id, queue = queue[0], queue[1:]
+		// Subagent chats are JSONL since April 2026 and whole-JSON before it.
 		files, _ := filepath.Glob(filepath.Join(chats, id, "*.jsonl"))
-		for _, f := range files {
+		older, _ := filepath.Glob(filepath.Join(chats, id, "*.json"))
+		for _, f := range append(files, older...) {
 			out = append(out, f)
 			if c := geminiSessionID(f); c != "" && !seen[c] {
 				seen[c] = true
@@ -278,7 +283,7 @@ func (r *gmReader) file(path, parent string) error {
 	} else {
 		key := meta.SessionID
 		if key == "" {
-			key = strings.TrimSuffix(filepath.Base(path), ".jsonl")
+			key = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".jsonl"), ".json")
 		}
 		a = r.s.agent(key)
 		a.sessionID, a.typ = key, "gemini-subagent"
@@ -405,6 +410,12 @@ func (r *gmReader) message(a *agent, m *gmMessage) {
 				r.s.ask(a, cts, c.ID, c.Name, nil, "imported: Gemini CLI asked the user")
 				r.s.decide(a, cts, c.ID, false, "the user cancelled the call")
 			}
+			if !failed {
+				if e, ok := r.edit(c); ok {
+					a.edits = append(a.edits, e)
+					res += "\n" + e.diff
+				}
+			}
 			a.result(cts, c.ID, c.Name, res, failed)
 		}
 		if m.Tokens != nil {
@@ -459,4 +470,49 @@ func (r *gmReader) checkpoint(path string, data []byte) error {
 		}
 	}
 	return nil
+}
+
+// edit reads the FileDiff a successful replace / write_file call displays: the file and its
+// unified diff (jsdiff's, whose "Index:" and "===" header lines are replaced by summit's).
+func (r *gmReader) edit(c gmToolCall) (edit, bool) {
+	if len(c.ResultDisplay) == 0 || c.ResultDisplay[0] != '{' {
+		return edit{}, false
+	}
+	var d struct {
+		FileDiff        string  `json:"fileDiff"`
+		FileName        string  `json:"fileName"`
+		OriginalContent *string `json:"originalContent"`
+		NewContent      string  `json:"newContent"`
+	}
+	if json.Unmarshal(c.ResultDisplay, &d) != nil || d.FileDiff == "" {
+		return edit{}, false
+	}
+	var args struct {
+		FilePath string `json:"file_path"`
+		Path     string `json:"absolute_path"`
+	}
+	_ = json.Unmarshal(c.Args, &args)
+	path := orDefault(args.FilePath, orDefault(args.Path, d.FileName))
+	if cwd := r.s.cwd; cwd != "" {
+		if rel, err := filepath.Rel(cwd, path); err == nil && !strings.HasPrefix(rel, "..") {
+			path = rel
+		}
+	}
+	e := edit{path: path, kind: session.ChangeModified}
+	from := "a/" + path
+	if d.OriginalContent == nil || *d.OriginalContent == "" && c.Name == "write_file" {
+		e.kind, from = session.ChangeAdded, "/dev/null"
+	}
+	body := d.FileDiff
+	if i := strings.Index(body, "\n@@"); i >= 0 {
+		body = body[i+1:]
+	} else if !strings.HasPrefix(body, "@@") {
+		body = ""
+	}
+	e.diff = fmt.Sprintf("--- %s\n+++ b/%s\n", from, path) + body
+	if !strings.HasSuffix(e.diff, "\n") {
+		e.diff += "\n"
+	}
+	e.added, e.removed = diffStat(body)
+	return e, true
 }

@@ -102,17 +102,20 @@ func Plan(paths []string, format Format) ([]Unit, []error) {
 			errs = append(errs, lineErr(p, 0, "%v", unwrapPath(err)))
 			continue
 		}
+		if !fi.IsDir() && !fi.Mode().IsRegular() {
+			// Checked before any open: opening a FIFO with no writer blocks.
+			errs = append(errs, lineErr(p, 0, "%v", notRegular(fi)))
+			continue
+		}
 		if !fi.IsDir() {
-			if seen[p] {
+			if seen[absPath(p)] {
 				continue
 			}
-			seen[p] = true
-			f := format
-			if f == Auto {
-				if f, err = Detect(p); err != nil {
-					errs = append(errs, err)
-					continue
-				}
+			seen[absPath(p)] = true
+			f, err := detectAs(p, format)
+			if err != nil {
+				errs = append(errs, err)
+				continue
 			}
 			u := Unit{Format: f, Path: p}
 			u.Children = findChildren(u)
@@ -122,7 +125,64 @@ func Plan(paths []string, format Format) ([]Unit, []error) {
 		us, es := walk(p, format, seen)
 		units, errs = append(units, us...), append(errs, es...)
 	}
-	return units, errs
+	return dedupe(units), errs
+}
+
+// dedupe keeps one unit per session file: a file named twice (by a folder and by itself, or
+// by a glob that names a session and its subagent files) is imported once, in the unit of
+// the session it belongs to.
+func dedupe(units []Unit) []Unit {
+	child := map[string]bool{}
+	for _, u := range units {
+		for _, c := range u.Children {
+			child[absPath(c)] = true
+		}
+	}
+	seen := map[string]bool{}
+	var out []Unit
+	for _, u := range units {
+		k := absPath(u.Path)
+		if child[k] || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, u)
+	}
+	return out
+}
+
+// detectAs is the format of the file at path: detected (format Auto), or the forced one when
+// the content agrees. A forced format the content does not match is an error naming the file
+// and what it looks like, so that nothing is written from a file read as what it is not.
+func detectAs(path string, format Format) (Format, error) {
+	got, err := Detect(path)
+	if format == Auto {
+		return got, err
+	}
+	if err != nil {
+		var le *LineError
+		if errors.As(err, &le) && strings.HasPrefix(le.Msg, "not a session file") {
+			return "", lineErr(path, 0, "--format %s, but it is %s", format, le.Msg)
+		}
+		return "", err
+	}
+	if got != format {
+		return "", lineErr(path, 0, "--format %s, but it looks like a %s session (%s); use --format %s or auto", format, got, looksLike(got), got)
+	}
+	return got, nil
+}
+
+// looksLike names what files of a format are.
+func looksLike(f Format) string {
+	switch f {
+	case Claude:
+		return "Claude Code JSONL"
+	case Codex:
+		return "Codex rollout JSONL"
+	case Gemini:
+		return "Gemini CLI chat or checkpoint"
+	}
+	return string(f)
 }
 
 // unwrapPath drops the path *os.PathError repeats: the caller names the file itself.
@@ -159,18 +219,15 @@ func walk(dir string, format Format, seen map[string]bool) ([]Unit, []error) {
 	}
 	var cands []cand
 	for _, p := range files {
-		if seen[p] {
+		if seen[absPath(p)] {
 			continue
 		}
-		f := format
-		if f == Auto {
-			var err error
-			if f, err = Detect(p); err != nil {
-				if sessionName(p) {
-					errs = append(errs, err)
-				}
-				continue
+		f, err := detectAs(p, format)
+		if err != nil {
+			if sessionName(p) {
+				errs = append(errs, err)
 			}
+			continue
 		}
 		cands = append(cands, cand{p, f})
 	}
@@ -189,9 +246,9 @@ func walk(dir string, format Format, seen map[string]bool) ([]Unit, []error) {
 		if child[u.Path] {
 			continue
 		}
-		seen[u.Path] = true
+		seen[absPath(u.Path)] = true
 		for _, ch := range u.Children {
-			seen[ch] = true
+			seen[absPath(ch)] = true
 		}
 		out = append(out, u)
 	}

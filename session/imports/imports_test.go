@@ -160,7 +160,7 @@ func TestCodexTree(t *testing.T) {
 		t.Errorf("sa-2 spawned at %v", st.Subagent("sa-2").SpawnedAt)
 	}
 	// A child's rollout given alone is not a unit of its own when its parent is in the folder.
-	us, errs := Plan([]string{filepath.Join(td, "codex/sessions/2026")}, Auto)
+	us, errs := Plan([]string{filepath.Join(td, "codex/sessions/2026/01")}, Auto)
 	if len(us) != 1 || len(errs) != 0 {
 		t.Errorf("folder plan: %v %v", us, errs)
 	}

@@ -2,12 +2,14 @@ package imports
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 
 	json "github.com/goccy/go-json"
 )
@@ -22,20 +24,55 @@ type srcLine struct {
 	last bool
 }
 
+// openRegular opens a source file for reading, refusing anything but a regular file: a named
+// pipe or a device would block the import, or never end. The mode is checked before the open
+// (which blocks on a FIFO with no writer), and again on the open file, opened non-blocking, in
+// case the path was swapped between the two.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, notRegular(fi)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = notRegular(fi)
+		}
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// notRegular says what a path that is not a regular file is.
+func notRegular(fi os.FileInfo) error {
+	what := "not a regular file"
+	switch m := fi.Mode(); {
+	case m&os.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO), not a regular file: summit imports session files, which it reads whole"
+	case m&os.ModeSocket != 0:
+		what = "a socket, not a regular file"
+	case m&os.ModeDevice != 0:
+		what = "a device, not a regular file"
+	case m.IsDir():
+		what = "a folder, not a file"
+	}
+	return errors.New(what)
+}
+
 // readFile reads a source file whole, refusing files over MaxFileBytes.
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, fi, err := openRegular(path)
 	if err != nil {
 		return nil, lineErr(path, 0, "%v", unwrapPath(err))
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, lineErr(path, 0, "%v", unwrapPath(err))
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, lineErr(path, 0, "not a regular file")
-	}
 	if fi.Size() > MaxFileBytes {
 		return nil, lineErr(path, 0, "%d bytes is over the %d-byte cap of one source file", fi.Size(), int64(MaxFileBytes))
 	}
@@ -89,6 +126,10 @@ func splitLines(path string, data []byte) ([]srcLine, error) {
 	}
 	return lines, nil
 }
+
+// decodeChunk is how many lines are decoded before they are mapped: enough to keep every
+// core busy, few enough that the decoded structs of a long session are not all alive at once.
+const decodeChunk = 4096
 
 // decodeAll decodes every line into out[i] with decode, on every core: lines are independent,
 // so only the mapping that follows (which needs order) runs on one goroutine. errs[i] is the

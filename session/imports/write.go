@@ -43,8 +43,14 @@ func read(u Unit, opts Options) (*sess, error) {
 	case Claude:
 		return readClaude(u, opts)
 	case Codex:
+		if fileStream(u.Path) == codexExec {
+			return readCodexExec(u, opts)
+		}
 		return readCodex(u, opts)
 	case Gemini:
+		if fileStream(u.Path) == geminiStream {
+			return readGeminiStream(u, opts)
+		}
 		return readGemini(u, opts)
 	}
 	return nil, lineErr(u.Path, 0, "unknown format %q", u.Format)
