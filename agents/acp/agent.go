@@ -47,6 +47,10 @@ type Agent struct {
 	Description string
 	Source      string // builtin:acp, the config file, or the agent file
 	Install     string // how to install Command (built-ins); "" when unknown
+	// Package is the npm package that provides Command (built-ins), Tested the version of it
+	// summit's CI runs (.ci/run installs exactly that), MinVersion the oldest version summit
+	// supports; summit doctor checks the installed one against them.
+	Package, Tested, MinVersion string
 }
 
 // CommandLine is the command and its arguments as one line, for messages.
@@ -62,7 +66,8 @@ func Builtins() []Agent {
 			Name: "claude-code", Command: "claude-agent-acp",
 			Description: "Claude Code, an external agent over ACP (claude-agent-acp)",
 			Source:      "builtin:acp",
-			Install:     "npm install -g @agentclientprotocol/claude-agent-acp (it runs Claude Code; set ANTHROPIC_API_KEY)",
+			Install:     "npm install -g @agentclientprotocol/claude-agent-acp@0.101.0 (it runs Claude Code; needs Node 22 or newer; set ANTHROPIC_API_KEY)",
+			Package:     "@agentclientprotocol/claude-agent-acp", Tested: "0.101.0", MinVersion: "0.49.0",
 			Inherit: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
 				"ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_CUSTOM_HEADERS", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_USE_BEDROCK",
 				"CLAUDE_CODE_USE_VERTEX", "AWS_REGION", "AWS_PROFILE", "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION"},
@@ -72,9 +77,10 @@ func Builtins() []Agent {
 			Name: "codex", Command: "codex-acp",
 			Description: "OpenAI Codex, an external agent over ACP (codex-acp)",
 			Source:      "builtin:acp",
-			Install:     "npm install -g @agentclientprotocol/codex-acp (set OPENAI_API_KEY or CODEX_API_KEY)",
-			Inherit:     []string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"},
-			Writable:    []string{"${CODEX_HOME:-~/.codex}/"},
+			Install:     "npm install -g @agentclientprotocol/codex-acp@2.6.0 (set OPENAI_API_KEY or CODEX_API_KEY)",
+			Package:     "@agentclientprotocol/codex-acp", Tested: "2.6.0", MinVersion: "2.6.0",
+			Inherit:  []string{"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"},
+			Writable: []string{"${CODEX_HOME:-~/.codex}/"},
 			// Its agent and read-only modes run every command under bubblewrap, which
 			// cannot start inside Landlock: each fails with "error building bubblewrap
 			// command: Permission denied (os error 13)", and the failure reaches the model,
@@ -99,7 +105,8 @@ func Builtins() []Agent {
 			Name: "gemini-cli", Command: "gemini", Args: []string{"--acp"},
 			Description: "Gemini CLI, an external agent over ACP (gemini --acp)",
 			Source:      "builtin:acp",
-			Install:     "npm install -g @google/gemini-cli (set GEMINI_API_KEY)",
+			Install:     "npm install -g @google/gemini-cli@0.61.0 (set GEMINI_API_KEY)",
+			Package:     "@google/gemini-cli", Tested: "0.61.0", MinVersion: "0.33.0",
 			Inherit: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GEMINI_MODEL",
 				"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS",
 				"GEMINI_CLI_HOME"},

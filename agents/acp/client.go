@@ -54,6 +54,16 @@ type client struct {
 	// whose mu it takes while holding its own (lock order: top, then child).
 	top      *client
 	children map[sdk.SessionId]*childLane
+
+	// What the agent said about its own failures (run-level, on the run's client): its last
+	// error, when it came, whether the agent said it gives up (no retry follows), when it
+	// last did anything else, and the requests it has in flight. The watchdog (stall) fails a
+	// run that reported an error and then went quiet.
+	lastErr   string
+	lastErrAt time.Time
+	gaveUp    bool
+	activity  time.Time
+	requests  int
 }
 
 func newClient(r *Run) *client {
@@ -79,10 +89,43 @@ func (c *client) enter() bool {
 		return false
 	}
 	c.inflight.Add(1)
+	c.requests++
+	c.activity = time.Now()
 	return true
 }
 
-func (c *client) leave() { c.inflight.Done() }
+func (c *client) leave() {
+	c.mu.Lock()
+	c.requests--
+	c.activity = time.Now()
+	c.mu.Unlock()
+	c.inflight.Done()
+}
+
+// sawError records an error the agent reported (a Codex error notice, an error line on its
+// stderr); final says it will not retry. c.mu is held.
+func (c *client) sawErrorLocked(msg string, final bool) {
+	c.lastErr, c.lastErrAt, c.gaveUp = msg, time.Now(), final
+}
+
+// stall is why the run should be failed: the agent's last word was an error, nothing else
+// happened for quiet (short when it said it gives up) and it has no call or request open;
+// "" otherwise.
+func (c *client) stall(quiet, final time.Duration) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lastErr == "" || c.activity.After(c.lastErrAt) || len(c.open) > 0 || c.requests > 0 {
+		return ""
+	}
+	wait := quiet
+	if c.gaveUp {
+		wait = final
+	}
+	if time.Since(c.lastErrAt) < wait {
+		return ""
+	}
+	return fmt.Sprintf("the agent reported an error and then made no progress for %s: %s", wait.Round(time.Second), c.lastErr)
+}
 
 // barrier waits until the updates the agent wrote before now are recorded (at most 2 s: an
 // update the SDK could not decode is never handled, and must not stall the request).
@@ -154,6 +197,16 @@ func (c *client) note(text string) {
 	c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage, Text: text})
 }
 
+// stderrNote shows a line of the agent's stderr; isErr marks it as the run's last error.
+func (c *client) stderrNote(text string, isErr bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptMessage, Text: text})
+	if isErr {
+		c.sawErrorLocked(strings.TrimPrefix(text, "stderr: "), false)
+	}
+}
+
 func (c *client) setMode(mode string) {
 	c.mu.Lock()
 	c.mode = mode
@@ -206,6 +259,19 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 		c.childUpdateLocked(n.SessionId, si.Meta[childMetaKey])
 		return nil
 	}
+	if msg, final, ok := agentError(u); ok {
+		// Its own report of a failure (Codex: a model request that failed, and whether it
+		// retries): shown as it comes, and remembered for the watchdog.
+		c.flushLocked()
+		text := "the agent reports an error: " + msg
+		if !final {
+			text += " (it retries)"
+		}
+		c.send(session.TranscriptEvent{EventType: session.TranscriptError, Text: text})
+		c.sawErrorLocked(msg, final)
+		return nil
+	}
+	c.activity = time.Now()
 	l := c
 	if c.sid != "" && n.SessionId != c.sid {
 		// A child's update goes to its client; one of a session nobody announced is dropped
@@ -220,6 +286,30 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 	}
 	l.updateLocked(u)
 	return nil
+}
+
+// agentError reads an error an agent reports outside a message: codex-acp's session_info_update
+// _meta.codex.error {message, willRetry, codexErrorInfo} (to a client without typed session
+// failures, as summit is), sent for each failed model request ("Reconnecting… n/5" in its own
+// UI) and, without willRetry, when it gives up.
+func agentError(u sdk.SessionUpdate) (msg string, final, ok bool) {
+	si := u.SessionInfoUpdate
+	if si == nil {
+		return "", false, false
+	}
+	cx, _ := si.Meta["codex"].(map[string]any)
+	e, _ := cx["error"].(map[string]any)
+	if e == nil {
+		return "", false, false
+	}
+	msg, _ = e["message"].(string)
+	if info, ok := e["codexErrorInfo"]; ok && info != nil {
+		if b, err := json.Marshal(info); err == nil && string(b) != "null" {
+			msg += " (" + string(b) + ")"
+		}
+	}
+	retry, _ := e["willRetry"].(bool)
+	return strings.TrimSpace(session.Sanitize(msg)), !retry, true
 }
 
 // updateLocked records one update of c's session. c.mu is held.
@@ -330,8 +420,8 @@ func (c *client) RequestPermission(ctx context.Context, p sdk.RequestPermissionR
 	tu := p.ToolCall
 	c.mu.Lock()
 	tc := c.seeLocked(tu.ToolCallId, fields{title: tu.Title, kind: tu.Kind, status: tu.Status, content: tu.Content,
-		locs: tu.Locations, input: tu.RawInput, output: tu.RawOutput})
-	tool, args, title := toolName(tc.kind), tc.args(), tc.title
+		locs: tu.Locations, input: tu.RawInput, output: tu.RawOutput, meta: tu.Meta})
+	tool, args, title := tc.tool(), tc.args(), tc.title
 	c.flushLocked()
 	c.mu.Unlock()
 	var offered []string
@@ -429,6 +519,12 @@ func (c *client) decide(tool string) agents.Decision {
 		// An external agent's command can change files like an edit (it runs in the
 		// worktree, or in the agent's own process): in plan it is refused, not asked.
 		return agents.Decision{Verdict: agents.Deny, Reason: tool + " could change files; plan mode is read-only for an external agent"}
+	}
+	if agents.ClassOf(tool) == agents.ClassMCP {
+		// One of the agent's own MCP tools (its configured servers, or those summit passed
+		// it): not among summit's tool set, and with effects summit cannot tell, so decided
+		// like the shell: asked, unasked in bypassPermissions.
+		return agents.Decide(mode, tool)
 	}
 	if _, ok := agents.CanonicalTool(tool); ok {
 		return c.r.c.Decide(tool)

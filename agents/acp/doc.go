@@ -47,7 +47,14 @@
 //	                      tool for its kind (read → read_file, edit → replace, delete and
 //	                      move → write_file, search → search_file_content, execute →
 //	                      run_shell_command, fetch → web_fetch; think, switch_mode, other as
-//	                      they are), args {title, kind, locations, input}
+//	                      they are; an MCP tool, whatever its kind, as mcp__server__tool, read
+//	                      from Claude Code's title or _meta.claudeCode.toolName and Codex's
+//	                      title mcp.server.tool, so the policy, the request and "allow for
+//	                      sa-N" are about that one tool), args {title, kind, locations, input}
+//	session_info_update   with codex-acp's _meta.codex.error {message, willRetry}: TranscriptEvent
+//	                      error "the agent reports an error: …" ("(it retries)" when willRetry)
+//	stderr                each line a TranscriptEvent message "stderr: …", sanitised (at most
+//	                      200 a run, 400 characters each; the session redacts secrets)
 //	tool_call_update      completed or failed: TranscriptEvent tool_result (text content,
 //	                      diffs as unified hunks, a terminal's command, output and exit:
 //	                      summit's own, or a command the agent ran itself and reported in
@@ -69,8 +76,11 @@
 //
 // Failures never hang a run: a line on stdout that is not a JSON object, or one longer than
 // MaxLine, stops the stream (BadOutput); the process exiting ends the pending request at once;
-// a hang is ended by the caller's context (the subagent's timeout). Each error says what
-// happened; Stderr has the agent's last words.
+// a hang is ended by the caller's context (the subagent's timeout), except when the agent's last
+// word was an error (a Codex error notice, a stderr line that says error) and it then did
+// nothing, with no call or request open, for Config.Quiet (40 s; Config.QuietFinal, 10 s, after
+// an error it said it will not retry): the turn then fails, naming that error. Each error says
+// what happened; Stderr has the agent's last words.
 //
 // Child sessions (the agent's own subagents, ACP's unstable subagents: subagent_update and
 // session_message, which this SDK version does not type) are handled in child.go: summit

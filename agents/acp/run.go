@@ -68,6 +68,11 @@ type Config struct {
 	Coalesce time.Duration
 	// Version is summit's, sent as clientInfo.
 	Version string
+	// Quiet is how long an agent whose last word was an error may then do nothing before the
+	// run fails naming that error (default 40 s); QuietFinal the same after an error it said it
+	// will not retry (default 10 s). Both keep the failure within a minute of the agent's last
+	// error, where the subagent's timeout would leave it minutes in silence.
+	Quiet, QuietFinal time.Duration
 }
 
 // Run is a started agent: its process (a process group of its own), the ACP connection and
@@ -80,6 +85,7 @@ type Run struct {
 	stdout *os.File // our end of its stdout
 	guard  *lineGuard
 	stderr *tail
+	lines  *stderrLines // stderr as transcript notes, through the tail
 	conn   *sdk.ClientSideConnection
 	cl     *client
 	sid    sdk.SessionId
@@ -122,14 +128,22 @@ func Start(ctx context.Context, c Config) (*Run, error) {
 	if c.Coalesce <= 0 {
 		c.Coalesce = 30 * time.Millisecond
 	}
+	if c.Quiet <= 0 {
+		c.Quiet = 40 * time.Second
+	}
+	if c.QuietFinal <= 0 {
+		c.QuietFinal = 10 * time.Second
+	}
 	if err := c.refuseUnasked(); err != nil {
 		return nil, err
 	}
 	r := &Run{c: c, stderr: &tail{max: 16 << 10}, exited: make(chan struct{})}
+	r.lines = &stderrLines{tail: r.stderr}
 	if err := r.spawn(); err != nil {
 		return nil, err
 	}
 	r.cl = newClient(r)
+	r.lines.start(r.cl)
 	r.conn = sdk.NewClientSideConnection(r.cl, &capsWriter{w: r.stdin}, r.guard)
 	// The SDK logs to slog.Default (the terminal) unless told otherwise; what it would say is
 	// said by our own errors.
@@ -260,7 +274,7 @@ func (r *Run) spawn() error {
 		return fmt.Errorf("%s: cannot start %s: %v", a.Name, a.Command, err)
 	}
 	cmd.Dir = r.c.Sandbox.Root()
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, r.stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, r.lines
 	// ConfinedCommand started it in a session of its own (Setsid: no controlling terminal,
 	// its own process group, killed as one); its stdin is our pipe, never a terminal.
 	// Stderr is copied by exec: a process that left the group (setsid) and holds it open must
@@ -400,30 +414,50 @@ func (r *Run) Prompt(ctx context.Context, text string) (Turn, error) {
 		}
 		return t, err
 	}
-	select {
-	case res := <-ch:
-		if res.err != nil {
-			return end(res, r.explain(res.err))
-		}
-		return end(res, nil)
-	case <-r.guard.bad:
-		r.kill()
-		return end(<-ch, r.guard.Err())
-	case <-r.exited:
-		// An answer sent just before the exit may still be in the pipe: give it a moment.
-		var res result
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var stalled string
+wait:
+	for {
 		select {
-		case res = <-ch:
-		case <-time.After(time.Second):
-			stopTurn()
-			res = <-ch
-		}
-		if res.err == nil {
+		case <-tick.C:
+			if stalled = r.cl.stall(r.c.Quiet, r.c.QuietFinal); stalled != "" {
+				break wait
+			}
+			continue
+		case res := <-ch:
+			if res.err != nil {
+				return end(res, r.explain(res.err))
+			}
 			return end(res, nil)
+		case <-r.guard.bad:
+			r.kill()
+			return end(<-ch, r.guard.Err())
+		case <-r.exited:
+			// An answer sent just before the exit may still be in the pipe: give it a moment.
+			var res result
+			select {
+			case res = <-ch:
+			case <-time.After(time.Second):
+				stopTurn()
+				res = <-ch
+			}
+			if res.err == nil {
+				return end(res, nil)
+			}
+			return end(res, r.exitError())
+		case <-ctx.Done():
 		}
-		return end(res, r.exitError())
-	case <-ctx.Done():
+		break
 	}
+	if stalled != "" {
+		// The agent gave up without ending its turn (Codex after its last reconnect): the
+		// run fails now, naming what it said, not at the subagent's timeout.
+		r.kill()
+		stopTurn()
+		return end(<-ch, errors.New(stalled))
+	}
+	// ctx ended: the turn is cancelled.
 	// Sent from a goroutine: an agent that stopped reading stdin must not block the kill.
 	go func() { _ = r.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: r.sid}) }()
 	grace := time.NewTimer(r.c.CancelGrace)

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/summit-dev/summit/session"
 )
 
 // DefaultMaxLine is the longest JSON-RPC line an agent may write (8 MiB): below the SDK's own
@@ -207,4 +209,95 @@ func (t *tail) String() string {
 		s = "…\n" + s
 	}
 	return s
+}
+
+// maxNotes bounds the stderr lines shown as transcript notes in one run (the tail keeps the
+// last lines whatever the count); maxNoteLine bounds one note.
+const (
+	maxNotes    = 200
+	maxNoteLine = 400
+)
+
+// stderrLines is the agent's stderr: kept in the tail, and each whole line shown live in the
+// transcript as a note ("stderr: …"), sanitised (no control, bidi or zero-width characters;
+// the session redacts secrets from every event it records). A line that says error marks the
+// run's last error for the watchdog (client.stall). Lines written before the client exists
+// wait for it.
+type stderrLines struct {
+	tail *tail
+
+	mu      sync.Mutex
+	cl      *client
+	partial []byte
+	early   []string
+	shown   int
+}
+
+func (s *stderrLines) Write(p []byte) (int, error) {
+	s.tail.Write(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.partial = append(s.partial, p...)
+	for {
+		i := bytes.IndexByte(s.partial, '\n')
+		if i < 0 {
+			break
+		}
+		s.lineLocked(string(s.partial[:i]))
+		s.partial = s.partial[i+1:]
+	}
+	if len(s.partial) > maxNoteLine*4 { // a line without end: shown in pieces
+		s.lineLocked(string(s.partial))
+		s.partial = nil
+	}
+	return len(p), nil
+}
+
+// start hands the lines to the client, those written so far first.
+func (s *stderrLines) start(cl *client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cl = cl
+	for _, l := range s.early {
+		s.noteLocked(l)
+	}
+	s.early = nil
+}
+
+func (s *stderrLines) lineLocked(line string) {
+	line = strings.TrimSpace(session.Sanitize(strings.ToValidUTF8(line, "\uFFFD")))
+	if line == "" {
+		return
+	}
+	if r := []rune(line); len(r) > maxNoteLine {
+		line = string(r[:maxNoteLine]) + "…"
+	}
+	if s.cl == nil {
+		if len(s.early) < maxNotes {
+			s.early = append(s.early, line)
+		}
+		return
+	}
+	s.noteLocked(line)
+}
+
+func (s *stderrLines) noteLocked(line string) {
+	s.shown++
+	switch {
+	case s.shown < maxNotes:
+		s.cl.stderrNote("stderr: "+line, errorLine(line))
+	case s.shown == maxNotes:
+		s.cl.stderrNote(fmt.Sprintf("stderr: more than %d lines; only the last of them are kept, for the error report", maxNotes), false)
+	}
+	if s.shown >= maxNotes && errorLine(line) {
+		s.cl.mu.Lock()
+		s.cl.sawErrorLocked(line, false)
+		s.cl.mu.Unlock()
+	}
+}
+
+// errorLine reports a stderr line that says the agent hit an error.
+func errorLine(line string) bool {
+	l := strings.ToLower(line)
+	return strings.Contains(l, "error") || strings.Contains(l, "econnrefused") || strings.Contains(l, "failed")
 }

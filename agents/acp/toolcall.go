@@ -3,7 +3,9 @@ package acp
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -31,6 +33,38 @@ type toolCall struct {
 	ended bool // its tool_result is recorded
 	// announced is the call as its tool_call event recorded it.
 	announced map[string]any
+	// mcp is the call's MCP tool as mcp__server__tool, when it is one (see mcpTool).
+	mcp string
+}
+
+// tool is the summit tool the call is shown, decided and asked as: an MCP tool's qualified
+// name, else the tool of its kind.
+func (tc *toolCall) tool() string {
+	if tc.mcp != "" {
+		return tc.mcp
+	}
+	return toolName(tc.kind)
+}
+
+// mcpName is an MCP tool's name as each agent shows it: Claude Code's mcp__server__tool
+// (its title, and _meta.claudeCode.toolName), Codex's mcp.server.tool (codex-acp's title, kind
+// execute); the server part is a server name (provider.MCPServerName's characters).
+var mcpName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:mcp__([A-Za-z0-9_-]+?)__|mcp\.([A-Za-z0-9_-]+)\.)([A-Za-z0-9_.-]+)$`)
+})
+
+// mcpTool is the mcp__server__tool name of a call whose title or _meta names an MCP tool, ""
+// for any other call: an agent reports its MCP calls with a kind (other, execute) that would
+// make them, in summit's policy and its "allow for sa-N", the same tool as every other call of
+// that kind.
+func mcpTool(title string, meta map[string]any) string {
+	cc, _ := meta["claudeCode"].(map[string]any)
+	for _, s := range []string{fmt.Sprint(cc["toolName"]), strings.TrimSpace(title)} {
+		if m := mcpName().FindStringSubmatch(s); m != nil {
+			return "mcp__" + m[1] + m[2] + "__" + m[3]
+		}
+	}
+	return ""
 }
 
 // fields are the parts of a tool_call, tool_call_update or permission request's tool call
@@ -100,12 +134,15 @@ func (c *client) seeLocked(id sdk.ToolCallId, f fields) *toolCall {
 		tc.output = f.output
 	}
 	tc.seeMeta(f.meta)
+	if tc.mcp == "" {
+		tc.mcp = mcpTool(tc.title, f.meta)
+	}
 	if isNew {
 		c.toolCalls++
 		c.open = append(c.open, tc)
 		tc.announced = tc.args()
 		c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: string(id),
-			Tool: toolName(tc.kind), Args: tc.announced})
+			Tool: tc.tool(), Args: tc.announced})
 	}
 	if !tc.ended && (tc.status == sdk.ToolCallStatusCompleted || tc.status == sdk.ToolCallStatusFailed) {
 		c.endLocked(tc, c.resultText(tc), tc.status == sdk.ToolCallStatusFailed)
@@ -130,7 +167,7 @@ func (c *client) endLocked(tc *toolCall, text string, isErr bool) {
 		final = a
 	}
 	c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: string(tc.id),
-		Tool: toolName(tc.kind), Args: final, Result: text, IsError: isErr})
+		Tool: tc.tool(), Args: final, Result: text, IsError: isErr})
 }
 
 // args is the tool call as recorded: its title, kind, locations (path or path:line) and raw

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,7 +89,9 @@ Exit codes: 0 nothing wrong, 1 a problem was found, 2 usage (a config that does 
 				problems += doctorProvider(stdout, router.Info(n), want[n], client)
 			}
 			problems += doctorConfinement(stdout) // doctor_confine.go
-			problems += doctorACP(stdout, cfg.ACPAgents)
+			node := sync.OnceValue(nodeVersion)
+			problems += doctorACP(stdout, cfg.ACPAgents, node)
+			problems += doctorMCP(stdout, cfg.MCPServers, node)
 			problems += doctorRemotes(stdout, cfg.Remotes)
 			if problems > 0 {
 				return &exitError{exitBad, fmt.Errorf("%s found", session.Plural(problems, "problem"))}
@@ -142,17 +146,22 @@ func doctorProvider(w io.Writer, info provider.ProviderInfo, models map[string][
 	return problems
 }
 
-// doctorACP checks the external ACP agents: a configured one whose command is not on PATH is a
-// problem; a missing built-in is a note that says how to install it.
-func doctorACP(w io.Writer, configured map[string]provider.ACPAgent) int {
+// doctorACP checks the external ACP agents (doctor_agents.go): a configured one that is
+// missing or broken is a problem; a missing built-in is a note that says how to install it.
+func doctorACP(w io.Writer, configured map[string]provider.ACPAgent, node func() string) int {
 	problems := 0
+	builtins := map[string]acp.Agent{}
+	for _, a := range acp.Builtins() {
+		builtins[a.Command] = a
+	}
 	for _, name := range slices.Sorted(maps.Keys(configured)) {
 		a := configured[name]
-		if _, err := exec.LookPath(a.Command); err != nil {
+		var b *acp.Agent
+		if bi, ok := builtins[filepath.Base(a.Command)]; ok {
+			b = &bi
+		}
+		if !doctorProgram(w, "acp_agents."+name, a.Command, b, node) {
 			problems++
-			fmt.Fprintf(w, "✗ acp_agents.%s: %s is not on PATH\n", session.Sanitize(name), session.Sanitize(a.Command))
-		} else {
-			fmt.Fprintf(w, "✓ acp_agents.%s: %s\n", session.Sanitize(name), session.Sanitize(a.Command))
 		}
 	}
 	for _, a := range acp.Builtins() {
@@ -161,8 +170,10 @@ func doctorACP(w io.Writer, configured map[string]provider.ACPAgent) int {
 		}
 		if _, err := exec.LookPath(a.Command); err != nil {
 			fmt.Fprintf(w, "· %s: %s is not on PATH; install it with %s\n", a.Name, a.Command, a.Install)
-		} else {
-			fmt.Fprintf(w, "✓ %s: %s (ACP agent, --agent-type %s)\n", a.Name, a.Command, a.Name)
+			continue
+		}
+		if !doctorProgram(w, a.Name+" (ACP agent, --agent-type "+a.Name+")", a.Command, &a, node) {
+			fmt.Fprintf(w, "    it is not used until it works: install it with %s\n", a.Install)
 		}
 	}
 	return problems

@@ -5,9 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/summit-dev/summit/agents/acp"
 )
 
 // doctor asks each provider for its model list the way the real APIs answer (OpenAI's
@@ -106,5 +110,86 @@ func TestDoctorACPAgents(t *testing.T) {
 	code, out, _ := summit(t, "doctor", "--workspace", ws)
 	if code != 1 || !regexp.MustCompile(`(?m)^✗ acp_agents.mine: no-such-acp-agent-cmd is not on PATH$`).MatchString(out) {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// doctor checks the programs summit starts: an MCP server command that does not exist is a
+// problem named by its server (exit 1); a real npm agent and MCP server (installed by
+// .ci/run) show their package versions, read from the install, and the Node they need; the
+// built-ins' install lines name the versions CI installs.
+func TestDoctorPrograms(t *testing.T) {
+	codex, _ := filepath.Abs("../../session/live/testdata/npm/node_modules/.bin/codex-acp")
+	everything, _ := filepath.Abs("../../agents/mcp/testdata/npm/node_modules/.bin/mcp-server-everything")
+	for _, p := range []string{codex, everything} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("SUMMIT_E2E") == "1" {
+				t.Fatalf("%s is not installed (.ci/run installs it)", p)
+			}
+			t.Skipf("%s is not installed (.ci/run installs it)", p)
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not on PATH (.ci/run installs it)")
+	}
+	// PATH has node only: the built-ins are missing, and say how to install them.
+	bin := t.TempDir()
+	if err := os.Symlink(node, filepath.Join(bin, "node")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".summit"), 0o700)
+	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte(`acp_agents:
+  cx: {command: `+codex+`}
+mcp_servers:
+  gone: {command: no-such-mcp-server-cmd}
+  everything: {command: `+everything+`}
+`), 0o600)
+	trustWS(t, ws)
+	code, out, errOut := summit(t, "doctor", "--workspace", ws)
+	if code != 1 || !regexp.MustCompile(`summit: 1 problem found`).MatchString(errOut) {
+		t.Errorf("exit %d, want 1 for one problem:\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		`(?m)^✗ mcp_servers.gone: no-such-mcp-server-cmd is not on PATH$`,
+		`(?m)^✓ mcp_servers.everything: \S+mcp-server-everything is @modelcontextprotocol/server-everything 2026\.8\.31`,
+		`(?m)^✓ acp_agents.cx: \S+codex-acp is @agentclientprotocol/codex-acp 2\.6\.0; the version summit is tested with$`,
+		`(?m)^· claude-code: claude-agent-acp is not on PATH; install it with npm install -g @agentclientprotocol/claude-agent-acp@0\.101\.0 \(it runs Claude Code; needs Node 22 or newer`,
+		`(?m)^· gemini-cli: gemini is not on PATH; install it with npm install -g @google/gemini-cli@0\.61\.0 `,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("doctor lacks %s:\n%s", want, out)
+		}
+	}
+	// The pinned versions are the ones CI installs and tests.
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range acp.Builtins() {
+		if !strings.Contains(string(ci), " "+a.Package+"@"+a.Tested) || !strings.Contains(a.Install, a.Package+"@"+a.Tested) {
+			t.Errorf("%s: its install line %q does not name %s@%s, which .ci/run installs", a.Name, a.Install, a.Package, a.Tested)
+		}
+	}
+}
+
+// The Node a package needs is checked against the node on PATH where its range says a floor.
+func TestDoctorNodeCheck(t *testing.T) {
+	for _, c := range []struct {
+		need, have string
+		ok         bool
+		msg        string
+	}{
+		{">=22", "v20.20.2", false, "needs Node >=22, node on PATH is v20.20.2"},
+		{">=22", "v22.1.0", true, "Node >=22 (node v22.1.0)"},
+		{">= 20.19.0", "v20.18.9", false, "needs Node >= 20.19.0, node on PATH is v20.18.9"},
+		{"^20.19.0 || >=22.12", "v21.0.0", true, "needs Node ^20.19.0 || >=22.12 (node v21.0.0)"},
+		{">=20", "", false, "needs Node >=20, and node is not on PATH"},
+		{"", "v20.0.0", true, ""},
+	} {
+		if msg, ok := checkNode(c.need, c.have); ok != c.ok || msg != c.msg {
+			t.Errorf("checkNode(%q, %q) = %q, %v; want %q, %v", c.need, c.have, msg, ok, c.msg, c.ok)
+		}
 	}
 }

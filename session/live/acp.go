@@ -178,6 +178,7 @@ func (x *Orchestrator) runACP(s *sub, deadline time.Time) (res runtime.Result) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(s.ctx, deadline.Sub(x.clock.Now()))
 		defer cancel()
+		defer x.acpElapse(time.Now(), x.clock.Now(), deadline)
 	}
 	environ := x.o.Tools.Environ
 	if environ == nil {
@@ -317,6 +318,20 @@ func (x *Orchestrator) runACP(s *sub, deadline time.Time) (res runtime.Result) {
 	r := fail("acp agent "+a.Name, errors.New(why), "")
 	r.Capsule, r.ToolCalls, r.Artifacts, r.Tokens = res.Capsule, res.ToolCalls, res.Artifacts, res.Tokens
 	return r
+}
+
+// acpElapse brings a simulated clock forward by the wall-clock time the agent took since
+// wallStart (when simStart was the simulated time), so the recorded duration of the run is
+// the real one rather than zero: the agent ran on the wall clock while simulated time stood
+// still. It stays short of the deadline (the timeout's own timer fires there, and a run that
+// returned did not time out) and never goes back (acpTimeout may have reached the deadline).
+func (x *Orchestrator) acpElapse(wallStart, simStart, deadline time.Time) {
+	now := x.clock.Now()
+	d := time.Since(wallStart) - now.Sub(simStart)
+	d = min(d, deadline.Sub(now)-time.Millisecond).Truncate(time.Millisecond)
+	if d > 0 {
+		_ = x.clock.Sleep(context.Background(), d)
+	}
 }
 
 // acpTimeout records, when the subagent's time ran out, that the agent did not finish, with

@@ -697,3 +697,58 @@ func TestACPHandoffRetry(t *testing.T) {
 	}
 	checkPidsGone(t, c)
 }
+
+// Under simulated time (summit run on script tapes) an ACP agent still runs on the wall
+// clock: its run is recorded with the time it really took, not zero.
+func TestACPHeadlessSimulatedDuration(t *testing.T) {
+	c := newACPCase(t, "sleep 700\nsay "+capsule+"\n", nil)
+	c.approve = ApproveAll
+	o := c.run("/delegate build --agent-type fake\n/wait sa-1\n")
+	st := o.stop(t, "sa-1")
+	if o.exit != 0 || st.Outcome != session.OutcomeSuccess {
+		t.Fatalf("exit %d: %s", o.exit, o.progress)
+	}
+	if st.DurationMS < 700 || st.DurationMS > 60_000 {
+		t.Errorf("the run is recorded as %d ms; the agent slept 700 ms", st.DurationMS)
+	}
+}
+
+// An agent's MCP tool calls are shown and asked under their mcp__server__tool names, as the
+// agents report them (Claude Code: title mcp__server__tool, kind other; Codex: title
+// mcp.server.tool, kind execute), not as "other" or the shell: a grant for the subagent
+// covers that one tool, and another tool of the same server still asks.
+func TestACPMCPToolNames(t *testing.T) {
+	c := newACPCase(t, `
+ask c1 other all mcp__everything__echo
+ask c2 other all mcp__everything__echo
+ask c3 other all mcp__everything__add
+ask x1 execute all mcp.everything.echo
+say `+capsule+`
+`, nil)
+	c.approve = ""
+	o := c.live(func(x *Orchestrator) {
+		answer := func(line string) {
+			t.Helper()
+			c.waitRequest(t, x)
+			accept(t, x, line)
+		}
+		answer("/approve pr-1 --scope subagent")
+		answer("/deny pr-2")
+	}, "/delegate build it --agent-type fake")
+	c.logHas(t, "ask c1: always", "ask c2: always", "ask c3: reject", "ask x1: always")
+	reqs := o.find(session.TypePermissionRequested, "sa-1")
+	var tools []string
+	for _, r := range reqs {
+		tools = append(tools, r.Data.(session.PermissionRequested).Tool)
+	}
+	if strings.Join(tools, " ") != "mcp__everything__echo mcp__everything__add" {
+		t.Errorf("asked about %v; want echo (then granted for the subagent), then add", tools)
+	}
+	var called []string
+	for _, e := range o.transcript("sa-1", session.TranscriptToolCall) {
+		called = append(called, e.Tool)
+	}
+	if strings.Join(called, " ") != "mcp__everything__echo mcp__everything__echo mcp__everything__add mcp__everything__echo" {
+		t.Errorf("tool calls shown as %v", called)
+	}
+}
