@@ -154,3 +154,27 @@ func TestRunClaudeCodeHooksBlock(t *testing.T) {
 		t.Errorf("Stop hook: %v %s", err, b)
 	}
 }
+
+// The README's summit hooks check example is what summit prints for its file.
+func TestREADMEHooksCheck(t *testing.T) {
+	const file = "testdata/hooks/claude-settings.json"
+	var out, errb strings.Builder
+	if code := run([]string{"hooks", "check", "../../" + file}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	got := strings.ReplaceAll(errb.String()+out.String(), "../../"+file, file)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "$ summit hooks check "+file+"\n"+got) {
+		t.Errorf("README's example differs from:\n%s", got)
+	}
+	// A misspelt event is refused at file:line with the nearest name.
+	bad := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(bad, []byte("{\n  \"hooks\": {\n    \"PreToolUs\": []\n  }\n}\n"), 0o644)
+	errb.Reset()
+	if code := run([]string{"hooks", "check", bad}, &out, &errb); code != 1 || !strings.Contains(errb.String(), bad+":3: hooks.PreToolUs: not a hook event (did you mean PreToolUse?)") {
+		t.Errorf("typo: exit %d\n%s", code, errb.String())
+	}
+}

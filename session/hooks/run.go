@@ -256,7 +256,9 @@ func (r *Runner) run(ctx context.Context, h provider.Hook, dir string, payload [
 	defer errR.Close()
 	// A session of its own (no controlling terminal), no terminal device and no TIOCSTI
 	// (tools.GuardedCommand): a hook is the user's own command, so nothing else is fenced.
-	cmd, err := tools.GuardedCommand(r.env, "bash", "-c", h.Command)
+	// CLAUDE_PROJECT_DIR is the workspace, as Claude Code sets it for its hooks (its settings
+	// name scripts "$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh); session/trust covers those.
+	cmd, err := tools.GuardedCommand(append(slices.Clip(r.env), "CLAUDE_PROJECT_DIR="+dir), "bash", "-c", h.Command)
 	if err == nil {
 		cmd.Dir = dir
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
