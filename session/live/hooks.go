@@ -374,12 +374,7 @@ func (x *Orchestrator) promptHooks(s *sub, text string, deliver func(string) err
 	if err != nil {
 		return
 	}
-	done := x.clock.NewEvent()
-	x.hookMu.Lock()
-	x.hookRuns = append(x.hookRuns, done)
-	x.hookMu.Unlock()
-	x.clock.Go(func() {
-		defer done.Fire()
+	x.goHooks(func() {
 		var extra []string
 		for _, h := range list {
 			res := r.RunAs(x.hookCtx, h, hooks.Prompt, dir, payload)
@@ -448,17 +443,24 @@ func (x *Orchestrator) runObserved(list []provider.Hook, name string, ev session
 		return
 	}
 	r := x.o.Hooks
-	done := x.clock.NewEvent()
-	x.hookMu.Lock()
-	x.hookRuns = append(x.hookRuns, done)
-	x.hookMu.Unlock()
-	x.clock.Go(func() {
-		defer done.Fire()
+	x.goHooks(func() {
 		for _, h := range list {
 			res := r.Run(x.hookCtx, h, dir, payload, false)
 			if _, err := x.emit(ev.SubagentID, res.Event(h, name, ev.Seq)); err != nil {
 				return
 			}
 		}
+	})
+}
+
+// goHooks runs f off the serialising path as a clock participant that waitHooks waits for.
+func (x *Orchestrator) goHooks(f func()) {
+	done := x.clock.NewEvent()
+	x.hookMu.Lock()
+	x.hookRuns = append(x.hookRuns, done)
+	x.hookMu.Unlock()
+	x.clock.Go(func() {
+		defer done.Fire()
+		f()
 	})
 }
