@@ -632,16 +632,24 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 		default:
 			return fail("hook outcome %q is not ok, blocked, failed, timeout or error", d.Outcome)
 		}
-		if d.Outcome == HookBlocked && (sa == nil || d.HookEvent != "SubagentStop") {
-			return fail("only a SubagentStop hook of a subagent can block")
+		if d.Outcome == HookBlocked && (sa == nil || !slices.Contains(BlockingHookEvents, d.HookEvent)) {
+			return fail("only a %s hook of a subagent can block", strings.Join(BlockingHookEvents, ", "))
 		}
 		if d.TriggerSeq >= e.Seq {
 			return fail("trigger_seq %d does not come before the hook's own seq", d.TriggerSeq)
 		}
 		s.Counters.Hooks++
-		text := fmt.Sprintf("%s hook %s: %s", d.HookEvent, oneLineHook(d.Command), d.Outcome)
+		outcome := d.Outcome
+		if d.Decision != "" && d.Outcome != HookBlocked {
+			outcome += " (" + d.Decision + ")"
+		}
+		ev := d.HookEvent
+		if d.Tool != "" {
+			ev += " " + d.Tool
+		}
+		text := fmt.Sprintf("%s hook %s: %s", ev, oneLineHook(d.Command), outcome)
 		if sa != nil {
-			text = fmt.Sprintf("%s hook %s on %s: %s", d.HookEvent, oneLineHook(d.Command), sa.ID, d.Outcome)
+			text = fmt.Sprintf("%s hook %s on %s: %s", ev, oneLineHook(d.Command), sa.ID, outcome)
 		}
 		switch d.Outcome {
 		case HookBlocked:

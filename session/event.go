@@ -732,7 +732,7 @@ type ModelSwitched struct {
 // HookRan outcomes.
 const (
 	HookOK      = "ok"      // exit code 0
-	HookBlocked = "blocked" // exit code 2 (or {"decision":"block"}) on a SubagentStop: the subagent goes on
+	HookBlocked = "blocked" // exit code 2 (or a block/deny decision) where it can block: BlockingHookEvents
 	HookFailed  = "failed"  // any other exit code; nothing else changes
 	HookTimeout = "timeout" // killed, with its process group, at its timeout
 	HookError   = "error"   // it could not start
@@ -757,7 +757,19 @@ type HookRan struct {
 	Reason string `json:"reason,omitempty"`
 	// Stderr is the end of what it wrote to stderr (bounded; redacted like every event).
 	Stderr string `json:"stderr,omitempty"`
+	// Tool is the tool call a PreToolUse or PostToolUse hook ran for (its canonical name).
+	Tool string `json:"tool,omitempty"`
+	// Decision is what a hook decided, when it did: a PreToolUse hook's allow, deny or ask
+	// (deny is outcome blocked; neither allow nor ask can widen what the policy allows), a
+	// UserPromptSubmit hook's block, or "context" when a PostToolUse or UserPromptSubmit hook
+	// added a note for the model (Reason holds it).
+	Decision string `json:"decision,omitempty"`
 }
+
+// BlockingHookEvents are the hook events whose HookRan may be blocked (about a subagent):
+// the stop ones send the subagent back to work, PreToolUse denies a tool call,
+// UserPromptSubmit withholds a user message, PostToolUse feeds its reason to the model.
+var BlockingHookEvents = []string{"SubagentStop", "Stop", "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
 
 func (HookRan) Type() Type { return TypeHookRan }
 

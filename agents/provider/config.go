@@ -157,9 +157,22 @@ func (v Verify) TimeoutOr() int {
 // Empty reports whether no verify command is configured.
 func (v Verify) Empty() bool { return v.Command == "" && len(v.Agents) == 0 }
 
-// HookEvents are the events a hook may name, in documentation order.
+// HookEvents are the events a hook may name that run, in documentation order: summit's own
+// six, then Claude Code's with a counterpart in summit (session/hooks' doc says where each
+// runs; SessionEnd is SessionEnded under Claude Code's name).
 var HookEvents = []string{"SubagentStart", "SubagentStop", "PermissionRequested", "ConflictDetected",
-	"ConvergenceComplete", "SessionEnded"}
+	"ConvergenceComplete", "SessionEnded",
+	"PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "Notification", "SessionEnd"}
+
+// InertHookEvents are Claude Code's hook events summit has no counterpart for (no main agent
+// whose context is compacted, no slash-command expansion, no teammates...). A pasted settings
+// block that names them loads: their entries are checked as any other, then left out with a
+// warning (Hooks.Warnings) that names them as having no effect.
+var InertHookEvents = []string{"PermissionRequest", "PermissionDenied", "PostToolBatch", "UserPromptExpansion",
+	"StopFailure", "PreCompact", "PostCompact", "SessionStart", "Setup", "Elicitation", "ElicitationResult",
+	"TeammateIdle", "TaskCreated", "TaskCompleted", "InstructionsLoaded", "CwdChanged", "FileChanged",
+	"ConfigChange", "WorktreeCreate", "WorktreeRemove", "PreModelSwitch", "PostModelSwitch", "MessageDisplay",
+	"DirectoryAdded"}
 
 // DefaultHookTimeout is a hook's timeout when its entry gives none (seconds), MaxHookTimeout
 // the largest one accepted; DefaultHookMaxBlocks bounds the SubagentStop blocks of one
@@ -175,6 +188,9 @@ const (
 type Hooks struct {
 	MaxBlocks int               `yaml:"max_blocks"`
 	Events    map[string][]Hook `yaml:",inline"`
+	// Warnings name, with file:line, what loads but has no effect: entries of InertHookEvents
+	// and hooks of a type summit does not run (prompt, http, agent).
+	Warnings []string `yaml:"-"`
 }
 
 // Hook is one configured command.
@@ -188,6 +204,18 @@ type Hook struct {
 	// with the outer matcher. command is the only type summit runs.
 	Type  string `yaml:"type"`
 	Hooks []Hook `yaml:"hooks"`
+	// Claude Code's other fields, read so its settings paste as they are: statusMessage, once
+	// and async change nothing in summit (its hooks never print a status line, and a hook
+	// that decides nothing already runs off the session's path); prompt, model, url, headers
+	// and allowedEnvVars belong to the hook types summit does not run (a warning says so).
+	StatusMessage  string            `yaml:"statusMessage"`
+	Once           bool              `yaml:"once"`
+	Async          bool              `yaml:"async"`
+	Prompt         string            `yaml:"prompt"`
+	Model          string            `yaml:"model"`
+	URL            string            `yaml:"url"`
+	Headers        map[string]string `yaml:"headers"`
+	AllowedEnvVars []string          `yaml:"allowedEnvVars"`
 	// File and Line are where the entry is (set by LoadConfig); Workspace is true for an entry
 	// of the workspace's file, whose hooks need the user's trust.
 	File      string `yaml:"-"`
@@ -886,11 +914,15 @@ func (r Remote) Check(name string) error {
 
 // mergeHooks checks one file's hooks: section and appends its entries to merged (both files'
 // entries apply). Errors name file:line and, for an unknown event, the nearest event name.
+// Entries of InertHookEvents and hooks of another type than command are checked, then left
+// out with a warning.
 func mergeHooks(merged *Hooks, c Hooks, f string, doc *yaml.Node, workspace bool) error {
 	for _, ev := range sortedKeys(c.Events) {
-		if !contains(HookEvents, ev) {
+		inert := contains(InertHookEvents, ev)
+		if !contains(HookEvents, ev) && !inert {
 			hint := ""
-			if n := commands.Nearest(ev, HookEvents); n != "" {
+			all := append(append([]string{}, HookEvents...), InertHookEvents...)
+			if n := commands.Nearest(ev, all); n != "" {
 				hint = fmt.Sprintf(" (did you mean %s?)", n)
 			}
 			return fmt.Errorf("%s:%d: hooks.%s: not a hook event%s; events: %s, and max_blocks", f, sectionKeyLine(doc, "hooks", ev), ev, hint, strings.Join(HookEvents, ", "))
@@ -918,11 +950,20 @@ func mergeHooks(merged *Hooks, c Hooks, f string, doc *yaml.Node, workspace bool
 				}
 			}
 			for _, h := range list {
-				if h.Type != "" && h.Type != "command" {
+				switch h.Type {
+				case "", "command":
+				case "prompt", "http", "agent", "mcp_tool":
+					merged.Warnings = append(merged.Warnings, fmt.Sprintf("%s:%d: hooks.%s[%d]: a %s hook has no effect: summit runs command hooks only", f, h.Line, ev, i, h.Type))
+					continue
+				default:
 					return fmt.Errorf("%s:%d: hooks.%s[%d]: type %q: summit runs command hooks only", f, h.Line, ev, i, h.Type)
 				}
 				if err := h.Check(); err != nil {
 					return fmt.Errorf("%s:%d: hooks.%s[%d]: %v", f, h.Line, ev, i, err)
+				}
+				if inert {
+					merged.Warnings = append(merged.Warnings, fmt.Sprintf("%s:%d: hooks.%s: Claude Code's %s has no counterpart in summit: this hook has no effect", f, h.Line, ev, ev))
+					continue
 				}
 				h.Type, h.Hooks = "", nil
 				if merged.Events == nil {

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func TestHooksConfigErrors(t *testing.T) {
 		{"hooks:\n  max_blocks: 99\n", "config.yaml:2: hooks.max_blocks 99: want 1 to 20"},
 		{"hooks:\n  SessionEnded: {command: x}\n", "line 2: cannot unmarshal !!map"},
 		{"hooks:\n  SubagentStop:\n    - command: x\n      hooks: [{command: y}]\n", "config.yaml:3: hooks.SubagentStop[0]: an entry has a command or a hooks: list"},
-		{"hooks:\n  SubagentStop:\n    - hooks: [{type: prompt, command: y}]\n", `config.yaml:3: hooks.SubagentStop[0]: type "prompt": summit runs command hooks only`},
+		{"hooks:\n  SubagentStop:\n    - hooks: [{type: script, command: y}]\n", `config.yaml:3: hooks.SubagentStop[0]: type "script": summit runs command hooks only`},
 		{"hooks:\n  SubagentStop:\n    - hooks: [{timeout: 3}]\n", "config.yaml:3: hooks.SubagentStop[0]: command is required"},
 	} {
 		ws := t.TempDir()
@@ -107,5 +108,31 @@ func TestHooksClaudeCodeShape(t *testing.T) {
 		if h.Matcher != w.m || h.Command != w.c || h.Timeout != w.to || h.Line != w.line || !h.Workspace || h.Hooks != nil || h.Type != "" {
 			t.Errorf("entry %d: %+v, want %+v", i, h, w)
 		}
+	}
+}
+
+// Claude Code's events load: those with a counterpart run, the others and prompt hooks are
+// left out with a warning at file:line; the JSON block pastes under hooks: as it is.
+func TestHooksClaudeCodeEvents(t *testing.T) {
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".summit"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte(`hooks: {
+  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "statusMessage": "checking"}]}],
+  "Stop": [{"hooks": [{"type": "command", "command": "y"}]}],
+  "PreCompact": [{"hooks": [{"type": "command", "command": "z"}]}],
+  "Notification": [{"hooks": [{"type": "prompt", "prompt": "summarise"}]}]
+}
+`), 0o644)
+	cfg, err := LoadConfig(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Hooks.Events["PreToolUse"]) != 1 || len(cfg.Hooks.Events["Stop"]) != 1 || len(cfg.Hooks.Events["PreCompact"]) != 0 || len(cfg.Hooks.Events["Notification"]) != 0 {
+		t.Errorf("events: %+v", cfg.Hooks.Events)
+	}
+	w := strings.Join(cfg.Hooks.Warnings, "\n")
+	if !strings.Contains(w, "config.yaml:4: hooks.PreCompact: Claude Code's PreCompact has no counterpart in summit: this hook has no effect") ||
+		!strings.Contains(w, "config.yaml:5: hooks.Notification[0]: a prompt hook has no effect") {
+		t.Errorf("warnings:\n%s", w)
 	}
 }

@@ -74,6 +74,14 @@ type Config struct {
 	// new user message and the run takes another turn (a SubagentStop hook that blocked the
 	// stop; the caller records it and bounds how often); "" lets the run end.
 	BeforeStop func(ctx context.Context, final string) (string, error)
+	// PreTool, when set, runs the user's PreToolUse hooks before each call (after its
+	// arguments decode, before the policy decides): decision "deny" refuses the call with
+	// reason as its error; "ask" makes a call the policy allows ask the user; "allow" and ""
+	// leave the policy's verdict as it is, so a hook never widens what the policy allows.
+	PreTool func(ctx context.Context, callID, tool string, args map[string]any) (decision, reason string, err error)
+	// PostTool, when set, runs the user's PostToolUse hooks after a call ran, with its result;
+	// a non-empty note is added to the result the model reads.
+	PostTool func(ctx context.Context, callID, tool string, args map[string]any, output string, isErr bool) (note string, err error)
 }
 
 // MCPTools are the tools of MCP servers a subagent may call, by qualified name
@@ -480,6 +488,16 @@ func (l *loop) toolCall(call provider.ToolCall) error {
 	if argErr != nil {
 		return result(argErr.Error(), true)
 	}
+	hookDecision, hookReason := "", ""
+	if l.c.PreTool != nil {
+		var err error
+		if hookDecision, hookReason, err = l.c.PreTool(l.ctx, call.ID, name, args); err != nil {
+			return err
+		}
+		if hookDecision == "deny" {
+			return deny(hookReason)
+		}
+	}
 	dec := l.c.Policy.Decide(name)
 	var fetchHosts []string // plan mode: the hosts this web_fetch may reach
 	if dec.Verdict == agents.Allow && name == agents.ToolWebFetch && l.c.Policy.Mode == agents.ModePlan {
@@ -494,6 +512,10 @@ func (l *loop) toolCall(call provider.ToolCall) error {
 	mcpTool := l.c.MCP != nil && l.c.MCP.Has(name) // MCP hook: the server's allow list
 	if mcpTool && dec.Verdict == agents.Ask && l.c.MCP.Allowed(name, l.c.Policy.Mode) {
 		dec = agents.Decision{Verdict: agents.Allow, Reason: name + " runs without asking (an MCP allow list)"}
+	}
+	if hookDecision == "ask" && dec.Verdict == agents.Allow {
+		// A hook may narrow (ask about a call the policy allows), never widen.
+		dec = agents.Decision{Verdict: agents.Ask, Reason: "a PreToolUse hook asks: " + hookReason}
 	}
 	switch dec.Verdict {
 	case agents.Deny:
@@ -538,6 +560,15 @@ func (l *loop) toolCall(call provider.ToolCall) error {
 		if !l.written[p] {
 			l.written[p] = true
 			l.res.Artifacts = append(l.res.Artifacts, p)
+		}
+	}
+	if l.c.PostTool != nil {
+		note, err := l.c.PostTool(l.ctx, call.ID, name, args, r.Output, r.IsError)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			r.Output += "\n\n" + note
 		}
 	}
 	return result(r.Output, r.IsError)

@@ -174,6 +174,9 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if n := gate.notice(); n != "" && !f.interactive && !f.served { // serve said it once at its start
 		fmt.Fprintf(stderr, "summit: %s\n", session.Sanitize(n))
 	}
+	if !f.interactive && !f.served {
+		hookWarnings(stderr, gate.cfg.Hooks) // hooks.go: entries that load with no effect
+	}
 	agentOpts := gate.agents
 	// The files that steer the session are read once, now; what changed since the last
 	// session is named (a file written during that one takes effect only here).

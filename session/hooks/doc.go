@@ -17,15 +17,48 @@
 //	    - command: notify-send "summit: session ended"
 //	  max_blocks: 3                     # SubagentStop blocks per subagent; default 3, at most 20
 //
-// Events: SubagentStart (the subagent starts to run: SubagentActive), SubagentStop,
-// PermissionRequested, ConflictDetected, ConvergenceComplete, SessionEnded. A misspelt event,
-// an entry without command, a bad matcher or timeout is refused with file:line (and the
-// nearest event name).
+// Events: summit's six, SubagentStart (the subagent starts to run: SubagentActive),
+// SubagentStop, PermissionRequested, ConflictDetected, ConvergenceComplete, SessionEnded;
+// and Claude Code's, where summit has a counterpart:
 //
-// matcher is a regular expression (RE2) that must match the whole agent type or the whole
-// agent name: "code-reviewer" matches that agent only, "explore|plan" either, ".*review.*"
-// any name holding review; "" or "*" matches every agent. Events about no agent
-// (ConflictDetected, ConvergenceComplete, SessionEnded) run only the hooks without a matcher.
+//	PreToolUse          before each tool call of a subagent summit runs (after its arguments
+//	                    decode, before the policy's verdict is acted on), and before an ACP
+//	                    agent's permission request is decided; may deny, ask or allow (below)
+//	PostToolUse         after each call that ran (is_error says whether it failed); may add
+//	                    a note for the model
+//	PostToolUseFailure  after a call that ran and failed (besides PostToolUse)
+//	UserPromptSubmit    a message the user sends to a subagent (plain text to the subagent
+//	                    holding control); may withhold it or add context to it
+//	Stop                a subagent the user delegated to (no parent subagent) ends its turn:
+//	                    summit's user talks to those subagents as Claude Code's talks to its
+//	                    main agent; blocks as SubagentStop does (both run for such a
+//	                    subagent, SubagentStop's first; they share max_blocks)
+//	Notification        something waits for the user: a permission request nobody has
+//	                    decided (notification_type permission_prompt), a subagent waiting
+//	                    for a message (idle_prompt), a conflict to review (review)
+//	SessionEnd          Claude Code's name for SessionEnded (its hooks run after those)
+//
+// Claude Code's other events (PermissionRequest, PreCompact, PostCompact, SessionStart,
+// StopFailure...: provider.InertHookEvents lists them) have no counterpart in summit:
+// their entries are checked, then left out with a warning naming them as having no effect
+// (summit run says it on stderr, summit hooks check too). So are hooks of type prompt, http,
+// agent or mcp_tool: summit runs command hooks. A misspelt event, an entry without command,
+// a bad matcher or timeout is refused with file:line (and the nearest event name).
+//
+// A Claude Code settings.json hooks block pastes as it is: YAML is a superset of JSON, so
+// hooks: followed by the JSON object loads (line numbers and all), statusMessage, once and
+// async are read (and change nothing), and summit hooks check FILE takes a config.yaml or a
+// whole settings.json.
+//
+// matcher is a regular expression (RE2) that must match a whole name: "code-reviewer"
+// matches that agent only, "explore|plan" either, ".*review.*" any name holding review; ""
+// or "*" matches everything. For the tool events it matches the tool: summit's name
+// (run_shell_command, replace, write_file, read_file, glob, search_file_content, web_fetch,
+// web_search) or Claude Code's for it (Bash; Edit, MultiEdit, NotebookEdit; Write; Read;
+// Glob, LS; Grep; WebFetch; WebSearch; Task, Agent), an MCP tool by mcp__server__tool as in
+// Claude Code. For Notification it matches notification_type. Otherwise it matches the
+// agent type or name, and events about no agent (ConflictDetected, ConvergenceComplete,
+// SessionEnded, SessionEnd) run only the hooks without a matcher.
 //
 // # Running
 //
@@ -45,7 +78,13 @@
 //
 // # Stdin
 //
-// One JSON object, then a newline:
+// One JSON object, then a newline, with Claude Code's field names where it has the field:
+// session_id, transcript_path (summit's recording, when it records), cwd (always the main
+// workspace), hook_event_name, permission_mode, tool_name, tool_input, tool_use_id,
+// tool_response, prompt, message, notification_type, stop_hook_active, reason. tool_name is
+// summit's name and tool_alias Claude Code's (Bash); tool_input is the call's arguments as
+// recorded plus Claude Code's absolute file_path when the call names a path. A SubagentStop
+// hook gets:
 //
 //	{"hook_event_name": "SubagentStop", "session_id": "s-…", "workspace": "/abs/ws",
 //	 "cwd": "/abs/where/it/runs", "subagent_id": "sa-2", "agent_type": "code-reviewer",
@@ -54,17 +93,55 @@
 //	 "outcome": "success", "last_message": "…", "capsule_summary": "…",
 //	 "stop_hook_active": false, "block_count": 0, "max_blocks": 3}
 //
+// Per event (besides session_id, workspace, cwd, hook_event_name and, for a subagent's,
+// subagent_id, agent_type, agent_name, worktree):
+//
+//	PreToolUse          {"hook_event_name":"PreToolUse","permission_mode":"acceptEdits",
+//	                     "tool_name":"run_shell_command","tool_alias":"Bash",
+//	                     "tool_input":{"command":"rm -rf build"},"tool_use_id":"call-1"}
+//	PostToolUse         the same, plus "tool_response":{"output":"kept\n","is_error":false}
+//	PostToolUseFailure  the same, plus "error": the failed call's output
+//	UserPromptSubmit    {"hook_event_name":"UserPromptSubmit","prompt":"also fix the docs"}
+//	Stop, SubagentStop  {"hook_event_name":"Stop","stop_hook_active":false,"last_message":"…",
+//	                     "outcome":"success","block_count":0,"max_blocks":3,"event":{…}}
+//	Notification        {"hook_event_name":"Notification","notification_type":"permission_prompt",
+//	                     "message":"sa-1 needs your permission to use run_shell_command (pr-1)","event":{…}}
+//	SessionEnd          {"hook_event_name":"SessionEnd","reason":"script_end","event":{…}}
+//
 // event is the triggering event exactly as the recording holds it (session/record's wire
 // format). The subagent fields are present for events about a subagent (worktree when it is
 // isolated); outcome, last_message, capsule_summary, stop_hook_active, block_count and
 // max_blocks only for SubagentStop. A SubagentStop hook that runs before the stop (below) gets
 // the stop summit is about to record, with seq 0.
 //
-// # Exit codes (Claude Code's)
+// # Exit codes and output (Claude Code's)
 //
-//	0        ok; stdout may hold {"decision":"block","reason":"…"} for a SubagentStop hook
-//	2        block, for a SubagentStop hook: the reason is stderr (else stdout's reason)
+//	0        ok; stdout may hold a JSON decision (below); other stdout is ignored, except
+//	         a UserPromptSubmit hook's, which is context added to the message
+//	2        block: the reason is stderr (stdout is not read), for SubagentStop, Stop,
+//	         PreToolUse (deny), PostToolUse (the reason goes to the model: the call ran) and
+//	         UserPromptSubmit (the message is withheld; the reason is a note to the user)
 //	other    the hook failed: recorded, and nothing else changes
+//
+// JSON on stdout: {"decision":"block","reason":"…"} blocks as exit code 2 does;
+// {"hookSpecificOutput":{"permissionDecision":"allow"|"deny"|"ask",
+// "permissionDecisionReason":"…"}} and the older {"decision":"approve"|"block"} are a
+// PreToolUse hook's decision; {"hookSpecificOutput":{"additionalContext":"…"}} is a note for
+// the model from PostToolUse or UserPromptSubmit; "continue": false is read as a block.
+//
+// # PreToolUse never widens
+//
+// A PreToolUse decision is combined with the subagent's policy and permission mode, and can
+// only narrow them: deny refuses the call (the reason is the tool's error the model reads,
+// recorded as HookRan with outcome blocked, decision deny and the tool, then a
+// PermissionRequested and its PermissionDenied by the hook, then the policy_denied
+// transcript event); ask makes a call the policy allows go to the user's inbox (or
+// --approve) as any ask; allow changes nothing: a call the policy denies stays denied, and
+// one it asks about still asks. Unlike Claude Code, whose allow skips the permission prompt,
+// summit's trust boundary says nothing from configuration widens what the user granted. The
+// hooks of a call run one after another; the first deny ends the run. For an ACP agent the
+// agent's own permission request is the call: a deny refuses it, allow and ask leave it to
+// the user (or --approve).
 //
 // # Blocking a stop
 //
@@ -80,12 +157,17 @@
 //
 // # Trust
 //
-// The user's hooks always run. A workspace's hooks (.summit/config.yaml) are part of the
+// Trust is the workspace's, one answer for every session of it, as session/trust says:
+// trusted once (the workbench's inbox item, or summit trust), a workspace's hooks run in
+// the next workbench session and in summit run alike, until a file the trust covers
+// changes; untrusted, they run in neither, and --trust-workspace (--trust-hooks) trusts it
+// for one headless run without recording anything. The user's hooks always run. A workspace's hooks (.summit/config.yaml) are part of the
 // workspace's trust (session/trust): until the user trusts the workspace (the workbench's
 // inbox item, summit trust, or --trust-workspace for one headless run) they are not even in
 // the config a session gets, and SessionStarted.untrusted_ignored names them. The trust covers
 // the content of every workspace file a hook's command names (./scripts/check.sh), so a
-// changed script is asked about again. The hooks-only store of earlier versions
+// changed script is asked about again, also one named as "$CLAUDE_PROJECT_DIR"/path, as
+// Claude Code's settings name them (CLAUDE_PROJECT_DIR is set to the workspace for hooks). The hooks-only store of earlier versions
 // (hooks-trust.json) is no longer read; session/trust's doc says why.
 //
 // # Replay

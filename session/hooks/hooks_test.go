@@ -174,3 +174,60 @@ func TestMatching(t *testing.T) {
 		t.Errorf("trusted: %s", got)
 	}
 }
+
+// Claude Code's decisions, by kind: a PreToolUse hook denies (exit 2 with stderr, JSON
+// permissionDecision, the older decision block), allows or asks; a PostToolUse hook adds
+// context; a UserPromptSubmit hook's plain stdout is context; a hook that hangs is killed at
+// its timeout.
+func TestRunAsDecisions(t *testing.T) {
+	r := runner(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, cmd          string
+		k                  Kind
+		outcome, decision  string
+		reason, contextHas string
+	}{
+		{"deny rm -rf", `if grep -q 'rm -rf'; then echo 'no rm -rf' >&2; exit 2; fi`, PreTool, session.HookBlocked, "deny", "no rm -rf", ""},
+		{"json deny", `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"protected path"}}'`, PreTool, session.HookBlocked, "deny", "protected path", ""},
+		{"json allow", `echo '{"hookSpecificOutput":{"permissionDecision":"allow","permissionDecisionReason":"fine"}}'`, PreTool, session.HookOK, "allow", "fine", ""},
+		{"json ask", `echo '{"hookSpecificOutput":{"permissionDecision":"ask"}}'`, PreTool, session.HookOK, "ask", "", ""},
+		{"old approve", `echo '{"decision":"approve"}'`, PreTool, session.HookOK, "allow", "", ""},
+		{"old block", `echo '{"decision":"block","reason":"nope"}'`, PreTool, session.HookBlocked, "deny", "nope", ""},
+		{"no decision", `cat >/dev/null`, PreTool, session.HookOK, "", "", ""},
+		{"post context", `echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"gofmt ran"}}'`, PostTool, session.HookOK, "", "", "gofmt ran"},
+		{"post block", `echo 'lint failed' >&2; exit 2`, PostTool, session.HookBlocked, "", "lint failed", ""},
+		{"prompt stdout", `echo 'ticket ABC-1'`, Prompt, session.HookOK, "", "", "ticket ABC-1"},
+		{"prompt block", `echo '{"decision":"block","reason":"no secrets"}'`, Prompt, session.HookBlocked, "", "no secrets", ""},
+	} {
+		res := r.RunAs(context.Background(), provider.Hook{Command: c.cmd}, c.k, dir, []byte(`{"tool_input":{"command":"rm -rf build"}}`+"\n"))
+		if res.Outcome != c.outcome || res.Decision != c.decision || !strings.Contains(res.Reason, c.reason) || !strings.Contains(res.Context, c.contextHas) {
+			t.Errorf("%s: %+v", c.name, res)
+		}
+	}
+	res := r.RunAs(context.Background(), provider.Hook{Command: "sleep 600", Timeout: 1}, PreTool, dir, nil)
+	if res.Outcome != session.HookTimeout || res.Decision != "" || !strings.Contains(res.Reason, "killed") || res.Duration > 5*time.Second {
+		t.Errorf("hang: %+v", res)
+	}
+}
+
+// A tool event's matcher matches summit's name or Claude Code's, whole, with alternatives.
+func TestMatchingTool(t *testing.T) {
+	h := provider.Hooks{Events: map[string][]provider.Hook{"PreToolUse": {
+		{Command: "bash", Matcher: "Bash"}, {Command: "edits", Matcher: "Edit|Write"}, {Command: "all", Matcher: "*"},
+		{Command: "native", Matcher: "run_shell_command"}, {Command: "mcp", Matcher: "mcp__fs__.*"}, {Command: "part", Matcher: "Bas"}}}}
+	r := New(Options{Hooks: h, Environ: []string{}})
+	names := func(l []provider.Hook) string {
+		var out []string
+		for _, x := range l {
+			out = append(out, x.Command)
+		}
+		return strings.Join(out, ",")
+	}
+	for tool, want := range map[string]string{"run_shell_command": "bash,all,native", "replace": "edits,all", "write_file": "edits,all",
+		"read_file": "all", "mcp__fs__read": "all,mcp"} {
+		if got := names(r.MatchingTool("PreToolUse", tool)); got != want {
+			t.Errorf("%s: %s, want %s", tool, got, want)
+		}
+	}
+}

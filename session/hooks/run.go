@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -119,13 +120,52 @@ func (r *Runner) Matching(event, agentType, agentName string) []provider.Hook {
 	return out
 }
 
+// MatchingTool are the hooks of a tool event (PreToolUse, PostToolUse, PostToolUseFailure)
+// whose matcher matches the call's tool, with Claude Code's semantics: the whole name, "|"
+// alternatives, a regular expression, "" or "*" for every tool. A tool answers to summit's
+// canonical name and to Claude Code's names for it (Bash is run_shell_command, Edit and
+// MultiEdit are replace, Write, Read, Glob, Grep, WebFetch...); an MCP tool to its
+// mcp__server__tool name, as in Claude Code.
+func (r *Runner) MatchingTool(event, tool string) []provider.Hook {
+	if r == nil {
+		return nil
+	}
+	names := append([]string{tool}, claudeNames[tool]...)
+	var out []provider.Hook
+	for _, e := range r.events[event] {
+		if e.re == nil || slices.ContainsFunc(names, e.re.MatchString) {
+			out = append(out, e.Hook)
+		}
+	}
+	return out
+}
+
+// MatchingValue are the hooks of event whose matcher matches v (Notification: its
+// notification_type), or that have none.
+func (r *Runner) MatchingValue(event, v string) []provider.Hook {
+	if r == nil {
+		return nil
+	}
+	var out []provider.Hook
+	for _, e := range r.events[event] {
+		if e.re == nil || e.re.MatchString(v) {
+			out = append(out, e.Hook)
+		}
+	}
+	return out
+}
+
 // Result is how one run of a hook ended.
 type Result struct {
 	ExitCode int    // -1 when it did not exit by itself
 	Outcome  string // session.HookOK, HookBlocked, HookFailed, HookTimeout, HookError
 	Duration time.Duration
-	Reason   string // a block's reason, or why it failed
+	Reason   string // a block's or a decision's reason, or why it failed
 	Stderr   string // the end of its stderr, redacted
+	// Decision is a PreToolUse hook's allow, deny or ask ("" = none).
+	Decision string
+	// Context is a note for the model: PostToolUse's or UserPromptSubmit's additionalContext.
+	Context string
 }
 
 // Event is the HookRan that records r for hook h of hookEvent, triggered by the event of seq
@@ -135,9 +175,35 @@ func (r Result) Event(h provider.Hook, hookEvent string, trigger uint64) session
 	if h.Workspace {
 		src = "workspace"
 	}
-	return session.HookRan{HookEvent: hookEvent, Command: h.Command, Source: src, TriggerSeq: trigger,
-		ExitCode: r.ExitCode, Outcome: r.Outcome, DurationMS: r.Duration.Milliseconds(), Reason: r.Reason, Stderr: r.Stderr}
+	ev := session.HookRan{HookEvent: hookEvent, Command: h.Command, Source: src, TriggerSeq: trigger,
+		ExitCode: r.ExitCode, Outcome: r.Outcome, DurationMS: r.Duration.Milliseconds(), Reason: r.Reason, Stderr: r.Stderr, Decision: r.Decision}
+	if r.Context != "" && r.Outcome == session.HookOK {
+		ev.Decision, ev.Reason = "context", r.Context
+	}
+	return ev
 }
+
+// Kind is what a hook's exit code 2 and its stdout decision may do: it follows the event.
+type Kind int
+
+const (
+	// Observe: the hook cannot change anything; exit code 2 and a block are failures.
+	Observe Kind = iota
+	// BlockStop: a SubagentStop or Stop hook run before the stop; a block sends the subagent
+	// back to work with the reason.
+	BlockStop
+	// PreTool: a PreToolUse hook; exit code 2 or deny (permissionDecision, or the older
+	// decision: block) refuses the call with the reason; allow (or approve) and ask are
+	// Result.Decision for the caller to combine with the policy (never widening it).
+	PreTool
+	// PostTool: a PostToolUse hook; exit code 2 or decision: block feeds the reason to the
+	// model (the call already ran), additionalContext adds a note for the model.
+	PostTool
+	// Prompt: a UserPromptSubmit hook; exit code 2 or decision: block withholds the message
+	// (the reason goes to the user, not the model); additionalContext, or plain stdout with
+	// exit code 0, is added to the message.
+	Prompt
+)
 
 // Run runs one hook: bash -c command in dir, payload on stdin, the scrubbed environment, in a
 // process group of its own. It returns when the command has exited or was killed at its
@@ -147,15 +213,24 @@ func (r Result) Event(h provider.Hook, hookEvent string, trigger uint64) session
 // SubagentStop hook run with blockable can block: otherwise exit code 2 and
 // {"decision":"block"} are failures (recorded, with no effect).
 func (r *Runner) Run(ctx context.Context, h provider.Hook, dir string, payload []byte, blockable bool) Result {
+	if blockable {
+		return r.RunAs(ctx, h, BlockStop, dir, payload)
+	}
+	return r.RunAs(ctx, h, Observe, dir, payload)
+}
+
+// RunAs is Run for a hook of kind k (what its decision may do).
+func (r *Runner) RunAs(ctx context.Context, h provider.Hook, k Kind, dir string, payload []byte) Result {
 	start := time.Now()
-	res := r.run(ctx, h, dir, r.red.Redact(payload), blockable)
+	res := r.run(ctx, h, dir, r.red.Redact(payload), k)
 	res.Duration = time.Since(start)
 	res.Reason = clipText(r.red.RedactText(res.Reason), maxReason, false)
+	res.Context = clipText(r.red.RedactText(res.Context), maxReason, false)
 	res.Stderr = clipText(r.red.RedactText(res.Stderr), maxStderr, true)
 	return res
 }
 
-func (r *Runner) run(ctx context.Context, h provider.Hook, dir string, payload []byte, blockable bool) Result {
+func (r *Runner) run(ctx context.Context, h provider.Hook, dir string, payload []byte, k Kind) Result {
 	fail := func(err error) Result { return Result{ExitCode: -1, Outcome: session.HookError, Reason: err.Error()} }
 	// Our own pipes, not exec's copying goroutines: Wait then returns when bash exits even if
 	// a background child still holds a pipe, and the ends can be closed to stop the copies.
@@ -181,7 +256,9 @@ func (r *Runner) run(ctx context.Context, h provider.Hook, dir string, payload [
 	defer errR.Close()
 	// A session of its own (no controlling terminal), no terminal device and no TIOCSTI
 	// (tools.GuardedCommand): a hook is the user's own command, so nothing else is fenced.
-	cmd, err := tools.GuardedCommand(r.env, "bash", "-c", h.Command)
+	// CLAUDE_PROJECT_DIR is the workspace, as Claude Code sets it for its hooks (its settings
+	// name scripts "$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh); session/trust covers those.
+	cmd, err := tools.GuardedCommand(append(slices.Clip(r.env), "CLAUDE_PROJECT_DIR="+dir), "bash", "-c", h.Command)
 	if err == nil {
 		cmd.Dir = dir
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
@@ -264,36 +341,92 @@ func (r *Runner) run(ctx context.Context, h provider.Hook, dir string, payload [
 	default:
 		res.ExitCode = 0
 	}
-	decision := parseDecision(stdout.Bytes())
-	switch {
-	case res.ExitCode == 0 && decision.Decision != "block":
-		res.Outcome = session.HookOK
-	case res.ExitCode == 0 || res.ExitCode == 2:
-		reason := strings.TrimSpace(res.Stderr)
-		if decision.Decision == "block" || reason == "" {
-			reason = strings.TrimSpace(decision.Reason)
-		}
-		if reason == "" {
-			reason = "a SubagentStop hook blocked the stop without giving a reason"
-		}
-		if !blockable {
-			res.Outcome, res.Reason = session.HookFailed, "asked to block (exit code 2 or decision block), which only a SubagentStop hook of a subagent summit runs can: "+reason
-			return res
-		}
-		res.Outcome, res.Reason = session.HookBlocked, reason
-	default:
+	if res.ExitCode != 0 && res.ExitCode != 2 {
 		res.Outcome, res.Reason = session.HookFailed, fmt.Sprintf("exit code %d", res.ExitCode)
 		if l := lastLine(res.Stderr); l != "" {
 			res.Reason += ": " + l
 		}
+		return res
+	}
+	out := stdout.Bytes()
+	d := parseDecision(out)
+	if res.ExitCode == 0 && d.Continue != nil && !*d.Continue {
+		// Claude Code's "continue": false stops its whole agent; summit has none, and a
+		// hook does not end a subagent: it is read as a block of what the hook decides on.
+		d.Decision = "block"
+		if d.Reason == "" {
+			d.Reason = d.StopReason
+		}
+	}
+	blocked := res.ExitCode == 2 || d.Decision == "block" ||
+		k == PreTool && (d.Specific.PermissionDecision == "deny" || d.Decision == "deny")
+	reason := strings.TrimSpace(d.Reason)
+	if d.Specific.PermissionDecisionReason != "" {
+		reason = strings.TrimSpace(d.Specific.PermissionDecisionReason)
+	}
+	if res.ExitCode == 2 {
+		// Claude Code's rule: with exit code 2 stdout is not read, stderr is the reason.
+		reason = strings.TrimSpace(res.Stderr)
+	}
+	switch k {
+	case PreTool:
+		switch {
+		case blocked:
+			res.Decision = "deny"
+		case d.Specific.PermissionDecision == "allow" || d.Decision == "approve" || d.Decision == "allow":
+			res.Decision = "allow"
+		case d.Specific.PermissionDecision == "ask" || d.Decision == "ask":
+			res.Decision = "ask"
+		}
+		if res.Decision != "" {
+			res.Reason = reason
+		}
+		if res.Decision == "deny" && res.Reason == "" {
+			res.Reason = "a PreToolUse hook denied the call without giving a reason"
+		}
+	case PostTool, Prompt:
+		res.Context = strings.TrimSpace(d.Specific.AdditionalContext)
+		if k == Prompt && res.ExitCode == 0 && res.Context == "" && len(bytes.TrimSpace(out)) > 0 && !d.json {
+			res.Context = strings.TrimSpace(string(out)) // Claude Code: plain stdout is context
+		}
+		if blocked {
+			res.Reason = reason
+			if res.Reason == "" {
+				res.Reason = "a hook blocked without giving a reason"
+			}
+		}
+	default:
+		if blocked {
+			res.Reason = reason
+			if res.Reason == "" {
+				res.Reason = "a SubagentStop hook blocked the stop without giving a reason"
+			}
+		}
+	}
+	switch {
+	case !blocked:
+		res.Outcome = session.HookOK
+	case k == Observe:
+		res.Outcome, res.Reason = session.HookFailed, "asked to block (exit code 2 or decision block), which only a SubagentStop hook (or Stop, PreToolUse, PostToolUse, UserPromptSubmit) of a subagent summit runs can: "+res.Reason
+	default:
+		res.Outcome = session.HookBlocked
 	}
 	return res
 }
 
-// decision is what a hook may print on stdout (Claude Code's shape).
+// decision is what a hook may print on stdout (Claude Code's shapes: the top-level decision
+// and reason, and hookSpecificOutput).
 type decision struct {
-	Decision string `json:"decision"`
-	Reason   string `json:"reason"`
+	Decision   string `json:"decision"`
+	Reason     string `json:"reason"`
+	Continue   *bool  `json:"continue"`
+	StopReason string `json:"stopReason"`
+	Specific   struct {
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+		AdditionalContext        string `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
+	json bool // stdout was a JSON object
 }
 
 // parseDecision reads stdout as a decision object; anything else is no decision.
@@ -303,6 +436,7 @@ func parseDecision(b []byte) decision {
 	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &d) != nil {
 		return decision{}
 	}
+	d.json = true
 	return d
 }
 

@@ -398,6 +398,13 @@ func (x *Orchestrator) acpNextInput(ctx context.Context, s *sub, text string) (s
 // acpApprove asks about what an external agent wants through the orchestrator's approve path;
 // Always reports a grant for the whole subagent (summit's "allow for sa-N").
 func (x *Orchestrator) acpApprove(s *sub, tool string, args map[string]any, reason string) (acp.Grant, error) {
+	// PreToolUse hooks (hooks.go) see the request first: a deny refuses it with the hook's
+	// reason; allow and ask leave it to the decision below (a hook never widens it).
+	if canon, _ := agents.CanonicalTool(tool); x.o.Hooks.Any("PreToolUse") {
+		if d, why, err := x.preToolUse(s.ctx, s, "", canon, args); err != nil || d == "deny" {
+			return acp.Grant{Reason: why}, err
+		}
+	}
 	if x.clock.Simulated() && x.o.Approve == "" {
 		// Nobody can answer: the agent runs while the simulated clock stands still.
 		return acp.Grant{Reason: x.refuseUnanswerable(s, tool, args, reason)}, nil

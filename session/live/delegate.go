@@ -333,10 +333,12 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 	}
 	defer release()
 	var beforeStop func(context.Context, string) (string, error)
-	if x.o.Hooks.Any("SubagentStop") { // hooks.go: its SubagentStop hooks may block the stop
+	if x.o.Hooks.Any("SubagentStop") || x.o.Hooks.Any("Stop") { // hooks.go: they may block the stop
 		beforeStop = func(ctx context.Context, final string) (string, error) { return x.stopHooks(ctx, s, final) }
 	}
+	preTool, postTool := x.toolHooks(s) // hooks.go: PreToolUse and PostToolUse
 	return runtime.Run(ctx, runtime.Config{
+		PreTool: preTool, PostTool: postTool,
 		Agent: def, AgentType: s.cmd.AgentType, Policy: s.policy, Provider: prov, Model: model, MCP: mcpTools,
 		Sandbox: x.sandboxOf(s), System: x.prompt(s), Task: s.cmd.Task, MaxTurns: s.def.MaxTurns,
 		Deadline: deadline, Clock: x.clock,

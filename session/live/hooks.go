@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/hooks"
@@ -33,8 +34,9 @@ import (
 // afterEvent starts the hooks of a recorded event. Called by emitOne with emitMu held.
 func (x *Orchestrator) afterEvent(ev session.Event) {
 	r := x.o.Hooks
+	x.notify(ev)
 	name := hooks.EventName(ev.Type)
-	if !r.Any(name) || name == "SessionEnded" {
+	if name == "" || name == "SessionEnded" {
 		return
 	}
 	in, dir, s := x.hookInput(name, ev.SubagentID)
@@ -43,30 +45,34 @@ func (x *Orchestrator) afterEvent(ev session.Event) {
 		ran := s.stopHooksRan
 		s.mu.Unlock()
 		if ran {
-			return // its SubagentStop hooks ran before the stop and let it stop
+			return // its SubagentStop (and Stop) hooks ran before the stop and let it stop
 		}
 	}
-	list := r.Matching(name, in.AgentType, in.AgentName)
-	if len(list) == 0 {
-		return
-	}
-	payload, err := in.Marshal(ev)
-	if err != nil {
-		return
-	}
-	done := x.clock.NewEvent()
-	x.hookMu.Lock()
-	x.hookRuns = append(x.hookRuns, done)
-	x.hookMu.Unlock()
-	x.clock.Go(func() {
-		defer done.Fire()
-		for _, h := range list {
-			res := r.Run(x.hookCtx, h, dir, payload, false)
-			if _, err := x.emit(ev.SubagentID, res.Event(h, name, ev.Seq)); err != nil {
-				return
-			}
+	if ev.Type == session.TypeSubagentStop && x.topLevel(ev.SubagentID) {
+		// Stop is Claude Code's main agent ending its turn: summit's user talks to the
+		// subagents they delegate to, so those stops run it. Here after the fact (an ACP
+		// agent's child, a remote run): it cannot block.
+		if list := r.Matching("Stop", in.AgentType, in.AgentName); len(list) > 0 {
+			sin := in
+			sin.HookEvent = "Stop"
+			x.runObserved(list, "Stop", ev, sin, dir)
 		}
-	})
+	}
+	if !r.Any(name) {
+		return
+	}
+	if list := r.Matching(name, in.AgentType, in.AgentName); len(list) > 0 {
+		x.runObserved(list, name, ev, in, dir)
+	}
+}
+
+// topLevel reports whether subagent id is one the user delegated to (no parent subagent):
+// the counterpart of Claude Code's main agent for the Stop event.
+func (x *Orchestrator) topLevel(id string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	sa := x.state.Subagent(id)
+	return sa != nil && sa.Parent == ""
 }
 
 // hookInput is the stdin payload's context for an event about subagent id ("" = none), the
@@ -97,9 +103,20 @@ func (x *Orchestrator) hookInput(name, id string) (hooks.Input, string, *sub) {
 // stop, "" to let it stop.
 func (x *Orchestrator) stopHooks(ctx context.Context, s *sub, final string) (string, error) {
 	r := x.o.Hooks
-	const name = "SubagentStop"
-	in, dir, _ := x.hookInput(name, s.id)
-	list := r.Matching(name, in.AgentType, in.AgentName)
+	in, dir, _ := x.hookInput("SubagentStop", s.id)
+	type named struct {
+		h    provider.Hook
+		name string
+	}
+	var list []named
+	for _, h := range r.Matching("SubagentStop", in.AgentType, in.AgentName) {
+		list = append(list, named{h, "SubagentStop"})
+	}
+	if x.topLevel(s.id) { // Stop: a subagent the user delegated to ends its turn (afterEvent)
+		for _, h := range r.Matching("Stop", in.AgentType, in.AgentName) {
+			list = append(list, named{h, "Stop"})
+		}
+	}
 	if len(list) == 0 {
 		return "", nil
 	}
@@ -117,12 +134,14 @@ func (x *Orchestrator) stopHooks(ctx context.Context, s *sub, final string) (str
 	// The stop summit is about to record, as the hook would see it once recorded (seq 0).
 	ev := session.New(s.id, session.SubagentStop{Outcome: outcome, Capsule: &capsule, ArtifactPaths: []string{}})
 	ev.SessionID, ev.TS = x.o.SessionID, x.clock.Now().UTC()
-	payload, err := in.Marshal(ev)
-	if err != nil {
-		return "", err
-	}
 	var reasons []string
-	for _, h := range list {
+	for _, n := range list {
+		h, name := n.h, n.name
+		in.HookEvent = name
+		payload, err := in.Marshal(ev)
+		if err != nil {
+			return "", err
+		}
 		res := r.Run(ctx, h, dir, payload, true)
 		if res.Outcome == session.HookBlocked && blocks >= r.MaxBlocks() {
 			res.Outcome = session.HookFailed
@@ -177,31 +196,271 @@ func (x *Orchestrator) waitHooks(kill bool) {
 // trigger_seq is 0: the end that follows. On a signal or an error they run killed at once.
 func (x *Orchestrator) sessionEndedHooks(end session.SessionEnded, kill bool) {
 	r := x.o.Hooks
-	if !r.Any("SessionEnded") {
+	// SessionEnd is Claude Code's name for the same moment; its hooks run after summit's.
+	ended, end2 := r.Matching("SessionEnded", "", ""), r.Matching("SessionEnd", "", "")
+	n := len(ended) + len(end2)
+	if n == 0 {
 		return
 	}
-	list := r.Matching("SessionEnded", "", "")
-	if len(list) == 0 {
-		return
-	}
-	in, dir, _ := x.hookInput("SessionEnded", "")
 	x.mu.Lock()
 	ev := session.New("", end)
-	ev.Seq, ev.SessionID = x.state.LastSeq+uint64(len(list))+1, x.o.SessionID
+	ev.Seq, ev.SessionID = x.state.LastSeq+uint64(n)+1, x.o.SessionID
 	x.mu.Unlock()
 	ev.TS = x.clock.Now().UTC().Truncate(time.Microsecond)
-	payload, err := in.Marshal(ev)
-	if err != nil {
-		return
-	}
 	ctx := context.Background()
 	if kill {
 		ctx = x.hookCtx
 	}
-	for _, h := range list {
-		res := r.Run(ctx, h, dir, payload, false)
-		if _, err := x.emit("", res.Event(h, "SessionEnded", 0)); err != nil {
+	for _, group := range []struct {
+		name string
+		list []provider.Hook
+	}{{"SessionEnded", ended}, {"SessionEnd", end2}} {
+		in, dir, _ := x.hookInput(group.name, "")
+		in.Reason = end.Reason
+		payload, err := in.Marshal(ev)
+		if err != nil {
 			return
 		}
+		for _, h := range group.list {
+			res := r.Run(ctx, h, dir, payload, false)
+			if _, err := x.emit("", res.Event(h, group.name, 0)); err != nil {
+				return
+			}
+		}
 	}
+}
+
+// Tool hooks (PreToolUse, PostToolUse, PostToolUseFailure) run on the subagent's own
+// goroutine, in the call's path: a PreToolUse decision must be known before the policy's
+// verdict is acted on, and a PostToolUse note must reach the model with the result. Each
+// HookRan (with its tool) is recorded as the hook ends.
+
+// toolHookInput is a tool event's stdin payload for subagent s's call.
+func (x *Orchestrator) toolHookInput(name string, s *sub, callID, tool string, args map[string]any) (hooks.Input, string) {
+	in, dir, _ := x.hookInput(name, s.id)
+	in.ToolName, in.ToolAlias, in.ToolUseID = tool, hooks.ClaudeName(tool), callID
+	in.ToolInput = hooks.ToolInput(args, x.sandboxOf(s).Root())
+	in.PermissionMode = string(s.policy.Mode)
+	if in.PermissionMode == "" {
+		in.PermissionMode = "default"
+	}
+	return in, dir
+}
+
+// preToolUse runs the PreToolUse hooks that match tool before subagent s's call, one after
+// another, each recorded; the first deny ends the run. It returns "deny" with the hook's
+// reason (recorded as a permission request the hook denied), "ask", "allow" or "" (no hook
+// decided). The caller combines it with the policy: never wider.
+func (x *Orchestrator) preToolUse(ctx context.Context, s *sub, callID, tool string, args map[string]any) (string, string, error) {
+	r := x.o.Hooks
+	list := r.MatchingTool("PreToolUse", tool)
+	if len(list) == 0 {
+		return "", "", nil
+	}
+	in, dir := x.toolHookInput("PreToolUse", s, callID, tool, args)
+	payload, err := in.Marshal(session.Event{})
+	if err != nil {
+		return "", "", err
+	}
+	decision, reason := "", ""
+	for _, h := range list {
+		res := r.RunAs(ctx, h, hooks.PreTool, dir, payload)
+		ev := res.Event(h, "PreToolUse", 0)
+		ev.Tool = tool
+		if _, err := x.emit(s.id, ev); err != nil {
+			return "", "", err
+		}
+		switch {
+		case res.Decision == "deny":
+			return "deny", res.Reason, x.hookDenied(s, tool, args, h, res.Reason)
+		case res.Decision == "ask" || res.Decision == "allow" && decision == "":
+			decision, reason = res.Decision, res.Reason
+		}
+	}
+	return decision, reason, ctx.Err()
+}
+
+// hookDenied records a call a PreToolUse hook denied as a permission request decided at
+// once (as refuseUnanswerable does): the permission record shows every refused call.
+func (x *Orchestrator) hookDenied(s *sub, tool string, args map[string]any, h provider.Hook, reason string) error {
+	x.mu.Lock()
+	x.nextPR++
+	r := &request{id: fmt.Sprintf("pr-%d", x.nextPR), s: s, tool: tool, ev: x.clock.NewEvent(), settled: true, reason: reason}
+	x.requests[r.id] = r
+	x.mu.Unlock()
+	if _, err := x.emit(s.id, session.PermissionRequested{RequestID: r.id, Tool: tool, Args: args, Reason: "a PreToolUse hook decides"}); err != nil {
+		return err
+	}
+	_, err := x.emit(s.id, session.PermissionDenied{RequestID: r.id, Reason: reason, By: "PreToolUse hook `" + oneLine(h.Command, 80) + "`"})
+	return err
+}
+
+// postToolUse runs the PostToolUse hooks that match tool after subagent s's call ran (and
+// PostToolUseFailure's when it failed). It returns the note for the model: the hooks'
+// additionalContext and the reasons of those that blocked (the call already ran, so a block
+// is feedback, as in Claude Code).
+func (x *Orchestrator) postToolUse(ctx context.Context, s *sub, callID, tool string, args map[string]any, output string, isErr bool) (string, error) {
+	r := x.o.Hooks
+	var notes []string
+	for _, name := range []string{"PostToolUse", "PostToolUseFailure"} {
+		if name == "PostToolUseFailure" && !isErr {
+			continue
+		}
+		list := r.MatchingTool(name, tool)
+		if len(list) == 0 {
+			continue
+		}
+		in, dir := x.toolHookInput(name, s, callID, tool, args)
+		in.ToolResponse = &hooks.ToolResponse{Output: output, IsError: isErr}
+		if isErr && name == "PostToolUseFailure" {
+			in.Error = output
+		}
+		payload, err := in.Marshal(session.Event{})
+		if err != nil {
+			return "", err
+		}
+		for _, h := range list {
+			res := r.RunAs(ctx, h, hooks.PostTool, dir, payload)
+			ev := res.Event(h, name, 0)
+			ev.Tool = tool
+			if _, err := x.emit(s.id, ev); err != nil {
+				return "", err
+			}
+			switch {
+			case res.Outcome == session.HookBlocked:
+				notes = append(notes, name+" hook: "+res.Reason)
+			case res.Context != "":
+				notes = append(notes, name+" hook: "+res.Context)
+			}
+		}
+	}
+	return strings.Join(notes, "\n"), ctx.Err()
+}
+
+// toolHooks are the runtime's PreTool and PostTool for subagent s (nil when no hook of
+// theirs is configured).
+func (x *Orchestrator) toolHooks(s *sub) (pre func(context.Context, string, string, map[string]any) (string, string, error),
+	post func(context.Context, string, string, map[string]any, string, bool) (string, error)) {
+	r := x.o.Hooks
+	if r.Any("PreToolUse") {
+		pre = func(ctx context.Context, id, tool string, args map[string]any) (string, string, error) {
+			return x.preToolUse(ctx, s, id, tool, args)
+		}
+	}
+	if r.Any("PostToolUse") || r.Any("PostToolUseFailure") {
+		post = func(ctx context.Context, id, tool string, args map[string]any, out string, isErr bool) (string, error) {
+			return x.postToolUse(ctx, s, id, tool, args, out, isErr)
+		}
+	}
+	return pre, post
+}
+
+// promptHooks runs the UserPromptSubmit hooks on text, the user's message to subagent s,
+// off the command path (as afterEvent's): a block withholds the message (the reason is a
+// session note for the user, as Claude Code shows it to the user, not the model); each
+// additionalContext (or plain stdout) is added to the message the subagent gets. The
+// UserNote is recorded, and the message delivered, once they ran.
+func (x *Orchestrator) promptHooks(s *sub, text string, deliver func(string) error) {
+	r := x.o.Hooks
+	in, dir, _ := x.hookInput("UserPromptSubmit", s.id)
+	list := r.Matching("UserPromptSubmit", in.AgentType, in.AgentName)
+	if len(list) == 0 {
+		_ = deliver(text)
+		return
+	}
+	in.Prompt = text
+	in.PermissionMode = string(s.policy.Mode)
+	payload, err := in.Marshal(session.Event{})
+	if err != nil {
+		return
+	}
+	x.goHooks(func() {
+		var extra []string
+		for _, h := range list {
+			res := r.RunAs(x.hookCtx, h, hooks.Prompt, dir, payload)
+			if _, err := x.emit(s.id, res.Event(h, "UserPromptSubmit", 0)); err != nil {
+				return
+			}
+			if res.Outcome == session.HookBlocked {
+				_, _ = x.emit("", session.UserNote{Text: fmt.Sprintf("your message to %s was not sent: a UserPromptSubmit hook blocked it: %s", s.id, res.Reason)})
+				return
+			}
+			if res.Context != "" {
+				extra = append(extra, res.Context)
+			}
+		}
+		if len(extra) > 0 {
+			text += "\n\n" + strings.Join(extra, "\n")
+		}
+		_ = deliver(text)
+	})
+}
+
+// notify runs the Notification hooks when ev leaves something waiting for the user: a
+// permission request nobody has decided yet (permission_prompt), a subagent waiting for a
+// message (idle_prompt), a conflict to review (review). The matcher is on the type, as in
+// Claude Code. Called by afterEvent.
+func (x *Orchestrator) notify(ev session.Event) {
+	r := x.o.Hooks
+	if !r.Any("Notification") {
+		return
+	}
+	kind, msg := "", ""
+	switch d := ev.Data.(type) {
+	case session.PermissionRequested:
+		x.mu.Lock()
+		req := x.requests[d.RequestID]
+		settled := req != nil && req.settled
+		x.mu.Unlock()
+		if settled || x.o.Approve != "" {
+			return // decided at once (a hook, --approve): nobody waits
+		}
+		kind, msg = "permission_prompt", fmt.Sprintf("%s needs your permission to use %s (%s)", ev.SubagentID, d.Tool, d.RequestID)
+	case session.TranscriptEvent:
+		if d.EventType != session.TranscriptMessage || d.Text != "waiting for a user message" {
+			return
+		}
+		kind, msg = "idle_prompt", ev.SubagentID+" is waiting for your message"
+	case session.ConflictDetected:
+		kind, msg = "review", "a conflict waits for your review"
+	default:
+		return
+	}
+	list := r.MatchingValue("Notification", kind)
+	if len(list) == 0 {
+		return
+	}
+	in, dir, _ := x.hookInput("Notification", ev.SubagentID)
+	in.Message, in.NotificationType = msg, kind
+	x.runObserved(list, "Notification", ev, in, dir)
+}
+
+// runObserved runs hooks that observe ev (they cannot change anything) off the serialising
+// path, recording each HookRan as it ends.
+func (x *Orchestrator) runObserved(list []provider.Hook, name string, ev session.Event, in hooks.Input, dir string) {
+	payload, err := in.Marshal(ev)
+	if err != nil {
+		return
+	}
+	r := x.o.Hooks
+	x.goHooks(func() {
+		for _, h := range list {
+			res := r.Run(x.hookCtx, h, dir, payload, false)
+			if _, err := x.emit(ev.SubagentID, res.Event(h, name, ev.Seq)); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// goHooks runs f off the serialising path as a clock participant that waitHooks waits for.
+func (x *Orchestrator) goHooks(f func()) {
+	done := x.clock.NewEvent()
+	x.hookMu.Lock()
+	x.hookRuns = append(x.hookRuns, done)
+	x.hookMu.Unlock()
+	x.clock.Go(func() {
+		defer done.Fire()
+		f()
+	})
 }

@@ -324,3 +324,24 @@ func TestHookRunsWorkspaceScriptNotWorktreeCopy(t *testing.T) {
 		t.Errorf("the workspace's script changed: %s", b)
 	}
 }
+
+// A PreToolUse hook never widens: its allow for a shell call the policy asks about still
+// asks (and --approve none denies it); the hook's run is recorded with its decision.
+func TestPreToolUseAllowDoesNotWiden(t *testing.T) {
+	h := newHarness(t)
+	h.approve = ApproveNone
+	h.hooks = hooks.New(hooks.Options{Hooks: hookList("PreToolUse", provider.Hook{Matcher: "Bash",
+		Command: `echo '{"hookSpecificOutput":{"permissionDecision":"allow","permissionDecisionReason":"looks fine"}}'`}),
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}})
+	o := h.run("/delegate run the shell --agent-type builder\n")
+	if reqs, denied := o.find(session.TypePermissionRequested, "sa-1"), o.find(session.TypePermissionDenied, ""); len(reqs) != 2 || len(denied) != 2 {
+		t.Fatalf("requests %d, denied %d: a hook's allow widened the policy", len(reqs), len(denied))
+	}
+	ran := o.find(session.TypeHookRan, "sa-1")
+	if len(ran) != 2 {
+		t.Fatalf("HookRan: %d", len(ran))
+	}
+	if d := ran[0].Data.(session.HookRan); d.HookEvent != "PreToolUse" || d.Decision != "allow" || d.Tool != "run_shell_command" || d.Outcome != session.HookOK {
+		t.Errorf("HookRan %+v", d)
+	}
+}

@@ -595,10 +595,14 @@ func (x *Orchestrator) note(text string) (Reply, error) {
 	s := x.subs[to]
 	x.mu.Unlock()
 	if to != "" && s != nil {
-		if _, err := x.emit(to, session.UserNote{Text: text}); err != nil {
-			return Reply{}, err
-		}
-		s.deliver(text)
+		// UserPromptSubmit hooks (hooks.go) may withhold or annotate it first.
+		x.promptHooks(s, text, func(text string) error {
+			if _, err := x.emit(to, session.UserNote{Text: text}); err != nil {
+				return err
+			}
+			s.deliver(text)
+			return nil
+		})
 		return Reply{}, nil
 	}
 	_, err := x.emit("", session.UserNote{Text: text})

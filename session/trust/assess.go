@@ -196,7 +196,11 @@ func HookScripts(ws string) []string {
 	var out []string
 	for _, list := range cfg.Hooks.Events {
 		for _, h := range list {
-			for _, w := range strings.FieldsFunc(h.Command, func(r rune) bool {
+			// Claude Code's settings name their scripts "$CLAUDE_PROJECT_DIR"/...: hooks get
+			// the workspace there (session/hooks), so those are the workspace's files.
+			// Quotes are dropped, not split at: "$CLAUDE_PROJECT_DIR"/x.sh is one word.
+			command := strings.NewReplacer("${CLAUDE_PROJECT_DIR}", ws, "$CLAUDE_PROJECT_DIR", ws, `"`, "", "'", "").Replace(h.Command)
+			for _, w := range strings.FieldsFunc(command, func(r rune) bool {
 				return r == ' ' || r == '\t' || r == '\n' || strings.ContainsRune(";|&()<>`\"'=", r)
 			}) {
 				p := w

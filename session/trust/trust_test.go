@@ -110,3 +110,17 @@ func TestStorePath(t *testing.T) {
 		t.Errorf("HOME: %s", p)
 	}
 }
+
+// A hook named as Claude Code's settings name it, "$CLAUDE_PROJECT_DIR"/path, is covered: a
+// change to that script asks again.
+func TestHookScriptsClaudeProjectDir(t *testing.T) {
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	os.MkdirAll(filepath.Join(ws, ".summit"), 0o755)
+	os.MkdirAll(filepath.Join(ws, ".claude", "hooks"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".claude", "hooks", "check.sh"), []byte("exit 0\n"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte(`hooks: {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.sh"}]}]}`+"\n"), 0o644)
+	got := HookScripts(ws)
+	if len(got) != 1 || got[0] != filepath.Join(ws, ".claude", "hooks", "check.sh") {
+		t.Fatalf("HookScripts = %v", got)
+	}
+}
