@@ -10,23 +10,10 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/summit-dev/summit/session/runners/natstest"
 )
 
-// natsServer is an embedded nats-server with JetStream in a temp dir, on loopback.
-func natsServer(t *testing.T) string {
-	t.Helper()
-	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
-}
+func natsServer(t *testing.T) string { return natstest.Start(t) }
 
 // startRunnerProc starts the built binary as `summit runner` and waits for its ready line.
 func startRunnerProc(t *testing.T, url, name, key string) *exec.Cmd {
