@@ -32,7 +32,7 @@ func complete(input string, live LiveIDs) ([]Candidate, string) {
 }
 
 func TestComplete(t *testing.T) {
-	allFlagsDelegate := []string{"--agent-type", "--inherit-context", "--permission-mode", "--timeout", "--tools", "--inputs"}
+	allFlagsDelegate := []string{"--agent-type", "--inherit-context", "--permission-mode", "--timeout", "--tools", "--inputs", "--on", "--retry"}
 	tests := []struct {
 		input string
 		want  []string
@@ -54,7 +54,7 @@ func TestComplete(t *testing.T) {
 		{"/delegate fix --t|", []string{"--timeout", "--tools"}},
 		{"/delegate fix --agent-type builder --t|", []string{"--timeout", "--tools"}},
 		{"/delegate fix --timeout 5 --t|", []string{"--tools"}},
-		{"/delegate fix --inherit-context --|", []string{"--agent-type", "--permission-mode", "--timeout", "--tools", "--inputs"}},
+		{"/delegate fix --inherit-context --|", []string{"--agent-type", "--permission-mode", "--timeout", "--tools", "--inputs", "--on", "--retry"}},
 		{"/converge sa-1 sa-2 --s|", []string{"--strategy"}},
 		{"/quit --|", nil},
 		{"/delegate fix -- --|", nil},
@@ -69,7 +69,7 @@ func TestComplete(t *testing.T) {
 		{"/handoff sa-1 --on-failure |", []string{"retry", "abort", "escalate"}},
 		{"/approve pr-3 --scope |", []string{"once", "subagent"}},
 		{"/delegate x --inherit-context=|", []string{"true", "false"}},
-		{"/delegate x --inherit-context |", []string{"--agent-type", "--permission-mode", "--timeout", "--tools", "--inputs"}},
+		{"/delegate x --inherit-context |", []string{"--agent-type", "--permission-mode", "--timeout", "--tools", "--inputs", "--on", "--retry"}},
 		{"/delegate x --timeout |", nil},
 		{"/resolve cf-1 --note |", nil},
 		// agent names

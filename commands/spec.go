@@ -421,7 +421,7 @@ var table = []Spec{
 				Help:        "run the subagent on a remote runner (summit runner, --nats): its name, a label=value, or any",
 			},
 			{
-				Name: "retry", Key: "retry", Kind: KindBool, Default: "false",
+				Name: "retry", Key: "retry", Kind: KindBool, DefaultHelp: "no retry",
 				Help: "with --on: when the runner dies, place the subagent again on another runner from its base",
 			},
 		},

@@ -201,7 +201,7 @@ func (c Delegate) Args() map[string]any {
 	if c.On != "" {
 		m["on"] = c.On
 	}
-	if c.Retry {
+	if c.Retry { // absent when false: the recorded args of a local /delegate stay as they were
 		m["retry"] = true
 	}
 	return m

@@ -165,4 +165,13 @@
 // The runner prints "summit: runner NAME ready (N slots, labels …) on URL" on stderr once it
 // is registered, then a line per job start and end, and "summit: runner NAME stopped" when it
 // stops (SIGINT/SIGTERM: running jobs are cancelled and their ends published first).
+//
+// # Status
+//
+// Built: the names, registration and lease, placement, signed jobs, the event stream with
+// its cursor, decisions over the control subject, cancellation, bundles both ways, lease
+// expiry (failure or --retry), Connect's credential rules. Not built yet: Models "session"
+// (the runner refuses to start without --local-models or --tapes), the agent definition in
+// the job (the runner resolves AgentType in its own catalogue), the context chain in the job,
+// `runners:` in the user config, and reattaching on resume (the cursor is in memory only).
 package runners

@@ -9,25 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+	"github.com/summit-dev/summit/session/runners/natstest"
 )
 
-// startNATS is an embedded nats-server with JetStream in a temp dir, on loopback.
-func startNATS(t *testing.T) string {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
-}
+func startNATS(t *testing.T) string { return natstest.Start(t) }
 
 func dial(t *testing.T, url string) *nats.Conn {
 	t.Helper()
