@@ -49,7 +49,7 @@ PermissionRequest...) and prompt or http hooks load with a warning: they have no
 
 Each file without a mistake gets a summary line on stdout; mistakes and warnings go to
 stderr. Exit codes: 0 no mistakes (warnings allowed); 1 a mistake in any file; 2 usage.`,
-		Example: "  summit hooks check .summit/config.yaml\n  summit hooks check ~/.claude/settings.json",
+		Example: "  summit hooks check testdata/hooks/claude-settings.json\n  summit hooks check ~/.claude/settings.json",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("hooks check needs a config.yaml or a settings.json\nusage: %s", cmd.UseLine())
