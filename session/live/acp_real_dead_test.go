@@ -18,6 +18,9 @@ import (
 // fails the subagent soon after the agent's last one, naming the cause, instead of waiting
 // out the subagent's timeout in silence.
 func TestACPRealCodexDeadEndpoint(t *testing.T) {
+	// Mostly waiting (Codex's reconnect loop, then summit's quiet limit): it runs beside the
+	// package's other parallel tests rather than adding its 100 s to the serial ones.
+	t.Parallel()
 	bin := realNPMAgent(t, realCodexPkg, realCodexVersion, realCodexBin, realCodexBroken == "")
 	c := newRealCase(t)
 	c.ceiling = agents.ModeBypass
