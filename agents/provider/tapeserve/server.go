@@ -425,6 +425,9 @@ func (s *server) play(ctx context.Context, c *call, w writer) (o *out, err error
 	if t == nil {
 		return nil, &refusal{status: http.StatusBadRequest, msg: s.noTape(c)}
 	}
+	if rf := unplayable(c, t); rf != nil {
+		return nil, rf
+	}
 	st, err := s.script.Stream(ctx, c.req)
 	if err != nil {
 		return nil, refuse(err)
@@ -508,6 +511,56 @@ func (s *server) play(ctx context.Context, c *call, w writer) (o *out, err error
 			return o, err
 		}
 	}
+}
+
+// unplayable checks the tool steps of the turn t plays for c before anything is sent, and
+// refuses the request (400) for a step the client could not run: a tool the request does not
+// declare (the agent would drop or reject the call, and the tape would go on as if it ran) when
+// the step has no on_denied/on_error branch for that refusal, or a
+// custom tool (Responses API, freeform input) whose arguments are not {"input": TEXT} or plain
+// text. The message names the tape, its file and the step's line. A request that declares no
+// tools at all (a bare SDK call) is played as the tape says. A turn that cannot be walked
+// is left to the script provider, whose error says why.
+func unplayable(c *call, t *provider.Tape) *refusal {
+	steps, err := t.TurnSteps(c.req)
+	if err != nil {
+		return nil
+	}
+	file := t.Source
+	if i := strings.LastIndexByte(file, ':'); i > 0 {
+		file = file[:i]
+	}
+	var declared []string
+	for _, ts := range c.req.Tools {
+		declared = append(declared, ts.Name)
+	}
+	for _, st := range steps {
+		if st.Tool == "" {
+			continue
+		}
+		at := fmt.Sprintf("tapeserve: tape %s (%s), step at %s:%d", t.Name, t.Source, file, st.Line)
+		if len(declared) > 0 && !slices.Contains(declared, st.Tool) && st.OnDenied == nil && st.OnError == nil {
+			return &refusal{status: http.StatusBadRequest, msg: fmt.Sprintf(
+				"%s calls tool %q, which this %s request does not declare (it declares %s): the agent cannot run it; call a declared tool, or give the step on_denied/on_error for the agent's refusal",
+				at, st.Tool, c.api, strings.Join(declared, ", "))}
+		}
+		if c.custom[st.Tool] && !freeform(st.Args) {
+			return &refusal{status: http.StatusBadRequest, msg: fmt.Sprintf(
+				"%s calls %q, which this request declares as a custom (freeform) tool: its args must be {input: TEXT}, the text the tool reads (for apply_patch, the *** Begin Patch … *** End Patch patch)", at, st.Tool)}
+		}
+	}
+	return nil
+}
+
+// freeform reports whether a tape's argument text is a custom tool's input: {"input": TEXT},
+// or text that is not a JSON object (raw_args).
+func freeform(args string) bool {
+	var obj map[string]any
+	if json.Unmarshal([]byte(args), &obj) != nil {
+		return true
+	}
+	_, ok := obj["input"].(string)
+	return ok && len(obj) == 1
 }
 
 // refuse turns an error from the script provider before the first event into a refusal: a
