@@ -48,6 +48,14 @@ func TestACPRealCodexApplyPatch(t *testing.T) {
 		o.dumpSubagents(t)
 		t.Fatalf("stop: %+v capsule %+v\nserved:\n%s", st, st.Capsule, strings.Join(srv.log(), "\n"))
 	}
+	// The apply_patch call is in the transcript (item 9): the call with its patch, the result.
+	calls := o.transcript("sa-1", session.TranscriptToolCall)
+	results := o.transcript("sa-1", session.TranscriptToolResult)
+	t.Logf("calls %+v\nresults %+v", calls, results)
+	if len(calls) != 1 || len(results) != 1 || results[0].CallID != calls[0].CallID || results[0].IsError {
+		o.dumpSubagents(t)
+		t.Errorf("%d calls, %d results", len(calls), len(results))
+	}
 	if got := strings.Join(st.ArtifactPaths, ","); got != "notes.md" {
 		t.Errorf("artifacts: %s", got)
 	}
@@ -72,5 +80,45 @@ func TestACPRealCodexApplyPatch(t *testing.T) {
 	checkRealEnd(t, c, o, []string{"notes.md added"}, "CODEX_HOME="+codexHome, srv.Close, key, home)
 	if _, err := os.Stat(filepath.Join(c.ws, "notes.md")); err == nil {
 		t.Error("the patch reached the main workspace")
+	}
+}
+
+// TestACPRealCodexUnplayableStep: for a model Codex's catalogue does not know, Codex declares
+// no apply_patch tool; the tape's apply_patch step cannot be played, so the server fails the
+// request naming the tape file and the step, and the subagent does not end as a success (before,
+// the step vanished: Codex answered "unsupported call", the tape went on, and the run said
+// "added notes.md" with nothing written).
+func TestACPRealCodexUnplayableStep(t *testing.T) {
+	bin := realNPMAgent(t, realCodexPkg, realCodexVersion, realCodexBin, realCodexBroken == "")
+	c := newRealCase(t)
+	c.ceiling = agents.ModeBypass
+	srv, _, _, _ := startRealCodex(t, c, bin, strings.Replace(realCodexPatchTape, "agent: gpt-5.5", "agent: gpt-5.1-codex", 1))
+
+	o := c.live(nil, "/delegate add notes.md with apply_patch --agent-type codex-real --permission-mode bypassPermissions --timeout 120", "/wait sa-1")
+	st := o.stop(t, "sa-1")
+	if st.Outcome == session.OutcomeSuccess || st.ToolInvocationCount != 0 {
+		o.dumpSubagents(t)
+		t.Fatalf("stop: %+v", st)
+	}
+	served := strings.Join(srv.log(), "\n")
+	if !strings.Contains(served, "tape codex-patch (codex.yaml:3), step at codex.yaml:7") || !strings.Contains(served, `calls tool "apply_patch"`) {
+		t.Errorf("the server did not refuse the step:\n%s", served)
+	}
+	// The server's message reaches the transcript, so the user sees which step is wrong.
+	var seen bool
+	for _, e := range o.events {
+		if e.SubagentID != "sa-1" {
+			continue
+		}
+		switch d := e.Data.(type) {
+		case session.TranscriptEvent:
+			seen = seen || strings.Contains(d.Text, "step at codex.yaml:7")
+		case session.SubagentError:
+			seen = seen || strings.Contains(d.Error, "step at codex.yaml:7")
+		}
+	}
+	if !seen {
+		o.dumpSubagents(t)
+		t.Error("the tape's step is not named in the transcript")
 	}
 }

@@ -67,6 +67,19 @@
 //     request and lets the client's retry through.
 //   - Tools: name, description and JSON Schema; the tape does not look at them.
 //
+// Before a turn is played, its tool steps are checked against the request: a tool the request
+// does not declare (unless the step has an on_denied or on_error branch for the agent's refusal,
+// or the request declares no tools at all), or a custom tool whose args are not {"input": TEXT}
+// or plain text, fails the request with a 400 naming the tape, its file and the step's line:
+// never a turn with the call left out or malformed.
+//
+// A Gemini request asking for JSON (generationConfig.responseMimeType application/json with a
+// responseJsonSchema or responseSchema) is one of Gemini CLI's side checks (next speaker, loop
+// detection, routing; they carry the main conversation, so they would match its tape). Unless a
+// tape's match.agent is that request's model, it is answered with the schema's least committal
+// value (an enum's first value, a number's minimum or 0, "", false, [], an object with every
+// property), which Gemini CLI reads as "the user speaks next", "no loop", "the flash route".
+//
 // A request that no tape matches is answered 400 in that API's error format, naming every
 // tape with its agent, task and file:line: a 404 would read as "model not found" to these
 // clients, which then blame or switch the model. A request past a tape's last turn is a 400
