@@ -51,10 +51,12 @@ func TestACPRealCodexApplyPatch(t *testing.T) {
 	// The apply_patch call is in the transcript (item 9): the call with its patch, the result.
 	calls := o.transcript("sa-1", session.TranscriptToolCall)
 	results := o.transcript("sa-1", session.TranscriptToolResult)
-	t.Logf("calls %+v\nresults %+v", calls, results)
-	if len(calls) != 1 || len(results) != 1 || results[0].CallID != calls[0].CallID || results[0].IsError {
+	// codex-acp reports it as an edit (summit's replace), its result the patch as a diff.
+	if len(calls) != 1 || len(results) != 1 || results[0].CallID != calls[0].CallID || results[0].IsError ||
+		calls[0].Tool != "replace" || calls[0].Args["kind"] != "edit" || !strings.Contains(results[0].Result, "+patched by codex") ||
+		!strings.Contains(results[0].Result, "notes.md") {
 		o.dumpSubagents(t)
-		t.Errorf("%d calls, %d results", len(calls), len(results))
+		t.Errorf("calls %+v\nresults %+v", calls, results)
 	}
 	if got := strings.Join(st.ArtifactPaths, ","); got != "notes.md" {
 		t.Errorf("artifacts: %s", got)
