@@ -57,8 +57,9 @@
 //     (a reply to an ask step does not move the conversation to another tape).
 //   - Agent: the model name of the request (Gemini's from the path), so match.agent picks a
 //     tape by model; AgentType is empty. Point an agent's side requests (Claude Code's small
-//     fast model, Gemini CLI's routing and next-speaker checks) at a model name of their own
-//     and give them a tape, or leave them to a tape with no agent.
+//     fast model) at a model name of their own and give them a tape, or leave them to a tape
+//     with no agent; Gemini CLI's side checks get a default answer (below) unless a tape
+//     names their model.
 //   - Turn: the number of assistant turns already in the conversation, which is what the
 //     script provider counts: its turn k ends with the k-th assistant message, and the tool
 //     results (or the user reply) after that message choose the branch the tape takes.
