@@ -59,7 +59,10 @@ type client struct {
 	// error, when it came, whether the agent said it gives up (no retry follows), when it
 	// last did anything else, and the requests it has in flight. The watchdog (stall) fails a
 	// run that reported an error and then went quiet.
-	lastErr   string
+	lastErr string
+	// turnErr is the error an agent gave as its turn's message (codexTurnError); a turn that
+	// ends with it left failed, though its stop reason is end_turn.
+	turnErr   string
 	lastErrAt time.Time
 	gaveUp    bool
 	activity  time.Time
@@ -222,6 +225,7 @@ func (c *client) setSession(id sdk.SessionId) {
 func (c *client) startTurn() {
 	c.mu.Lock()
 	c.text.Reset()
+	c.turnErr = ""
 	c.mu.Unlock()
 }
 
@@ -317,6 +321,14 @@ func (c *client) updateLocked(u sdk.SessionUpdate) {
 	switch {
 	case u.AgentMessageChunk != nil:
 		t := blockText(u.AgentMessageChunk.Content)
+		if msg, ok := codexTurnError(c.r.info.AgentInfo, t); ok {
+			// Codex ends a turn whose model request failed for good (a 400) by sending the
+			// provider's error body as its message, then end_turn: an error, not its answer.
+			c.flushLocked()
+			c.emitLocked(session.TranscriptEvent{EventType: session.TranscriptError, Text: "the agent reports an error: " + msg})
+			c.turnErr = msg
+			break
+		}
 		if modeNotice().MatchString(t) || codexNotice(c.r.info.AgentInfo, u.AgentMessageChunk) {
 			// Gemini CLI's answer to session/set_mode, or a Codex warning, sent as a message
 			// chunk: a notice, not part of the turn's text.
@@ -674,4 +686,11 @@ func compact(v any, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// turnError is the error the agent gave as its message in the turn that just ended, or "".
+func (c *client) turnError() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.turnErr
 }

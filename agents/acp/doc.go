@@ -41,7 +41,11 @@
 // order (session/update notifications are handled in order; a request waits until the updates
 // sent before it are recorded):
 //
-//	agent_message_chunk   TranscriptEvent token (also the turn's text, the capsule's source)
+//	agent_message_chunk   TranscriptEvent token (also the turn's text, the capsule's source);
+//	                      from codex-acp, a whole text that is a provider error body
+//	                      {"error": {"message": …}} (Codex's model request failed for good, a
+//	                      400) is TranscriptEvent error "the agent reports an error: …", and the
+//	                      turn fails naming it although its stop reason is end_turn
 //	agent_thought_chunk   TranscriptEvent thinking
 //	tool_call             TranscriptEvent tool_call: call_id the toolCallId, tool the summit
 //	                      tool for its kind (read → read_file, edit → replace, delete and

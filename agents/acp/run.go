@@ -429,6 +429,9 @@ wait:
 			if res.err != nil {
 				return end(res, r.explain(res.err))
 			}
+			if msg := r.cl.turnError(); msg != "" && res.resp.StopReason == sdk.StopReasonEndTurn {
+				return end(res, fmt.Errorf("the agent's model request failed: %s", msg))
+			}
 			return end(res, nil)
 		case <-r.guard.bad:
 			r.kill()

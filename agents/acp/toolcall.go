@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -412,4 +413,22 @@ func codexNotice(agent *sdk.Implementation, ch *sdk.SessionUpdateAgentMessageChu
 	}
 	t := blockText(ch.Content)
 	return strings.HasPrefix(t, "Warning: ") || strings.HasPrefix(t, "Config warning: ")
+}
+
+// codexTurnError reads the message codex-acp sends when a model request failed and Codex will
+// not retry (a 400 from the provider): the provider's error body, {"error": {"message": ...}},
+// as the whole text of a message chunk.
+func codexTurnError(agent *sdk.Implementation, text string) (string, bool) {
+	if agent == nil || agent.Name != codexACP {
+		return "", false
+	}
+	var body struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(strings.TrimSpace(text)), &body) != nil || body.Error == nil || body.Error.Message == "" {
+		return "", false
+	}
+	return strings.TrimSpace(session.Sanitize(body.Error.Message)), true
 }

@@ -790,6 +790,10 @@ func (t *Tape) turn(req Request) ([]Step, error) {
 	}
 }
 
+// TurnSteps returns the steps the tape plays for req's turn (the branch the conversation
+// chose), as Stream would play them, so a caller can check them before anything is played.
+func (t *Tape) TurnSteps(req Request) ([]Step, error) { return t.turn(req) }
+
 // chooseBranch returns the branch a finished turn takes, or nil to go on: msgs[at] is the
 // turn's assistant message; the tool results and the user's reply follow it.
 func chooseBranch(turn []Step, msgs []Message, at int) []Step {

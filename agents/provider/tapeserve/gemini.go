@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/summit-dev/summit/agents/provider"
@@ -20,8 +21,35 @@ type gemRequest struct {
 		FunctionDeclarations  []gemFunc `json:"functionDeclarations"`
 		FunctionDeclarations_ []gemFunc `json:"function_declarations"`
 	} `json:"tools"`
+	GenerationConfig  *gemGenConfig `json:"generationConfig"`
+	GenerationConfig_ *gemGenConfig `json:"generation_config"`
 	// countTokens may wrap a whole request.
 	GenerateContentRequest *gemRequest `json:"generateContentRequest"`
+}
+
+// gemGenConfig is the part of generationConfig that asks for JSON output: Gemini CLI's side
+// checks (next speaker, loop detection, routing) set responseMimeType application/json and a
+// responseJsonSchema.
+type gemGenConfig struct {
+	ResponseMimeType    string         `json:"responseMimeType"`
+	ResponseMimeType_   string         `json:"response_mime_type"`
+	ResponseJSONSchema  map[string]any `json:"responseJsonSchema"`
+	ResponseJSONSchema_ map[string]any `json:"response_json_schema"`
+	ResponseSchema      map[string]any `json:"responseSchema"`
+	ResponseSchema_     map[string]any `json:"response_schema"`
+}
+
+// schema is the JSON schema the request asks its answer to follow, or nil.
+func (g *gemGenConfig) schema() map[string]any {
+	if g == nil || (g.ResponseMimeType+g.ResponseMimeType_) != "application/json" {
+		return nil
+	}
+	for _, sc := range []map[string]any{g.ResponseJSONSchema, g.ResponseJSONSchema_, g.ResponseSchema, g.ResponseSchema_} {
+		if sc != nil {
+			return sc
+		}
+	}
+	return nil
 }
 
 type gemContent struct {
@@ -178,8 +206,12 @@ func (s *server) gemini(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": c.input})
 		return
 	}
-	var wr writer = nopWriter{}
 	gs := &gemStream{w: w, c: c}
+	if schema := or(in.GenerationConfig, in.GenerationConfig_).schema(); schema != nil && !s.namesModel(c.model) {
+		s.sideCheck(w, c, gs, schema)
+		return
+	}
+	var wr writer = nopWriter{}
 	if c.stream {
 		wr = gs
 	}
@@ -336,4 +368,65 @@ func gemModel(id string) map[string]any {
 		"inputTokenLimit":            1 << 20,
 		"outputTokenLimit":           65536,
 	}
+}
+
+// namesModel reports whether a tape's match.agent is model itself.
+func (s *server) namesModel(model string) bool {
+	return slices.ContainsFunc(s.tapes, func(t *provider.Tape) bool { return t.Agent == model })
+}
+
+// sideCheck answers a request for JSON that follows schema (Gemini CLI's next-speaker, loop
+// detection and routing checks, which carry the main conversation and so would match its tape
+// and run past its end) with schemaDefault's value, when no tape names the request's model.
+// Without an answer Gemini CLI retries such a check for about two minutes before it gives up.
+func (s *server) sideCheck(w http.ResponseWriter, c *call, gs *gemStream, schema map[string]any) {
+	b, _ := marshal(schemaDefault(schema, 0))
+	text := string(b)
+	s.log("gemini model %q: side check (a JSON schema answer) given the default %s; no tape names this model", c.model, text)
+	o := &out{blocks: []*block{{kind: textBlock, text: text}}, stop: provider.StopEnd, usage: provider.Usage{Input: c.input, Output: 1}}
+	if !c.stream {
+		writeJSON(w, http.StatusOK, gs.chunk([]any{gs.part(o.blocks[0], text)}, o, true))
+		return
+	}
+	if gs.begin(o) == nil && gs.delta(o, 0, text) == nil {
+		gs.end(o)
+	}
+}
+
+// schemaDefault is the least committal value of a JSON schema (Gemini's Type names are upper
+// case): an enum's first value (next_speaker "user", the routers' flash model), the minimum
+// or 0 for a number (a loop detector's confidence), false, "", [] and an object with every
+// property. Gemini CLI reads these as "nothing to do": the user speaks next, no loop.
+func schemaDefault(schema map[string]any, depth int) any {
+	if enum, ok := schema["enum"].([]any); ok && len(enum) > 0 {
+		return enum[0]
+	}
+	typ, _ := schema["type"].(string)
+	if types, ok := schema["type"].([]any); ok && len(types) > 0 {
+		typ, _ = types[0].(string)
+	}
+	switch strings.ToLower(typ) {
+	case "string":
+		return ""
+	case "number", "integer":
+		if m, ok := schema["minimum"].(float64); ok {
+			return m
+		}
+		return 0
+	case "boolean":
+		return false
+	case "array":
+		return []any{}
+	case "null":
+		return nil
+	}
+	obj := map[string]any{}
+	if props, ok := schema["properties"].(map[string]any); ok && depth < 8 {
+		for name, p := range props {
+			if ps, ok := p.(map[string]any); ok {
+				obj[name] = schemaDefault(ps, depth+1)
+			}
+		}
+	}
+	return obj
 }

@@ -57,8 +57,9 @@
 //     (a reply to an ask step does not move the conversation to another tape).
 //   - Agent: the model name of the request (Gemini's from the path), so match.agent picks a
 //     tape by model; AgentType is empty. Point an agent's side requests (Claude Code's small
-//     fast model, Gemini CLI's routing and next-speaker checks) at a model name of their own
-//     and give them a tape, or leave them to a tape with no agent.
+//     fast model) at a model name of their own and give them a tape, or leave them to a tape
+//     with no agent; Gemini CLI's side checks get a default answer (below) unless a tape
+//     names their model.
 //   - Turn: the number of assistant turns already in the conversation, which is what the
 //     script provider counts: its turn k ends with the k-th assistant message, and the tool
 //     results (or the user reply) after that message choose the branch the tape takes.
@@ -66,6 +67,19 @@
 //     messages) seen before, so a `fail` step with `times: n` fails the first n tries of a
 //     request and lets the client's retry through.
 //   - Tools: name, description and JSON Schema; the tape does not look at them.
+//
+// Before a turn is played, its tool steps are checked against the request: a tool the request
+// does not declare (unless the step has an on_denied or on_error branch for the agent's refusal,
+// or the request declares no tools at all), or a custom tool whose args are not {"input": TEXT}
+// or plain text, fails the request with a 400 naming the tape, its file and the step's line:
+// never a turn with the call left out or malformed.
+//
+// A Gemini request asking for JSON (generationConfig.responseMimeType application/json with a
+// responseJsonSchema or responseSchema) is one of Gemini CLI's side checks (next speaker, loop
+// detection, routing; they carry the main conversation, so they would match its tape). Unless a
+// tape's match.agent is that request's model, it is answered with the schema's least committal
+// value (an enum's first value, a number's minimum or 0, "", false, [], an object with every
+// property), which Gemini CLI reads as "the user speaks next", "no loop", "the flash route".
 //
 // A request that no tape matches is answered 400 in that API's error format, naming every
 // tape with its agent, task and file:line: a 404 would read as "model not found" to these
@@ -425,6 +439,9 @@ func (s *server) play(ctx context.Context, c *call, w writer) (o *out, err error
 	if t == nil {
 		return nil, &refusal{status: http.StatusBadRequest, msg: s.noTape(c)}
 	}
+	if rf := unplayable(c, t); rf != nil {
+		return nil, rf
+	}
 	st, err := s.script.Stream(ctx, c.req)
 	if err != nil {
 		return nil, refuse(err)
@@ -508,6 +525,56 @@ func (s *server) play(ctx context.Context, c *call, w writer) (o *out, err error
 			return o, err
 		}
 	}
+}
+
+// unplayable checks the tool steps of the turn t plays for c before anything is sent, and
+// refuses the request (400) for a step the client could not run: a tool the request does not
+// declare (the agent would drop or reject the call, and the tape would go on as if it ran) when
+// the step has no on_denied/on_error branch for that refusal, or a
+// custom tool (Responses API, freeform input) whose arguments are not {"input": TEXT} or plain
+// text. The message names the tape, its file and the step's line. A request that declares no
+// tools at all (a bare SDK call) is played as the tape says. A turn that cannot be walked
+// is left to the script provider, whose error says why.
+func unplayable(c *call, t *provider.Tape) *refusal {
+	steps, err := t.TurnSteps(c.req)
+	if err != nil {
+		return nil
+	}
+	file := t.Source
+	if i := strings.LastIndexByte(file, ':'); i > 0 {
+		file = file[:i]
+	}
+	var declared []string
+	for _, ts := range c.req.Tools {
+		declared = append(declared, ts.Name)
+	}
+	for _, st := range steps {
+		if st.Tool == "" {
+			continue
+		}
+		at := fmt.Sprintf("tapeserve: tape %s (%s), step at %s:%d", t.Name, t.Source, file, st.Line)
+		if len(declared) > 0 && !slices.Contains(declared, st.Tool) && st.OnDenied == nil && st.OnError == nil {
+			return &refusal{status: http.StatusBadRequest, msg: fmt.Sprintf(
+				"%s calls tool %q, which this %s request does not declare (it declares %s): the agent cannot run it; call a declared tool, or give the step on_denied/on_error for the agent's refusal",
+				at, st.Tool, c.api, strings.Join(declared, ", "))}
+		}
+		if c.custom[st.Tool] && !freeform(st.Args) {
+			return &refusal{status: http.StatusBadRequest, msg: fmt.Sprintf(
+				"%s calls %q, which this request declares as a custom (freeform) tool: its args must be {input: TEXT}, the text the tool reads (for apply_patch, the *** Begin Patch … *** End Patch patch)", at, st.Tool)}
+		}
+	}
+	return nil
+}
+
+// freeform reports whether a tape's argument text is a custom tool's input: {"input": TEXT},
+// or text that is not a JSON object (raw_args).
+func freeform(args string) bool {
+	var obj map[string]any
+	if json.Unmarshal([]byte(args), &obj) != nil {
+		return true
+	}
+	_, ok := obj["input"].(string)
+	return ok && len(obj) == 1
 }
 
 // refuse turns an error from the script provider before the first event into a refusal: a
