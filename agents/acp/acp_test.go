@@ -468,3 +468,27 @@ codexsay Done.
 		t.Errorf("another agent's text taken for a notice: %q", turn.Text)
 	}
 }
+
+// TestGeminiTrustsItsWorktree: the built-in Gemini CLI is started trusting its folder (summit's
+// worktree for the subagent), so it does not fall back to its restricted "untrusted folder"
+// mode that asks for every edit; nothing in summit's environment turns that off.
+func TestGeminiTrustsItsWorktree(t *testing.T) {
+	var gemini Agent
+	for _, a := range Builtins() {
+		if a.Name == "gemini-cli" {
+			gemini = a
+		}
+	}
+	if gemini.Name == "" {
+		t.Fatal("no built-in gemini-cli")
+	}
+	env := gemini.Environ([]string{"GEMINI_CLI_TRUST_WORKSPACE=false", "GEMINI_API_KEY=k", "HOME=/h"})
+	if !slices.Contains(env, "GEMINI_CLI_TRUST_WORKSPACE=true") || slices.Contains(env, "GEMINI_CLI_TRUST_WORKSPACE=false") {
+		t.Fatalf("gemini-cli environment %q: want GEMINI_CLI_TRUST_WORKSPACE=true", env)
+	}
+	for _, a := range Builtins() {
+		if a.Name != "gemini-cli" && slices.ContainsFunc(a.Environ(nil), func(kv string) bool { return strings.HasPrefix(kv, "GEMINI_CLI_TRUST") }) {
+			t.Fatalf("%s is given Gemini's folder trust", a.Name)
+		}
+	}
+}

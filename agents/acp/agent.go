@@ -111,6 +111,14 @@ func Builtins() []Agent {
 				"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS",
 				"GEMINI_CLI_HOME"},
 			Writable: []string{"${GEMINI_CLI_HOME:-~}/.gemini/"},
+			// Gemini CLI runs an untrusted folder in a restricted mode: it refuses
+			// allow_always, so it asks for every edit even in acceptEdits, and prints its
+			// "untrusted folder" notice on every run. Its folder here is always summit's own
+			// worktree for the subagent (the process's cwd, confined to it), never the user's
+			// checkout, so summit trusts that folder and only it: GEMINI_CLI_TRUST_WORKSPACE
+			// trusts the current workspace for this process and writes nothing to the user's
+			// trustedFolders.json. (Claude Code's adapter asks no project trust over ACP.)
+			Env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		},
 	}
 }
