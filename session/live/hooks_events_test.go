@@ -291,3 +291,25 @@ func TestACPPostToolUse(t *testing.T) {
 		t.Errorf("stop %+v", st)
 	}
 }
+
+// A Notification hook runs when a conflict waits for the user's review; it is about no
+// subagent, and its stdin carries the ConflictDetected it ran for.
+func TestNotificationHookReview(t *testing.T) {
+	t.Parallel()
+	log := filepath.Join(t.TempDir(), "notify.log")
+	h := newHarness(t)
+	h.hooks = hookRunner(t, hookList("Notification", provider.Hook{Matcher: "review", Command: "cat >> " + log}))
+	o := h.run("/delegate variant a --agent-type builder\n/delegate variant b --agent-type builder\n/converge sa-1 sa-2 --strategy merge\n/wait cv-1\n/resolve cf-1 --choose sa-1\n/wait cv-1\n")
+	det := o.find(session.TypeConflictDetected, "")
+	if len(det) != 1 {
+		t.Fatalf("conflicts %v\n%s", det, o.progress)
+	}
+	ins := hookLog(t, log)
+	if len(ins) != 1 || ins[0]["hook_event_name"] != "Notification" || ins[0]["notification_type"] != "review" ||
+		ins[0]["message"] != "a conflict waits for your review" || ins[0]["event"].(map[string]any)["type"] != "ConflictDetected" {
+		t.Errorf("the hook's stdin: %v", ins)
+	}
+	if ran := o.hookRuns("Notification"); len(ran) != 1 || ran[0].Data.(session.HookRan).TriggerSeq != det[0].Seq || ran[0].Data.(session.HookRan).Outcome != session.HookOK {
+		t.Errorf("HookRan %+v", ran)
+	}
+}
