@@ -520,9 +520,9 @@ func (x *Orchestrator) delegatePrompt(def *agents.Definition, c commands.Delegat
 	}
 	in, dir, _ := x.hookInput("UserPromptSubmit", "")
 	in.AgentType, in.AgentName, in.Prompt = c.AgentType, def.Name, c.Task
-	in.PermissionMode = c.PermissionMode
+	in.PermissionMode = string(requestedMode(def, c))
 	if in.PermissionMode == "" {
-		in.PermissionMode = string(def.PermissionMode)
+		in.PermissionMode = "default"
 	}
 	payload, err := in.Marshal(session.Event{})
 	if err != nil {
