@@ -632,8 +632,9 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 		default:
 			return fail("hook outcome %q is not ok, blocked, failed, timeout or error", d.Outcome)
 		}
-		if d.Outcome == HookBlocked && (sa == nil || !slices.Contains(BlockingHookEvents, d.HookEvent)) {
-			return fail("only a %s hook of a subagent can block", strings.Join(BlockingHookEvents, ", "))
+		// A UserPromptSubmit hook may block a /delegate's task, before any subagent exists.
+		if d.Outcome == HookBlocked && (sa == nil && d.HookEvent != "UserPromptSubmit" || !slices.Contains(BlockingHookEvents, d.HookEvent)) {
+			return fail("only a %s hook of a subagent (or a UserPromptSubmit hook on a /delegate's task) can block", strings.Join(BlockingHookEvents, ", "))
 		}
 		if d.TriggerSeq >= e.Seq {
 			return fail("trigger_seq %d does not come before the hook's own seq", d.TriggerSeq)

@@ -213,6 +213,9 @@ var invalidCases = []struct {
 		b.Add("", session.DeltaBatch{ConvergenceID: "cv-1", Operations: []session.PlaybookOp{{Type: session.OpAdd, BulletID: "a"}, {Type: session.OpRemove, BulletID: "zz"}}})
 		return b.Add("", session.DeltaBatchApplied{ConvergenceID: "cv-1"})
 	}, `(REMOVE) names unknown entry "zz"`},
+	{"a stop hook blocks with no subagent", func(b *sessiontest.Builder) session.Event {
+		return b.Add("", session.HookRan{HookEvent: "SubagentStop", Command: "x", Source: "user", ExitCode: 2, Outcome: session.HookBlocked})
+	}, "hook of a subagent (or a UserPromptSubmit hook on a /delegate's task) can block"},
 	{"event after SessionEnded", func(b *sessiontest.Builder) session.Event {
 		b.Add("", session.SessionEnded{Reason: "quit"})
 		return b.Add("", session.UserNote{Text: "late"})
@@ -420,5 +423,15 @@ func TestForkRules(t *testing.T) {
 	}
 	if sa := s.Subagent("sa-1"); sa.Status != session.StatusInterrupted || !sa.Terminal() {
 		t.Errorf("status %s terminal %v", sa.Status, sa.Terminal())
+	}
+}
+
+// A UserPromptSubmit hook may block a /delegate's task, before any subagent exists.
+func TestHookBlocksDelegateTask(t *testing.T) {
+	b := invalidBase()
+	b.Add("", session.HookRan{HookEvent: "UserPromptSubmit", Command: "x", Source: "user", ExitCode: 2, Outcome: session.HookBlocked, Reason: "no"})
+	s := sessiontest.Fold(t, b.Evs)
+	if s.Counters.HooksBlocked != 1 {
+		t.Errorf("blocked hooks: %d", s.Counters.HooksBlocked)
 	}
 }

@@ -769,6 +769,8 @@ type HookRan struct {
 // BlockingHookEvents are the hook events whose HookRan may be blocked (about a subagent):
 // the stop ones send the subagent back to work, PreToolUse denies a tool call,
 // UserPromptSubmit withholds a user message, PostToolUse feeds its reason to the model.
+// A UserPromptSubmit block may also be about no subagent: it rejected a /delegate's task
+// before the subagent existed (the CommandRejected follows).
 var BlockingHookEvents = []string{"SubagentStop", "Stop", "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
 
 func (HookRan) Type() Type { return TypeHookRan }

@@ -25,10 +25,20 @@
 //	                    decode, before the policy's verdict is acted on), and before an ACP
 //	                    agent's permission request is decided; may deny, ask or allow (below)
 //	PostToolUse         after each call that ran (is_error says whether it failed); may add
-//	                    a note for the model
+//	                    a note for the model. An ACP agent's call too, when the agent reports
+//	                    it completed or failed (tool_call_update): there the hook observes only
+//	                    (an ACP agent cannot be given additionalContext mid-turn: it ran the
+//	                    call itself), so exit code 2 is recorded as a failure; it runs after
+//	                    the call's tool_result is recorded (trigger_seq), tool_name being the
+//	                    tool of the call's kind or its mcp__server__tool, tool_input the
+//	                    agent's raw input beside the call's title, kind and locations
 //	PostToolUseFailure  after a call that ran and failed (besides PostToolUse)
 //	UserPromptSubmit    a message the user sends to a subagent (plain text to the subagent
-//	                    holding control); may withhold it or add context to it
+//	                    holding control); may withhold it or add context to it. A
+//	                    /delegate's task is the subagent's first prompt: the hooks (matched
+//	                    on the agent) run on it before the command is issued; a block rejects
+//	                    the /delegate with the hook's reason (HookRan about no subagent, then
+//	                    CommandRejected), context is added to the task it records and sends
 //	Stop                a subagent the user delegated to (no parent subagent) ends its turn:
 //	                    summit's user talks to those subagents as Claude Code's talks to its
 //	                    main agent; blocks as SubagentStop does (both run for such a

@@ -184,6 +184,7 @@ func (x *Orchestrator) runACP(s *sub, deadline time.Time) (res runtime.Result) {
 	if environ == nil {
 		environ = os.Environ()
 	}
+	post := x.acpPostTool(s)
 	cfg := acp.Config{
 		Agent: a, Sandbox: sb, Environ: environ, Mode: s.policy.Mode, Decide: s.policy.Decide,
 		Version: x.o.ProgramVersion, CancelGrace: acpCancelGrace,
@@ -191,7 +192,10 @@ func (x *Orchestrator) runACP(s *sub, deadline time.Time) (res runtime.Result) {
 			if te, ok := d.(session.TranscriptEvent); ok && te.EventType == session.TranscriptPolicyDenied {
 				notes = append(notes, fmt.Sprintf("%s refused: %s", te.Tool, te.Reason))
 			}
-			_, err := x.emit(s.id, d)
+			ev, err := x.emit(s.id, d)
+			if err == nil {
+				post.see(ev) // its PostToolUse hooks (hooks.go), off the agent's path
+			}
 			return err
 		},
 		Approve: func(_ context.Context, tool string, args map[string]any, reason string) (acp.Grant, error) {

@@ -153,6 +153,16 @@ func (x *Orchestrator) delegateAs(line string, cmd commands.Command, c commands.
 			return x.rejectUsage(line, cmd, "%s", why)
 		}
 	}
+	// The task is the user's first prompt to the subagent: its UserPromptSubmit hooks
+	// (hooks.go) may block it (the delegation is rejected) or add context to it.
+	task, blocked, err := x.delegatePrompt(def, c)
+	if err != nil {
+		return Reply{}, err
+	}
+	if blocked != "" {
+		return x.rejectf(line, cmd, "a UserPromptSubmit hook blocked the task: %s", blocked)
+	}
+	c.Task = task
 	if err := x.issue(line, cmd); err != nil {
 		return Reply{}, err
 	}

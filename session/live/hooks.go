@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/provider"
+	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/protocols"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/hooks"
@@ -337,6 +340,99 @@ func (x *Orchestrator) postToolUse(ctx context.Context, s *sub, callID, tool str
 	return strings.Join(notes, "\n"), ctx.Err()
 }
 
+// acpPostTools runs an external (ACP) agent's PostToolUse (and PostToolUseFailure) hooks
+// when one of its tool calls ends: the agent's tool_call_update with status completed or
+// failed, recorded as the call's tool_result. They observe: the agent ran the call itself
+// and ACP has no way to add a note to its turn, so a block or additionalContext changes
+// nothing (exit code 2 is recorded as a failure saying so). They run off the agent's path,
+// after the result is recorded (trigger_seq is its seq).
+type acpPostTools struct {
+	x    *Orchestrator
+	s    *sub
+	mu   sync.Mutex
+	args map[string]map[string]any // each open call's arguments as its tool_call recorded them
+}
+
+// acpPostTool is subagent s's (nil when no PostToolUse hook is configured).
+func (x *Orchestrator) acpPostTool(s *sub) *acpPostTools {
+	if r := x.o.Hooks; !r.Any("PostToolUse") && !r.Any("PostToolUseFailure") {
+		return nil
+	}
+	return &acpPostTools{x: x, s: s, args: map[string]map[string]any{}}
+}
+
+// see takes each event recorded about the agent's subagent; a tool_result runs the hooks.
+func (p *acpPostTools) see(ev session.Event) {
+	te, ok := ev.Data.(session.TranscriptEvent)
+	if p == nil || !ok || te.CallID == "" {
+		return
+	}
+	p.mu.Lock()
+	args := p.args[te.CallID]
+	switch te.EventType {
+	case session.TranscriptToolCall:
+		p.args[te.CallID] = te.Args
+	case session.TranscriptToolResult:
+		delete(p.args, te.CallID)
+	}
+	p.mu.Unlock()
+	if te.EventType != session.TranscriptToolResult {
+		return
+	}
+	if te.Args != nil { // the call as it ran, when the agent said more after announcing it
+		args = te.Args
+	}
+	x, s, r := p.x, p.s, p.x.o.Hooks
+	for _, name := range []string{"PostToolUse", "PostToolUseFailure"} {
+		if name == "PostToolUseFailure" && !te.IsError {
+			continue
+		}
+		list := r.MatchingTool(name, te.Tool)
+		if len(list) == 0 {
+			continue
+		}
+		in, dir := x.toolHookInput(name, s, te.CallID, te.Tool, acpToolInput(args))
+		in.ToolResponse = &hooks.ToolResponse{Output: te.Result, IsError: te.IsError}
+		if te.IsError && name == "PostToolUseFailure" {
+			in.Error = te.Result
+		}
+		payload, err := in.Marshal(ev)
+		if err != nil {
+			return
+		}
+		x.goHooks(func() {
+			for _, h := range list {
+				res := r.Run(x.hookCtx, h, dir, payload, false)
+				hr := res.Event(h, name, ev.Seq)
+				hr.Tool = te.Tool
+				if _, err := x.emit(s.id, hr); err != nil {
+					return
+				}
+			}
+		})
+	}
+}
+
+// acpToolInput is an ACP tool call's tool_input: the agent's raw input (Claude Code's
+// tool_input for the same call) with the call's title, kind and locations beside it, or the
+// recorded arguments when the input is not an object.
+func acpToolInput(args map[string]any) map[string]any {
+	raw, ok := args["input"].(map[string]any)
+	if !ok {
+		return args
+	}
+	out := make(map[string]any, len(raw)+3)
+	for k, v := range args {
+		if k != "input" {
+			out[k] = v
+		}
+	}
+	for k, v := range raw {
+		out[k] = v
+	}
+	return out
+}
+
 // toolHooks are the runtime's PreTool and PostTool for subagent s (nil when no hook of
 // theirs is configured).
 func (x *Orchestrator) toolHooks(s *sub) (pre func(context.Context, string, string, map[string]any) (string, string, error),
@@ -375,25 +471,64 @@ func (x *Orchestrator) promptHooks(s *sub, text string, deliver func(string) err
 		return
 	}
 	x.goHooks(func() {
-		var extra []string
-		for _, h := range list {
-			res := r.RunAs(x.hookCtx, h, hooks.Prompt, dir, payload)
-			if _, err := x.emit(s.id, res.Event(h, "UserPromptSubmit", 0)); err != nil {
-				return
-			}
-			if res.Outcome == session.HookBlocked {
-				_, _ = x.emit("", session.UserNote{Text: fmt.Sprintf("your message to %s was not sent: a UserPromptSubmit hook blocked it: %s", s.id, res.Reason)})
-				return
-			}
-			if res.Context != "" {
-				extra = append(extra, res.Context)
-			}
+		text, blocked, err := x.userPrompt(x.hookCtx, list, dir, payload, s.id, text)
+		switch {
+		case err != nil:
+		case blocked != "":
+			_, _ = x.emit("", session.UserNote{Text: fmt.Sprintf("your message to %s was not sent: a UserPromptSubmit hook blocked it: %s", s.id, blocked)})
+		default:
+			_ = deliver(text)
 		}
-		if len(extra) > 0 {
-			text += "\n\n" + strings.Join(extra, "\n")
-		}
-		_ = deliver(text)
 	})
+}
+
+// userPrompt runs the UserPromptSubmit hooks in list on payload (the prompt text), one after
+// another, each HookRan recorded about subagent id ("" for a task not yet delegated). It
+// returns text with each hook's context added, or the reason of the first hook that blocked
+// (the run ends there).
+func (x *Orchestrator) userPrompt(ctx context.Context, list []provider.Hook, dir string, payload []byte, id, text string) (string, string, error) {
+	r := x.o.Hooks
+	var extra []string
+	for _, h := range list {
+		res := r.RunAs(ctx, h, hooks.Prompt, dir, payload)
+		if _, err := x.emit(id, res.Event(h, "UserPromptSubmit", 0)); err != nil {
+			return "", "", err
+		}
+		if res.Outcome == session.HookBlocked {
+			return "", res.Reason, nil
+		}
+		if res.Context != "" {
+			extra = append(extra, res.Context)
+		}
+	}
+	if len(extra) > 0 {
+		text += "\n\n" + strings.Join(extra, "\n")
+	}
+	return text, "", nil
+}
+
+// delegatePrompt runs the UserPromptSubmit hooks on a /delegate's task, the user's first
+// prompt to the subagent it starts (as Claude Code's hooks see the prompt that starts a
+// session), on the command path before anything is issued: it returns the task with the
+// hooks' context added, or the reason a hook blocked it (the delegation is then rejected).
+// The HookRan events are about no subagent: none exists yet.
+func (x *Orchestrator) delegatePrompt(def *agents.Definition, c commands.Delegate) (string, string, error) {
+	r := x.o.Hooks
+	list := r.Matching("UserPromptSubmit", c.AgentType, def.Name)
+	if len(list) == 0 {
+		return c.Task, "", nil
+	}
+	in, dir, _ := x.hookInput("UserPromptSubmit", "")
+	in.AgentType, in.AgentName, in.Prompt = c.AgentType, def.Name, c.Task
+	in.PermissionMode = string(requestedMode(def, c))
+	if in.PermissionMode == "" {
+		in.PermissionMode = "default"
+	}
+	payload, err := in.Marshal(session.Event{})
+	if err != nil {
+		return "", "", err
+	}
+	return x.userPrompt(x.hookCtx, list, dir, payload, "", c.Task)
 }
 
 // notify runs the Notification hooks when ev leaves something waiting for the user: a
