@@ -277,7 +277,7 @@ func TestEnviron(t *testing.T) {
 	summit := []string{"PATH=/bin", "HOME=/h", "OPENAI_API_KEY=o", "GEMINI_API_KEY=g", "SECRET_TOKEN=s", "TERM=xterm"}
 	gem := Builtins()[2]
 	env := gem.Environ(summit)
-	if !slices.Equal(env, []string{"GEMINI_API_KEY=g", "HOME=/h", "NO_BROWSER=1", "PATH=/bin"}) {
+	if !slices.Equal(env, []string{"GEMINI_API_KEY=g", "GEMINI_CLI_TRUST_WORKSPACE=true", "HOME=/h", "NO_BROWSER=1", "PATH=/bin"}) {
 		t.Errorf("gemini: %q", env)
 	}
 	a := Agent{Env: map[string]string{"TOKEN": "${SECRET_TOKEN}", "MODE": "x$NOPE", "NO_BROWSER": "0"}}
