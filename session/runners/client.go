@@ -75,6 +75,34 @@ func (c *Client) Alive(ctx context.Context, name string) (bool, error) {
 	return err == nil, err
 }
 
+// Liveness is what a probe of a runner's AliveSubject found.
+type Liveness int
+
+const (
+	// Answered: the runner replied; its connection is up.
+	Answered Liveness = iota
+	// Unreachable: no reply within ProbeTimeout, but NATS still holds the runner's
+	// subscription (a partition NATS has not detected yet), or NATS is not reachable from here.
+	Unreachable
+	// Dead: NATS answered "no responders": no connection of the runner is subscribed (its
+	// process ended, or NATS dropped its connection as stale).
+	Dead
+)
+
+// Probe asks runner name whether it is alive (a request on AliveSubject).
+func (c *Client) Probe(ctx context.Context, name string) Liveness {
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	_, err := c.nc.RequestWithContext(ctx, AliveSubject(name), nil)
+	switch {
+	case err == nil:
+		return Answered
+	case errors.Is(err, nats.ErrNoResponders):
+		return Dead
+	}
+	return Unreachable
+}
+
 // Pick chooses a runner for --on (NAME, LABEL=VALUE or any), skipping the names in not.
 func Pick(regs []Registration, on string, not []string) (Registration, error) {
 	var cands []Registration
