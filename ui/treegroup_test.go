@@ -146,3 +146,32 @@ func TestTreeGroupNothingWaits(t *testing.T) {
 		t.Errorf("grouping folded an event: seq %d → %d", seq, m.st.LastSeq)
 	}
 }
+
+// A remote subagent's row names its runner (SubagentSpawned.runner) after its agent type; a
+// local one's does not, and the filter finds the subagents of a runner by its name.
+func TestGoldenTreeRunnerRow(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {200, 50}} {
+		m, _ := newModel(t, sz[0], sz[1], &fakeBackend{})
+		m.dismissed = map[string]bool{"pr-1": true, "pr-2": true}
+		m.Update(EventsMsg(groupEvents()))
+		m.ib = nil
+		text := map[string]string{}
+		for _, r := range m.rowsMemo() {
+			text[r.id] = r.text
+		}
+		if text["sa-3"] != "sa-3 builder @gpu-2 ·edits" || text["sa-6"] != "sa-6 builder @gpu-1 ·edits" || text["sa-1"] != "sa-1 analyzer ·edits" {
+			t.Errorf("rows: sa-1 %q, sa-3 %q, sa-6 %q", text["sa-1"], text["sa-3"], text["sa-6"])
+		}
+		out := golden(t, "tree-runner-"+size(sz), m)
+		if !strings.Contains(out, "sa-9 builder @gpu-2") {
+			t.Errorf("the view does not name sa-9's runner:\n%s", out)
+		}
+		press(m, "tab")
+		typeText(m, "f")
+		typeText(m, "@gpu-1")
+		press(m, "enter")
+		if got := strings.Join(treeIDs(m), " "); got != " sa-6 sa-12" {
+			t.Errorf("filtered by @gpu-1: %q", got)
+		}
+	}
+}
