@@ -68,6 +68,9 @@ type Flag struct {
 	Min, Max    int    // range of a KindInt
 	Unit        string // what a KindInt counts, e.g. "whole seconds"
 	Help        string
+	// Runners: completion of this KindText flag offers the live runners' names
+	// (LiveIDs.Runners), then "any".
+	Runners bool
 
 	def any // Default parsed once at init
 }
@@ -417,7 +420,7 @@ var table = []Spec{
 			},
 			{
 				Name: "on", Key: "on", Kind: KindText, Placeholder: "<runner|label=value|any>",
-				DefaultHelp: "here",
+				DefaultHelp: "here", Runners: true,
 				Help:        "run the subagent on a remote runner (summit runner, --nats): its name, a label=value, or any",
 			},
 			{

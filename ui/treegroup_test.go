@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/summit-dev/summit/session"
 )
 
@@ -173,5 +175,34 @@ func TestGoldenTreeRunnerRow(t *testing.T) {
 		if got := strings.Join(treeIDs(m), " "); got != " sa-6 sa-12" {
 			t.Errorf("filtered by @gpu-1: %q", got)
 		}
+	}
+}
+
+// /delegate … --on <tab> offers the live runners' names, asked of Options.Runners only for a
+// line with --on.
+func TestCompleteOnRunners(t *testing.T) {
+	asked := 0
+	m := New(Options{Backend: &fakeBackend{}, Dark: true, After: noTimer, Runners: func() []string {
+		asked++
+		return []string{"gpu-2", "gpu-1"}
+	}})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	typeText(m, "/cancel ")
+	press(m, "tab")
+	if asked != 0 {
+		t.Errorf("a line without --on asked for the runners %d times", asked)
+	}
+	m.in.SetValue("")
+	typeText(m, `/delegate "t" --on `)
+	press(m, "tab")
+	if asked != 1 || len(m.cands) != 3 || m.in.Value() != `/delegate "t" --on gpu-1 ` {
+		t.Fatalf("--on <tab>: asked %d, input %q, candidates %v", asked, m.in.Value(), m.cands)
+	}
+	if !strings.Contains(m.notice, "[gpu-1]  gpu-2  any") {
+		t.Errorf("the notice line lists the candidates: %q", m.notice)
+	}
+	press(m, "tab")
+	if m.in.Value() != `/delegate "t" --on gpu-2 ` {
+		t.Errorf("tab cycles to gpu-2: %q", m.in.Value())
 	}
 }
