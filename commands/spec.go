@@ -421,7 +421,7 @@ var table = []Spec{
 			{
 				Name: "on", Key: "on", Kind: KindText, Placeholder: "<runner|label=value|any>",
 				DefaultHelp: "here", Runners: true,
-				Help:        "run the subagent on a remote runner (summit runner, --nats): its name, a label=value, or any",
+				Help: "run the subagent on a remote runner (summit runner, --nats): its name, a label=value, or any",
 			},
 			{
 				Name: "retry", Key: "retry", Kind: KindBool, DefaultHelp: "no retry",
