@@ -284,3 +284,24 @@ func TestProbe(t *testing.T) {
 		t.Errorf("a held, silent runner: %v, want Unreachable", got)
 	}
 }
+
+// A burst of placements spreads: each sees this session's jobs placed before it and not yet
+// started as taken slots.
+func TestPickSeesQueuedPlacements(t *testing.T) {
+	regs := func() []Registration {
+		return []Registration{{Name: "a", Slots: 4, Free: 4}, {Name: "b", Slots: 4, Free: 3, Jobs: []string{"j0"}}, {Name: "c", Slots: 4, Free: 4}}
+	}
+	placed := map[string]string{"j0": "b"} // started on b: already in its Free
+	var got []string
+	for i := 1; i <= 6; i++ {
+		r, err := Pick(withQueued(regs(), placed), "any", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		placed[fmt.Sprintf("j%d", i)] = r.Name
+		got = append(got, r.Name)
+	}
+	if s := strings.Join(got, " "); s != "a c a b c a" {
+		t.Errorf("placements %q, want a c a b c a (most free first, ties by name)", s)
+	}
+}
