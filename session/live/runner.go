@@ -404,7 +404,7 @@ func (x *Orchestrator) runnersCmd(ctx context.Context, line string, c commands.R
 			labels = append(labels, k+"="+v)
 		}
 		sort.Strings(labels)
-		fmt.Fprintf(&b, "\n  %s  %d/%d free", r.Name, r.Free, r.Slots)
+		fmt.Fprintf(&b, "\n  %s  %d/%d free", r.Name, max(r.Free, 0), r.Slots) // queued jobs count as taken
 		if len(labels) > 0 {
 			b.WriteString("  " + strings.Join(labels, ","))
 		}

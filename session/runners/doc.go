@@ -57,8 +57,9 @@
 // the most free slots; --on any the one with the most free slots (ties: the name sorted
 // first). A runner's free slots as the session counts them are its registration's less the
 // session's own jobs placed on it that it has not started yet, so a burst of placements
-// spreads before the registrations change. A runner with no free slot still takes the job: it queues in SUMMIT_JOBS until a
-// slot frees (the consumer's MaxAckPending is the runner's --slots).
+// spreads before the registrations change. A runner with no free slot still takes the job:
+// it queues in SUMMIT_JOBS until a slot frees (the consumer's MaxAckPending is the runner's
+// --slots).
 //
 // # Job (a message on summit.jobs.NAME)
 //
