@@ -15,6 +15,7 @@ type LiveIDs struct {
 	Requests     []string // pr-N (pending ones, for /approve and /deny)
 	Agents       []string // names for --agent-type; empty means the four built-in types
 	Tools        []string // tool names for --tools
+	Runners      []string // the live runners' names, for --on
 	// Labels optionally describes an id or an agent name (e.g. "sa-2" → "builder · running").
 	Labels map[string]string
 }
@@ -228,6 +229,14 @@ func (c *completer) values(f *Flag, prefix string) []Candidate {
 		for _, n := range names {
 			out = c.add(out, n, c.describe(n, f.Values), prefix)
 		}
+	case KindText:
+		if !f.Runners {
+			break
+		}
+		for _, n := range sortedNames(c.live.Runners, func(s string) bool { return runnerNameRE().MatchString(s) }) {
+			out = c.add(out, n, cmp.Or(c.live.Labels[n], "runner"), prefix)
+		}
+		out = c.add(out, "any", "the runner with the most free slots", prefix)
 	case KindList:
 		// Complete the name after the last comma; the names before it are kept as typed.
 		i := strings.LastIndexByte(prefix, ',')

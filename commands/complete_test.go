@@ -187,3 +187,31 @@ func TestCompleteOddInput(t *testing.T) {
 		t.Errorf("split rune: %+v", got)
 	}
 }
+
+// --on offers the live runners' names (sorted, only valid names, no duplicates), then any;
+// without runners only any; another text flag offers nothing.
+func TestCompleteOnRunners(t *testing.T) {
+	live := LiveIDs{Runners: []string{"gpu-2", "ci-1", "gpu-1", "bad name", "gpu-1"}}
+	tests := []struct {
+		input string
+		live  LiveIDs
+		want  []string
+	}{
+		{`/delegate "t" --on |`, live, []string{"ci-1", "gpu-1", "gpu-2", "any"}},
+		{`/delegate "t" --on g|`, live, []string{"gpu-1", "gpu-2"}},
+		{`/delegate "t" --on=gpu-2|`, live, []string{"gpu-2"}},
+		{`/delegate "t" --on a|`, live, []string{"any"}},
+		{`/delegate "t" --on |`, LiveIDs{}, []string{"any"}},
+		{`/delegate "t" --inputs |`, live, nil},
+	}
+	for _, tc := range tests {
+		got, _ := complete(tc.input, tc.live)
+		if !reflect.DeepEqual(texts(got), tc.want) {
+			t.Errorf("%q: got %q, want %q", tc.input, texts(got), tc.want)
+		}
+	}
+	got, line := complete(`/delegate "t" --on=g| --retry`, live)
+	if len(got) != 2 || line[got[0].Start:got[0].End] != "g" || got[0].Description != "runner" {
+		t.Errorf("--on=g: %+v", got)
+	}
+}

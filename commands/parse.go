@@ -277,6 +277,8 @@ func valueHint(f *Flag) string {
 var (
 	agentNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) })
 	toolNameRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.:-]*$`) })
+	// runnerNameRE is session/runners' ValidName: a runner's name on the wire.
+	runnerNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 )
 
 const (

@@ -68,6 +68,9 @@ type Flag struct {
 	Min, Max    int    // range of a KindInt
 	Unit        string // what a KindInt counts, e.g. "whole seconds"
 	Help        string
+	// Runners: completion of this KindText flag offers the live runners' names
+	// (LiveIDs.Runners), then "any".
+	Runners bool
 
 	def any // Default parsed once at init
 }
@@ -417,8 +420,8 @@ var table = []Spec{
 			},
 			{
 				Name: "on", Key: "on", Kind: KindText, Placeholder: "<runner|label=value|any>",
-				DefaultHelp: "here",
-				Help:        "run the subagent on a remote runner (summit runner, --nats): its name, a label=value, or any",
+				DefaultHelp: "here", Runners: true,
+				Help: "run the subagent on a remote runner (summit runner, --nats): its name, a label=value, or any",
 			},
 			{
 				Name: "retry", Key: "retry", Kind: KindBool, DefaultHelp: "no retry",

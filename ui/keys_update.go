@@ -282,7 +282,11 @@ func (m *Model) complete() {
 		return
 	}
 	cursor := len(string([]rune(val)[:min(m.in.Position(), utf8.RuneCountInString(val))]))
-	cs := commands.Complete(val, cursor, m.live())
+	live := m.live()
+	if m.o.Runners != nil && strings.Contains(val, "--on") {
+		live.Runners = m.o.Runners()
+	}
+	cs := commands.Complete(val, cursor, live)
 	switch len(cs) {
 	case 0:
 		m.cands = nil

@@ -46,6 +46,9 @@ type Options struct {
 	Now         func() time.Time // default time.Now; tests fix it
 	Dark        bool             // initial theme, until the terminal reports its background
 	Keys        KeyMap
+	// Runners lists the live runners' names, for --on completion (nil: no NATS). It may ask
+	// NATS, so completion calls it only for a line that has --on.
+	Runners func() []string
 	// Grace is how long after the inbox opened by itself a key still counts as typed for
 	// something else (default 400 ms): such keys go to the input, never to the inbox.
 	Grace time.Duration

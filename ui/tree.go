@@ -72,7 +72,7 @@ func (m *Model) rows() []row {
 		}
 		r := row{id: sa.ID, indent: 1 + n.Depth, glyph: render.StatusGlyph(sa)}
 		mode, inHandoff := handoff[sa.ID]
-		r.text = memo.textOf(textKey{sa.AgentType, sa.AgentName, sa.PermissionMode, mode, inHandoff, sa.AgentShadows}, sa.ID)
+		r.text = memo.textOf(textKey{sa.AgentType, sa.AgentName, sa.PermissionMode, mode, inHandoff, sa.AgentShadows, sa.Runner}, sa.ID)
 		var parts [treeCols]string
 		if ch := sa.Changes; ch != nil && ch.Error == "" {
 			parts[0] = memo.changesOf(ch.Added, ch.Removed) // first: it is what matters once it stopped
@@ -188,6 +188,7 @@ type textKey struct {
 	agentType, agentName, mode, handoff string
 	inHandoff                           bool
 	shadows                             string
+	runner                              string // the remote runner it was placed on ("" here)
 }
 
 func (r *saRow) textOf(k textKey, id string) string {
@@ -203,6 +204,10 @@ func (r *saRow) textOf(k textKey, id string) string {
 		// Which definition runs, when it took another's name: its layer ("workspace").
 		layer, _, _ := strings.Cut(k.shadows, " ")
 		text += " [" + session.Sanitize(layer) + "]"
+	}
+	if k.runner != "" {
+		// Where it runs, before the tags: a narrow tree cuts the end of the row.
+		text += " @" + session.Sanitize(k.runner)
 	}
 	if t := modeTag[k.mode]; t != "" {
 		text += " ·" + t

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/summit-dev/summit/session"
 )
 
@@ -144,5 +146,63 @@ func TestTreeGroupNothingWaits(t *testing.T) {
 	}
 	if m.st.LastSeq != seq {
 		t.Errorf("grouping folded an event: seq %d → %d", seq, m.st.LastSeq)
+	}
+}
+
+// A remote subagent's row names its runner (SubagentSpawned.runner) after its agent type; a
+// local one's does not, and the filter finds the subagents of a runner by its name.
+func TestGoldenTreeRunnerRow(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {200, 50}} {
+		m, _ := newModel(t, sz[0], sz[1], &fakeBackend{})
+		m.dismissed = map[string]bool{"pr-1": true, "pr-2": true}
+		m.Update(EventsMsg(groupEvents()))
+		m.ib = nil
+		text := map[string]string{}
+		for _, r := range m.rowsMemo() {
+			text[r.id] = r.text
+		}
+		if text["sa-3"] != "sa-3 builder @gpu-2 ·edits" || text["sa-6"] != "sa-6 builder @gpu-1 ·edits" || text["sa-1"] != "sa-1 analyzer ·edits" {
+			t.Errorf("rows: sa-1 %q, sa-3 %q, sa-6 %q", text["sa-1"], text["sa-3"], text["sa-6"])
+		}
+		out := golden(t, "tree-runner-"+size(sz), m)
+		if !strings.Contains(out, "sa-9 builder @gpu-2") {
+			t.Errorf("the view does not name sa-9's runner:\n%s", out)
+		}
+		press(m, "tab")
+		typeText(m, "f")
+		typeText(m, "@gpu-1")
+		press(m, "enter")
+		if got := strings.Join(treeIDs(m), " "); got != " sa-6 sa-12" {
+			t.Errorf("filtered by @gpu-1: %q", got)
+		}
+	}
+}
+
+// /delegate … --on <tab> offers the live runners' names, asked of Options.Runners only for a
+// line with --on.
+func TestCompleteOnRunners(t *testing.T) {
+	asked := 0
+	m := New(Options{Backend: &fakeBackend{}, Dark: true, After: noTimer, Runners: func() []string {
+		asked++
+		return []string{"gpu-2", "gpu-1"}
+	}})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	typeText(m, "/cancel ")
+	press(m, "tab")
+	if asked != 0 {
+		t.Errorf("a line without --on asked for the runners %d times", asked)
+	}
+	m.in.SetValue("")
+	typeText(m, `/delegate "t" --on `)
+	press(m, "tab")
+	if asked != 1 || len(m.cands) != 3 || m.in.Value() != `/delegate "t" --on gpu-1 ` {
+		t.Fatalf("--on <tab>: asked %d, input %q, candidates %v", asked, m.in.Value(), m.cands)
+	}
+	if !strings.Contains(m.notice, "[gpu-1]  gpu-2  any") {
+		t.Errorf("the notice line lists the candidates: %q", m.notice)
+	}
+	press(m, "tab")
+	if m.in.Value() != `/delegate "t" --on gpu-2 ` {
+		t.Errorf("tab cycles to gpu-2: %q", m.in.Value())
 	}
 }

@@ -240,6 +240,7 @@ type subagentRecord struct {
 	stops        []session.SubagentStop
 	stopAt       time.Time
 	errors       []string
+	notes        []string // its transcript's message lines
 	text         strings.Builder
 }
 
@@ -268,6 +269,9 @@ func bySubagent(evs []session.Event) map[string]*subagentRecord {
 		case session.TranscriptEvent:
 			if d.EventType == session.TranscriptToken {
 				s.text.WriteString(d.Text)
+			}
+			if d.EventType == session.TranscriptMessage {
+				s.notes = append(s.notes, d.Text)
 			}
 		}
 	}
@@ -389,17 +393,8 @@ func TestRunnersE2EKill(t *testing.T) {
 }
 
 // runnersNetnsBroken is why TestRunnersE2ENetns skips (SUMMIT_E2E_KNOWN_BROKEN=1 runs it);
-// empty: it passes, and is required under SUMMIT_E2E=1. Seen on the merge of wt-nats bb8d7e1
-// (2026-11-29): the kill -9 checks pass (3 subagents failed naming ns-kill within 15 s), every
-// subagent ended once, seqs gapless, the survivors' transcripts once each and their files
-// applied; it fails on two defects of the core (session/runners, not this test):
-//   - a 30 s partition fails the partitioned runner's running subagents ("runner ns-part is
-//     gone: its lease expired (killed, or cut off for over 10s)"): the 10 s lease cannot tell
-//     a partition from a death, and issue 29 item 8 wants the subagent to go on;
-//   - a runner running several jobs at once sent a result bundle git could not fetch
-//     ("fatal: bad object worktrees/sa-23/HEAD … did not send all necessary objects"): the
-//     bundle names another job's worktree ref.
-const runnersNetnsBroken = "a 30 s partition fails the runner's subagents (lease 10 s); a concurrent job's result bundle names another worktree's HEAD"
+// "" when it runs.
+const runnersNetnsBroken = ""
 
 // TestRunnersE2ENetns is issue 29's network test: nats-server on a bridge, three runners each in
 // a network namespace of its own, 30 subagents placed --on any; one runner is killed with
@@ -458,6 +453,8 @@ func TestRunnersE2ENetns(t *testing.T) {
 	}
 	subs := bySubagent(events(t, run.rec))
 	count := map[string]int{}
+	var slowest time.Duration // from the kill to the last failure of ns-kill's subagents
+	noted := 0                // ns-part's subagents whose transcript says it went unreachable and came back
 	for _, id := range ids {
 		sa := subs[id]
 		if sa == nil || sa.spawned != 1 || len(sa.stops) != 1 {
@@ -465,11 +462,18 @@ func TestRunnersE2ENetns(t *testing.T) {
 			continue
 		}
 		count[sa.runner]++
+		has := func(s string) bool {
+			return slices.ContainsFunc(sa.notes, func(n string) bool { return strings.Contains(n, s) })
+		}
+		if sa.runner == "ns-part" && has("runner ns-part is unreachable") && has("runner ns-part is back") {
+			noted++
+		}
 		switch sa.runner {
 		case "ns-kill":
 			if sa.stops[0].Outcome != session.OutcomeFailure || !slices.ContainsFunc(sa.errors, func(e string) bool { return strings.Contains(e, "ns-kill") }) {
 				t.Errorf("%s on the killed runner: outcome %s, errors %q; want a failure naming ns-kill", id, sa.stops[0].Outcome, sa.errors)
 			}
+			slowest = max(slowest, sa.stopAt.Sub(killed))
 			if d := sa.stopAt.Sub(killed); d > 15*time.Second {
 				t.Errorf("%s failed %v after the kill, want within 15 s", id, d.Round(time.Millisecond))
 			}
@@ -488,7 +492,11 @@ func TestRunnersE2ENetns(t *testing.T) {
 	if count["ns-kill"] == 0 || count["ns-part"] == 0 || count["ns-steady"] == 0 {
 		t.Errorf("placements per runner %v: every runner should have had jobs", count)
 	}
-	t.Logf("placements %v; nats-server restarted at the end of the partition", count)
+	if noted == 0 {
+		t.Error("no subagent of ns-part noted it unreachable and back during its 30 s partition")
+	}
+	t.Logf("placements %v; ns-kill's subagents failed within %v of the kill; %d of ns-part's noted it unreachable and back; nats-server restarted at the end of the partition",
+		count, slowest.Round(time.Millisecond), noted)
 }
 
 // TestE2ENATSBroker checks the tests' broker on its own: Debian's nats-server on a bridge asks

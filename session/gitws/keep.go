@@ -60,15 +60,19 @@ func KeepBundle(ctx context.Context, workspace string, commits []string, path st
 		return 0, fmt.Errorf("gitws: %w", err)
 	}
 	var b strings.Builder
+	refs := []string{"bundle", "create", "-q", path + ".tmp"}
 	for i, c := range have {
 		fmt.Fprintf(&b, "update %s%d %s\n", keptRefs, i, c)
+		refs = append(refs, fmt.Sprintf("%s%d", keptRefs, i))
 	}
 	env := []string{"GIT_DIR=" + scratch}
 	if _, _, err := runGit(ctx, bin, gitCmd{dir: cache, env: env, stdin: strings.NewReader(b.String()), args: []string{"update-ref", "--stdin"}}); err != nil {
 		return 0, err
 	}
 	tmp := path + ".tmp"
-	if _, _, err := runGit(ctx, bin, gitCmd{dir: cache, env: env, args: []string{"bundle", "create", "-q", tmp, "--all"}}); err != nil {
+	// Exactly the kept refs, named: nothing else of the scratch repo (its HEAD, other refs)
+	// can enter the bundle.
+	if _, _, err := runGit(ctx, bin, gitCmd{dir: cache, env: env, args: refs}); err != nil {
 		os.Remove(tmp)
 		return 0, err
 	}

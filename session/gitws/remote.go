@@ -20,7 +20,10 @@ func (r *Repo) ImportResult(ctx context.Context, wt *Worktree, bundle, head stri
 		return fmt.Errorf("gitws: %w", err)
 	}
 	ref := r.sessionRef(wt.Name + "/remote/")
-	if _, err := r.plain(ctx, "fetch", "-q", "--no-tags", "--no-write-fetch-head", b, "+"+keptRefs+"*:"+ref+"*"); err != nil {
+	r.walk.RLock()
+	_, err = r.plain(ctx, "fetch", "-q", "--no-tags", "--no-write-fetch-head", b, "+"+keptRefs+"*:"+ref+"*")
+	r.walk.RUnlock()
+	if err != nil {
 		return fmt.Errorf("gitws: the result bundle: %w", err)
 	}
 	if _, err := r.plain(ctx, "cat-file", "-e", head+"^{commit}"); err != nil {

@@ -76,8 +76,14 @@ type Repo struct {
 	wtDir   string // <cache>/worktrees/<session>
 	lock    *os.File
 
-	mu        sync.Mutex
-	closed    bool
+	mu     sync.Mutex
+	closed bool
+	// walk orders git runs that walk every ref of the common dir (a fetch's connectivity
+	// check is `rev-list --not --all`, which reads each worktree's HEAD) against
+	// `git worktree add`, which writes a new worktree's HEAD as the null id before its commit:
+	// a walk then dies with "bad object worktrees/NAME/HEAD". Adds hold it exclusively,
+	// walks shared.
+	walk      sync.RWMutex
 	baseN     int
 	applyN    int
 	lastBase  *Base

@@ -106,8 +106,11 @@ func (r *Repo) AddWorktree(ctx context.Context, base Base, name string) (*Worktr
 	if err := os.MkdirAll(r.wtDir, 0o700); err != nil {
 		return fail(fmt.Errorf("gitws: %w", err))
 	}
-	if _, _, err := runGit(ctx, r.git, gitCmd{dir: r.top, env: r.repoEnv(false), args: []string{
-		"worktree", "add", "--detach", "--", path, base.Commit}}); err != nil {
+	r.walk.Lock()
+	_, _, err := runGit(ctx, r.git, gitCmd{dir: r.top, env: r.repoEnv(false), args: []string{
+		"worktree", "add", "--detach", "--", path, base.Commit}})
+	r.walk.Unlock()
+	if err != nil {
 		r.removeWorktreeDir(ctx, path)
 		return fail(err)
 	}

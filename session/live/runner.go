@@ -28,11 +28,14 @@ import (
 // to the runner, the runner's events of the subagent are recorded here as its own with this
 // session's seqs, its permission requests are decided here, and its change set comes home as
 // a bundle whose result becomes the worktree's files, so the change set is recorded, diffed,
-// applied and converged as a local subagent's. A runner whose lease expires fails the
-// subagent naming it (or, with --retry, the subagent is placed again from its base).
+// applied and converged as a local subagent's. A runner whose lease expires is probed on its
+// liveness subject: dead (NATS holds no connection of it: killed) fails the subagent naming it
+// (or, with --retry, places it again from its base); unreachable (NATS still holds its
+// connection: a partition) is waited for, with a transcript note, up to
+// runners.UnreachableMax.
 
 // leaseWatch is how often a placed subagent checks its runner's lease.
-const leaseWatch = 2 * time.Second
+const leaseWatch = time.Second
 
 // checkPlacement is why a /delegate --on cannot be placed now ("" when it can).
 func (x *Orchestrator) checkPlacement(def *agents.Definition, c commands.Delegate) string {
@@ -130,11 +133,10 @@ func (x *Orchestrator) runOnRunner(s *sub, deadline time.Time) runtime.Result {
 			name = r.Name
 		}
 		tried = append(tried, name)
-		res, gone := x.runJob(ctx, s, c, name, base, baseCommit)
-		if !gone {
+		res, why := x.runJob(ctx, s, c, name, base, baseCommit)
+		if why == nil {
 			return res
 		}
-		why := fmt.Errorf("runner %s is gone: its lease expired (killed, or cut off for over %s)", name, runners.LeaseTTL)
 		if !s.cmd.Retry {
 			return fail("runner", why)
 		}
@@ -143,13 +145,13 @@ func (x *Orchestrator) runOnRunner(s *sub, deadline time.Time) runtime.Result {
 	}
 }
 
-// runJob places one job on runner name and follows it to its end. gone reports that the
-// runner's lease expired first.
-func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, name, base, baseCommit string) (res runtime.Result, gone bool) {
-	fail := func(err error) (runtime.Result, bool) {
+// runJob places one job on runner name and follows it to its end. gone is why the runner was
+// given up first (dead, or unreachable for too long); nil when the job ended.
+func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, name, base, baseCommit string) (res runtime.Result, gone error) {
+	fail := func(err error) (runtime.Result, error) {
 		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: err.Error()})
 		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: "runner " + name})
-		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}, false
+		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}, nil
 	}
 	j := runners.Job{ID: runners.NewJobID(), SessionID: x.o.SessionID, SubagentID: s.id, Task: s.cmd.Task,
 		AgentType: s.cmd.AgentType, PermissionMode: string(s.policy.Mode), Tools: s.policy.Tools,
@@ -171,7 +173,7 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 	// The follow ends at the job's end; the lease watch ends it early when the runner dies.
 	fctx, fcancel := context.WithCancelCause(context.Background())
 	defer fcancel(nil)
-	errGone := errors.New("runner gone")
+	var goneWhy error
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -179,6 +181,16 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 		t := time.NewTicker(leaseWatch)
 		defer t.Stop()
 		cancelled := false
+		var lost time.Time // when the runner became unreachable (zero: it is reachable)
+		note := func(text string) {
+			_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptMessage, Text: text})
+		}
+		back := func() {
+			if !lost.IsZero() {
+				note(fmt.Sprintf("runner %s is back after %s", name, time.Since(lost).Round(time.Second)))
+				lost = time.Time{}
+			}
+		}
 		for {
 			select {
 			case <-fctx.Done():
@@ -201,9 +213,39 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 				lctx, lcancel := context.WithTimeout(fctx, leaseWatch)
 				alive, err := c.Alive(lctx, name)
 				lcancel()
-				if err == nil && !alive {
-					fcancel(errGone)
+				if err != nil {
+					continue // NATS is not reachable from here: nothing is known of the runner
+				}
+				if alive {
+					back()
+					continue
+				}
+				switch c.Probe(fctx, name) {
+				case runners.Answered: // reconnected, its lease not yet renewed
+					back()
+				case runners.Dead:
+					// Once more after a moment: a runner reconnecting (NATS restarted) has no
+					// subscription for that moment.
+					select {
+					case <-fctx.Done():
+						return
+					case <-time.After(time.Second):
+					}
+					if c.Probe(fctx, name) != runners.Dead {
+						continue
+					}
+					goneWhy = fmt.Errorf("runner %s is gone: its lease expired and NATS holds no connection of it (killed or stopped)", name)
+					fcancel(errRunnerGone)
 					return
+				case runners.Unreachable:
+					if lost.IsZero() {
+						lost = time.Now()
+						note(fmt.Sprintf("runner %s is unreachable (its lease expired; NATS still holds its connection): waiting for it up to %s", name, runners.UnreachableMax))
+					} else if time.Since(lost) > runners.UnreachableMax {
+						goneWhy = fmt.Errorf("runner %s is gone: unreachable for over %s", name, runners.UnreachableMax)
+						fcancel(errRunnerGone)
+						return
+					}
 				}
 			}
 		}
@@ -213,11 +255,12 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 	end, err := c.Follow(fctx, j.ID, 0, m.event)
 	fcancel(nil)
 	if err != nil {
-		if errors.Is(context.Cause(fctx), errGone) {
-			return runtime.Result{Outcome: session.OutcomeFailure, Tokens: m.tokens, ToolCalls: m.calls}, true
+		if errors.Is(context.Cause(fctx), errRunnerGone) {
+			wg.Wait() // goneWhy is written before the cancel
+			return runtime.Result{Outcome: session.OutcomeFailure, Tokens: m.tokens, ToolCalls: m.calls}, goneWhy
 		}
 		if ctx.Err() != nil {
-			return runtime.Result{Outcome: session.OutcomeCancelled, Err: ctx.Err(), Tokens: m.tokens, ToolCalls: m.calls}, false
+			return runtime.Result{Outcome: session.OutcomeCancelled, Err: ctx.Err(), Tokens: m.tokens, ToolCalls: m.calls}, nil
 		}
 		return fail(fmt.Errorf("runner %s: following job %s: %w", name, j.ID, err))
 	}
@@ -241,8 +284,11 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 			return fail(fmt.Errorf("runner %s: the change set: %w", name, err))
 		}
 	}
-	return res, false
+	return res, nil
 }
+
+// errRunnerGone is the follow's cancel cause when the runner is given up.
+var errRunnerGone = errors.New("runner gone")
 
 // importResult makes the worktree's files the runner's result; finish records the change set.
 func (x *Orchestrator) importResult(s *sub, c *runners.Client, end runners.End) error {
@@ -358,7 +404,7 @@ func (x *Orchestrator) runnersCmd(ctx context.Context, line string, c commands.R
 			labels = append(labels, k+"="+v)
 		}
 		sort.Strings(labels)
-		fmt.Fprintf(&b, "\n  %s  %d/%d free", r.Name, r.Free, r.Slots)
+		fmt.Fprintf(&b, "\n  %s  %d/%d free", r.Name, max(r.Free, 0), r.Slots) // queued jobs count as taken
 		if len(labels) > 0 {
 			b.WriteString("  " + strings.Join(labels, ","))
 		}

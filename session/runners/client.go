@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -23,6 +24,9 @@ type Client struct {
 	obj jetstream.ObjectStore
 	key nkeys.KeyPair
 	URL string
+
+	mu     sync.Mutex
+	placed map[string]string // job → runner: this client's jobs not yet forgotten
 }
 
 // NewClient prepares the shared streams and signs jobs with key.
@@ -62,7 +66,23 @@ func (c *Client) Runners(ctx context.Context) ([]Registration, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b Registration) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return withQueued(out, c.placed), nil
+}
+
+// withQueued takes from each runner's free slots this session's jobs placed on it that it has
+// not started (not in its Jobs): a burst of placements sees the ones before it, instead of
+// every one picking the same runner before its registration changes.
+func withQueued(regs []Registration, placed map[string]string) []Registration {
+	for i := range regs {
+		for job, name := range placed {
+			if name == regs[i].Name && !slices.Contains(regs[i].Jobs, job) {
+				regs[i].Free--
+			}
+		}
+	}
+	return regs
 }
 
 // Alive reports whether runner name's lease holds (false only when NATS says the key is gone;
@@ -73,6 +93,34 @@ func (c *Client) Alive(ctx context.Context, name string) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// Liveness is what a probe of a runner's AliveSubject found.
+type Liveness int
+
+const (
+	// Answered: the runner replied; its connection is up.
+	Answered Liveness = iota
+	// Unreachable: no reply within ProbeTimeout, but NATS still holds the runner's
+	// subscription (a partition NATS has not detected yet), or NATS is not reachable from here.
+	Unreachable
+	// Dead: NATS answered "no responders": no connection of the runner is subscribed (its
+	// process ended, or NATS dropped its connection as stale).
+	Dead
+)
+
+// Probe asks runner name whether it is alive (a request on AliveSubject).
+func (c *Client) Probe(ctx context.Context, name string) Liveness {
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	_, err := c.nc.RequestWithContext(ctx, AliveSubject(name), nil)
+	switch {
+	case err == nil:
+		return Answered
+	case errors.Is(err, nats.ErrNoResponders):
+		return Dead
+	}
+	return Unreachable
 }
 
 // Pick chooses a runner for --on (NAME, LABEL=VALUE or any), skipping the names in not.
@@ -133,6 +181,12 @@ func (c *Client) Submit(ctx context.Context, runner string, j Job, baseBundle st
 	if _, err := c.js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("placing the job: %w", err)
 	}
+	c.mu.Lock()
+	if c.placed == nil {
+		c.placed = map[string]string{}
+	}
+	c.placed[j.ID] = runner
+	c.mu.Unlock()
 	return nil
 }
 
@@ -199,6 +253,9 @@ func (c *Client) FetchResult(ctx context.Context, object, path string) error {
 // Forget deletes the job's stream and bundles (after its end is folded and imported; a runner
 // that picks the job up later skips it).
 func (c *Client) Forget(ctx context.Context, id string) {
+	c.mu.Lock()
+	delete(c.placed, id)
+	c.mu.Unlock()
 	_ = c.js.DeleteStream(ctx, JobStream(id))
 	_ = c.obj.Delete(ctx, BaseObject(id))
 	_ = c.obj.Delete(ctx, ResultObject(id))

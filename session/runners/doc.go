@@ -34,6 +34,8 @@
 //	                                                            cancellation
 //	object store  summit_bundles          base/JOB.bundle   the base snapshot (local → runner)
 //	                                      result/JOB.bundle the change set (runner → local)
+//	core subject  summit.runner.NAME.alive  liveness: the runner subscribes while connected
+//	                                      and answers every request with an empty reply
 //
 // Streams are created with file storage and one replica by whoever needs them first (the
 // local session creates SUMMIT_JOBS, the bucket and the store as well as a runner does), so a
@@ -53,8 +55,11 @@
 //
 // --on NAME picks that runner; --on LABEL=VALUE the registered runner with that label and
 // the most free slots; --on any the one with the most free slots (ties: the name sorted
-// first). A runner with no free slot still takes the job: it queues in SUMMIT_JOBS until a
-// slot frees (the consumer's MaxAckPending is the runner's --slots).
+// first). A runner's free slots as the session counts them are its registration's less the
+// session's own jobs placed on it that it has not started yet, so a burst of placements
+// spreads before the registrations change. A runner with no free slot still takes the job:
+// it queues in SUMMIT_JOBS until a slot frees (the consumer's MaxAckPending is the runner's
+// --slots).
 //
 // # Job (a message on summit.jobs.NAME)
 //
@@ -136,9 +141,27 @@
 //
 // # Faults
 //
-// A runner whose registration expires (killed, cut off for longer than LeaseTTL) fails its
-// subagents within 15 s, naming the runner ("runner gpu-1 is gone: its lease expired"); with
-// --retry the subagent is placed again, from the same base, on another runner, as a new job.
+// The local session reads a placed subagent's runner's key every second. When the key is
+// gone (the lease expired: no re-put for LeaseTTL) it sends a request on
+// summit.runner.NAME.alive (ProbeTimeout, 2 s), and NATS's own semantics say which case it is:
+//
+//   - a reply: the runner is connected (it reconnected and will renew its lease);
+//   - "no responders" (twice, a second apart, so a runner reconnecting after a NATS restart is
+//     not taken for dead): NATS holds no connection of the runner. A process killed with
+//     kill -9 is here at once (its kernel closes the socket), so its subagents fail within
+//     15 s of the kill (LeaseTTL + 1 s watch + the probes), naming the runner ("runner gpu-1
+//     is gone: its lease expired and NATS holds no connection of it (killed or stopped)");
+//   - a timeout: NATS still holds the runner's subscription, i.e. a connection it has not
+//     found stale yet (a partition). The subagent goes on: a transcript note says "runner
+//     gpu-1 is unreachable (…): waiting for it up to 3m0s", and another "runner gpu-1 is back
+//     after 31s" when its key or a reply returns (its events, published with acks, then
+//     arrive in order, none lost or twice). NATS drops the stale connection after its own
+//     ping timeout, and the next probe then says dead. An upper bound, UnreachableMax
+//     (3 minutes unreachable), fails the subagent ("unreachable for over 3m0s") whatever
+//     NATS's ping settings are.
+//
+// With --retry a failed runner's subagent is placed again, from the same base, on another
+// runner, as a new job.
 // A local session restarted on its recording (`summit resume FILE`, the workbench opening it)
 // reattaches each placed subagent that has not stopped: the recording names the job (the
 // placement's transcript line "placed on runner NAME as job JOB") and the count of folded
@@ -170,7 +193,10 @@
 //
 // Built: the names, registration and lease, placement, signed jobs, the event stream with
 // its cursor, decisions over the control subject, cancellation, bundles both ways, lease
-// expiry (failure or --retry), Connect's credential rules. Not built yet: Models "session"
+// expiry told apart by the liveness probe (kill -9: failure or --retry within 15 s; a
+// partition: the subagent goes on, up to UnreachableMax), Connect's credential rules. Tested
+// on a real nats-server with runners in network namespaces (cmd/summit
+// TestRunnersE2ENetns: a runner killed, one partitioned for 30 s, the server restarted). Not built yet: Models "session"
 // (the runner refuses to start without --local-models or --tapes), the agent definition in
 // the job (the runner resolves AgentType in its own catalogue), the context chain in the job,
 // `runners:` in the user config, and reattaching on resume (the cursor is in memory only).

@@ -94,6 +94,16 @@ func (r *Runner) Run(ctx context.Context, nc *nats.Conn) error {
 		_ = kv.Delete(context.Background(), r.Name)
 		return fmt.Errorf("the job consumer of %s: %w", r.Name, err)
 	}
+	// Liveness: the server answers a request here with "no responders" as soon as this
+	// connection is closed (the process died: the kernel closes its socket), but keeps the
+	// subscription of a connection it has not yet found stale (a partition).
+	alive, err := nc.Subscribe(AliveSubject(r.Name), func(m *nats.Msg) { _ = m.Respond(nil) })
+	if err != nil {
+		_ = kv.Delete(context.Background(), r.Name)
+		return fmt.Errorf("the liveness subject of %s: %w", r.Name, err)
+	}
+	defer func() { _ = alive.Unsubscribe() }()
+	_ = nc.Flush() // the server has the subscription before the runner says it is ready
 	var labels []string
 	for k, v := range r.Labels {
 		labels = append(labels, k+"="+v)

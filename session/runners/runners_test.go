@@ -228,3 +228,80 @@ func TestConnectRefusesUnauthenticated(t *testing.T) {
 		t.Fatal("--insecure off loopback accepted")
 	}
 }
+
+// TestProbe: a running runner answers on its liveness subject; once its connection is closed
+// (what kill -9 does) NATS answers "no responders" (Dead); a subscriber that answers nothing
+// (NATS still holds the connection of a partitioned runner) is Unreachable.
+func TestProbe(t *testing.T) {
+	url := startNATS(t)
+	key := newKey(t)
+	ctx := context.Background()
+	c, err := NewClient(ctx, dial(t, url), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Probe(ctx, "nobody"); got != Dead {
+		t.Errorf("a runner that never ran: %v, want Dead", got)
+	}
+
+	nc := dial(t, url)
+	ready := make(chan struct{})
+	var once sync.Once
+	r := &Runner{Name: "r1", Slots: 1, Trusted: []string{pub(t, key)}, Log: func(l string) {
+		if strings.Contains(l, "ready") {
+			once.Do(func() { close(ready) })
+		}
+	}, Exec: func(ctx context.Context, j Job, dir string, io JobIO) End { return End{Outcome: "success"} }}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = r.Run(rctx, nc) }()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatal("runner never ready")
+	}
+	if got := c.Probe(ctx, "r1"); got != Answered {
+		t.Errorf("a running runner: %v, want Answered", got)
+	}
+	nc.Close() // its process gone: the socket closes
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Probe(ctx, "r1") != Dead {
+		if time.Now().After(deadline) {
+			t.Fatal("a runner whose connection closed is not Dead after 5 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Held but silent, as NATS holds a partitioned runner's connection.
+	held := dial(t, url)
+	if _, err := held.Subscribe(AliveSubject("r2"), func(*nats.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Probe(ctx, "r2"); got != Unreachable {
+		t.Errorf("a held, silent runner: %v, want Unreachable", got)
+	}
+}
+
+// A burst of placements spreads: each sees this session's jobs placed before it and not yet
+// started as taken slots.
+func TestPickSeesQueuedPlacements(t *testing.T) {
+	regs := func() []Registration {
+		return []Registration{{Name: "a", Slots: 4, Free: 4}, {Name: "b", Slots: 4, Free: 3, Jobs: []string{"j0"}}, {Name: "c", Slots: 4, Free: 4}}
+	}
+	placed := map[string]string{"j0": "b"} // started on b: already in its Free
+	var got []string
+	for i := 1; i <= 6; i++ {
+		r, err := Pick(withQueued(regs(), placed), "any", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		placed[fmt.Sprintf("j%d", i)] = r.Name
+		got = append(got, r.Name)
+	}
+	if s := strings.Join(got, " "); s != "a c a b c a" {
+		t.Errorf("placements %q, want a c a b c a (most free first, ties by name)", s)
+	}
+}

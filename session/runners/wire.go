@@ -30,6 +30,11 @@ const (
 	// LeaseTTL is how long a registration lives without a refresh: a dead runner's key is gone
 	// after it, and its subagents fail within LeaseTTL plus one watch interval.
 	LeaseTTL = 10 * time.Second
+	// ProbeTimeout is how long a liveness request (AliveSubject) waits for the runner's reply.
+	ProbeTimeout = 2 * time.Second
+	// UnreachableMax is how long a runner whose lease expired may stay unreachable (NATS
+	// still holds its connection, but it answers nothing) before its subagents fail.
+	UnreachableMax = 3 * time.Minute
 
 	hdrJob       = "Summit-Job"
 	hdrProtocol  = "Summit-Protocol"
@@ -49,6 +54,10 @@ func ValidName(s string) error {
 	}
 	return nil
 }
+
+// AliveSubject is runner name's liveness subject (core NATS): the runner answers every
+// request on it with an empty reply while its connection is up.
+func AliveSubject(name string) string { return "summit.runner." + name + ".alive" }
 
 // JobSubject is the work-queue subject of jobs for runner name.
 func JobSubject(name string) string { return "summit.jobs." + name }
