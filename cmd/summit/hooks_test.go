@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // summit run does not run an untrusted workspace's hooks, says so, and runs them with
@@ -177,4 +178,33 @@ func TestREADMEHooksCheck(t *testing.T) {
 	if code := run([]string{"hooks", "check", bad}, &out, &errb); code != 1 || !strings.Contains(errb.String(), bad+":3: hooks.PreToolUs: not a hook event (did you mean PreToolUse?)") {
 		t.Errorf("typo: exit %d\n%s", code, errb.String())
 	}
+}
+
+// TestWorkbenchHookWarnings: a pasted Claude Code block with an event summit has no
+// counterpart for starts the workbench (trusted), and the notice line says that entry has no
+// effect and where to see it, as summit run says it on stderr.
+func TestWorkbenchHookWarnings(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	ws := runWorkspace(t)
+	data, cfgHome := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".summit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".summit", "config.yaml"), []byte(`hooks: {
+  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}],
+  "PreCompact": [{"hooks": [{"type": "command", "command": "true"}]}]
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := "XDG_DATA_HOME=" + data + " XDG_CONFIG_HOME=" + cfgHome + " XDG_CACHE_HOME=" + t.TempDir()
+	trust := exec.Command(bin, "trust", ws)
+	trust.Env = append(os.Environ(), "XDG_DATA_HOME="+data, "XDG_CONFIG_HOME="+cfgHome)
+	if out, err := trust.CombinedOutput(); err != nil {
+		t.Fatalf("summit trust: %v\n%s", err, out)
+	}
+	tm := newTerm(t, 200, 40, "cd "+ws+" && "+env+" "+bin+"; sleep 60")
+	tm.waitFor(`1 hook entry of the config has no effect \(Claude Code events summit lacks\): summit hooks check names them`, 20*time.Second)
+	tm.keys("/quit", "Enter")
 }

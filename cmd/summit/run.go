@@ -115,6 +115,9 @@ type wired struct {
 	// trust is what an untrusted workspace's ignored files are, for the notice line ("" =
 	// nothing ignored).
 	trust string
+	// hookNote is the notice line's word on hook entries that load with no effect ("" =
+	// none); summit run prints each on stderr instead.
+	hookNote string
 	// forkedInto is a fork's own workspace, restored from its parent's recording.
 	forkedInto string
 	// otel exports the session's spans while it runs (nil: not asked for); closed ends it.
@@ -268,6 +271,12 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 
 	w := &wired{clock: clock, workspace: ws, provider: describe, ownTapes: f.tapes != "", inventory: invPath,
 		changed: render.ChangedFilesText(changed, ws), trust: gate.notice(), late: &late}
+	if n := len(gate.cfg.Hooks.Warnings); n > 0 {
+		// The workbench has no stderr to print them on: the notice line says how many and
+		// where to see each (a pasted Claude Code block often holds events summit lacks).
+		w.hookNote = session.Plural(n, "hook entry") + " of the config " + map[bool]string{true: "has", false: "have"}[n == 1] +
+			" no effect (Claude Code events summit lacks): summit hooks check names them"
+	}
 	for _, d := range cat.List() {
 		w.agents = append(w.agents, d.Name)
 	}

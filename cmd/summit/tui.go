@@ -120,7 +120,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		home = w.forkedInto
 	}
 	m := ui.New(ui.Options{Backend: backend{w.x}, History: loadHistory(home), SaveHistory: saveHistory(home),
-		Agents: w.agents, Runners: w.x.RunnerNames, Demo: joinNotice(warnNotice(w.trust), warnNotice(w.changed), w.startHint(hint))})
+		Agents: w.agents, Runners: w.x.RunnerNames, Demo: joinNotice(warnNotice(w.trust), warnNotice(w.changed), warnNotice(w.hookNote), w.startHint(hint))})
 	// What does not draw the first frame (the leftovers scan, saving the inventory) starts
 	// once that frame is written (frameOut).
 	out := &frameOut{File: os.Stdout, then: w.late.start}
