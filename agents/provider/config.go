@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -88,6 +90,58 @@ type Config struct {
 	Hooks Hooks `yaml:"hooks"`
 	// Verify is the check /apply runs on a merged result before it lands (issue 27).
 	Verify Verify `yaml:"verify"`
+	// Runners is where remote runners are reached (session/runners); --nats overrides it.
+	Runners Runners `yaml:"runners"`
+}
+
+// Runners is the runners: section: the NATS server through which the session reaches remote
+// runners (`summit runner`) for /delegate --on, and the credentials it uses. --nats and
+// --creds override it. A workspace's section counts only when the workspace is trusted (it
+// sends the session's tasks and code to a server). creds is a file path: ~/ is the home
+// directory, and a relative path is relative to the config file that names it.
+//
+//	runners:
+//	  nats: nats://nats.internal:4222
+//	  creds: ~/.config/summit/runner.creds
+//	  # insecure: true          # no credentials: loopback only
+type Runners struct {
+	NATS  string `yaml:"nats"`
+	Creds string `yaml:"creds"`
+	// Insecure allows a server without credentials, on loopback only (as --insecure).
+	Insecure bool `yaml:"insecure"`
+	// File is the config file the section came from.
+	File string `yaml:"-"`
+}
+
+// Check validates the section: a NATS URL (nats, tls, ws or wss, with a host) and creds only
+// beside it.
+func (r Runners) Check() error {
+	if r.NATS == "" {
+		if r.Creds != "" || r.Insecure {
+			return errors.New("no nats: name the NATS server (nats: nats://HOST:4222)")
+		}
+		return nil
+	}
+	for _, u := range strings.Split(r.NATS, ",") { // NATS takes a comma-separated server list
+		p, err := url.Parse(strings.TrimSpace(u))
+		if err != nil || p.Host == "" || !slices.Contains([]string{"nats", "tls", "ws", "wss"}, p.Scheme) {
+			return fmt.Errorf("nats: %q is not a NATS URL (nats://HOST:4222, tls://, ws:// or wss://)", u)
+		}
+	}
+	return nil
+}
+
+// CredsPath is creds resolved: ~/ from home, a relative path from the config file's folder.
+func (r Runners) CredsPath(home string) string {
+	switch {
+	case r.Creds == "" || filepath.IsAbs(r.Creds):
+		return r.Creds
+	case strings.HasPrefix(r.Creds, "~/"):
+		return filepath.Join(home, r.Creds[2:])
+	case r.File != "":
+		return filepath.Join(filepath.Dir(r.File), r.Creds)
+	}
+	return r.Creds
 }
 
 // Verify is the verify: section: a shell command /apply runs on the merged result in a scratch
@@ -354,7 +408,7 @@ func LoadConfig(workspace, userConfigDir string) (Config, error) {
 // the user trusts the workspace: every section of that file can start a command, choose where
 // a key is sent, widen the network or route models, so the whole file is gated.
 type WorkspaceEntry struct {
-	Section string // mcp_servers, acp_agents, providers, models, default_provider, remotes, hooks, web_allow_hosts, verify
+	Section string // mcp_servers, acp_agents, providers, models, default_provider, remotes, hooks, web_allow_hosts, verify, runners
 	Name    string // the entry's key ("" for a section without names)
 	Detail  string // what it would do: the command, URL or key variable it names
 }
@@ -465,6 +519,13 @@ func LoadConfigGated(workspace, userConfigDir string, trusted bool) (Config, []W
 			r.File = f
 			merged.Remotes[name] = r
 		}
+		if c.Runners.NATS != "" || c.Runners.Creds != "" || c.Runners.Insecure {
+			if err := c.Runners.Check(); err != nil {
+				return Config{}, nil, fmt.Errorf("%s:%d: runners: %v", f, keyLine(data, "runners"), err)
+			}
+			c.Runners.File = f
+			merged.Runners = c.Runners
+		}
 		if err := mergeHooks(&merged.Hooks, c.Hooks, f, &doc, f == wsFile); err != nil {
 			return Config{}, nil, err
 		}
@@ -553,6 +614,9 @@ func workspaceEntries(c Config) []WorkspaceEntry {
 				}
 			}
 		}
+	}
+	if c.Runners.NATS != "" {
+		out = append(out, WorkspaceEntry{"runners", "", "sends /delegate --on tasks and code through " + c.Runners.NATS})
 	}
 	if len(c.WebAllowHosts) > 0 {
 		out = append(out, WorkspaceEntry{"web_allow_hosts", "", "web_fetch may reach " + strings.Join(c.WebAllowHosts, ", ")})

@@ -76,7 +76,12 @@ type sessionFlags struct {
 	// --creds, --insecure; runnerClient is the connection wire made.
 	nats, natsCreds string
 	natsInsecure    bool
-	runnerClient    *runners.Client
+	// runnerJob is a job's own session on a runner (runner.go): it places nothing on other
+	// runners, so the runner machine's runners: config is not read for it.
+	runnerJob bool
+	// natsFrom is the config file whose runners: section gave nats ("" = --nats).
+	natsFrom     string
+	runnerClient *runners.Client
 }
 
 func (f *sessionFlags) register(c *cobra.Command) {
@@ -202,6 +207,16 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		}
 	}
 	cfg := gate.cfg
+	// runners: in the config names the NATS server when --nats does not (a workspace's counts
+	// only when it is trusted: an untrusted one's config never reaches cfg).
+	if f.nats == "" && cfg.Runners.NATS != "" && !f.runnerJob {
+		f.nats, f.natsFrom = cfg.Runners.NATS, cfg.Runners.File
+		f.natsInsecure = f.natsInsecure || cfg.Runners.Insecure
+		if f.natsCreds == "" {
+			home, _ := os.UserHomeDir()
+			f.natsCreds = cfg.Runners.CredsPath(home)
+		}
+	}
 	// Whether Ollama answers on localhost decides the routing (recorded in SessionStarted,
 	// shown in the header), so it is known before the session starts; the probe (an HTTP
 	// request, up to 300 ms) runs while the catalogue, the tapes and the rest are read.

@@ -25,6 +25,9 @@ import (
 func connectRunners(f *sessionFlags) (*runners.Client, error) {
 	nc, err := runners.Connect(runners.ConnOptions{URL: f.nats, Creds: f.natsCreds, Insecure: f.natsInsecure, Name: "summit session"})
 	if err != nil {
+		if f.natsFrom != "" {
+			return nil, badFile(fmt.Errorf("%s: runners: %v", f.natsFrom, err))
+		}
 		return nil, usageErr("--nats: %v", err)
 	}
 	kf, err := runners.KeyFile()
@@ -155,6 +158,7 @@ without them only a loopback NATS with --insecure is accepted.`,
 // events published as they are recorded, decisions and cancellation from the session.
 func runJob(ctx context.Context, f *sessionFlags, j runners.Job, dir string, jio runners.JobIO, stderr io.Writer) runners.End {
 	f.workspace, f.interactive, f.approve, f.record, f.noRecord = dir, true, "", "", false
+	f.runnerJob = true
 	var mu sync.Mutex
 	var sub, outcome, head string
 	var calls int

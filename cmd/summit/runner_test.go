@@ -174,3 +174,44 @@ func TestRunnerKilledFailsNamingIt(t *testing.T) {
 		t.Fatalf("no SubagentError naming the runner:\n%s", out)
 	}
 }
+
+// runners: in the user's config connects the session as --nats does: `summit run` with no
+// --nats places a subagent on the runner the config's server holds; a bad URL there is named
+// at its file:line and nothing runs.
+func TestRunnerFromUserConfig(t *testing.T) {
+	forkEnv(t)
+	cfgHome := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfgHome)
+	url := natsServer(t)
+	code, key, errOut := summit(t, "runner", "key")
+	if key = strings.TrimSpace(key); code != 0 {
+		t.Fatalf("runner key: %d %s", code, errOut)
+	}
+	startRunnerProc(t, url, "cfg-1", key)
+	os.MkdirAll(filepath.Join(cfgHome, "summit"), 0o700)
+	cfgFile := filepath.Join(cfgHome, "summit", "config.yaml")
+	os.WriteFile(cfgFile, []byte("runners:\n  nats: "+url+"\n  insecure: true\n"), 0o600)
+	ws := runnerWorkspace(t)
+	script := filepath.Join(t.TempDir(), "s.summit")
+	os.WriteFile(script, []byte("/delegate \"map the repository\" --agent-type explore --on any\n/wait sa-1\n"), 0o644)
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	code, out, errOut := summit(t, "run", "--script", script, "--workspace", ws,
+		"--tapes", "../../agents/provider/tapes", "--approve", "all", "--record", rec)
+	if code != 0 {
+		t.Fatalf("summit run exits %d\n%s\n%s", code, out, errOut)
+	}
+	placed := 0
+	for _, l := range readRecording(t, rec) {
+		if l.Type == "SubagentSpawned" && strings.Contains(string(l.Data), `"runner":"cfg-1"`) {
+			placed++
+		}
+	}
+	if placed != 1 {
+		t.Fatalf("%d subagents placed on cfg-1 through the config's runners:, want 1\n%s", placed, errOut)
+	}
+	os.WriteFile(cfgFile, []byte("\nrunners:\n  nats: http://"+strings.TrimPrefix(url, "nats://")+"\n"), 0o600)
+	code, _, errOut = summit(t, "run", "--script", script, "--workspace", ws, "--tapes", "../../agents/provider/tapes", "--no-record")
+	if code == 0 || !strings.Contains(errOut, cfgFile+":2: runners: nats:") || strings.Contains(errOut, "placed on runner") {
+		t.Fatalf("a bad runners.nats: exit %d\n%s", code, errOut)
+	}
+}

@@ -194,10 +194,12 @@
 // Built: the names, registration and lease, placement, signed jobs, the event stream with
 // its cursor, decisions over the control subject, cancellation, bundles both ways, lease
 // expiry told apart by the liveness probe (kill -9: failure or --retry within 15 s; a
-// partition: the subagent goes on, up to UnreachableMax), Connect's credential rules. Tested
+// partition: the subagent goes on, up to UnreachableMax), Connect's credential rules,
+// `runners: {nats, creds, insecure}` in the user config (a workspace's when trusted). Tested
 // on a real nats-server with runners in network namespaces (cmd/summit
-// TestRunnersE2ENetns: a runner killed, one partitioned for 30 s, the server restarted). Not built yet: Models "session"
-// (the runner refuses to start without --local-models or --tapes), the agent definition in
-// the job (the runner resolves AgentType in its own catalogue), the context chain in the job,
-// `runners:` in the user config, and reattaching on resume (the cursor is in memory only).
+// TestRunnersE2ENetns: a runner killed, one partitioned for 30 s, the server restarted).
+// Not built yet: Models "session" (the runner refuses to start without --local-models or
+// --tapes), the agent definition in the job (the runner resolves AgentType in its own
+// catalogue), the context chain in the job, and reattaching on resume (the cursor is in
+// memory only).
 package runners
