@@ -112,7 +112,10 @@ without them only a loopback NATS with --insecure is accepted.`,
 			r := &runners.Runner{Name: name, Labels: lab, Slots: slots, Version: "summit " + version, Trusted: trusted,
 				Log: func(l string) { fmt.Fprintln(log, "summit: "+session.Sanitize(l)) },
 				Exec: func(ctx context.Context, j runners.Job, dir string, jio runners.JobIO) runners.End {
-					return runJob(ctx, &inner, j, dir, jio, log)
+					// Jobs run at once (--slots) and runJob sets the job's workspace and
+					// recording on its flags: each job gets its own copy.
+					jf := inner
+					return runJob(ctx, &jf, j, dir, jio, log)
 				}}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
