@@ -472,12 +472,25 @@ func (x *Orchestrator) finish(s *sub, res runtime.Result, start time.Time) {
 	x.mu.Unlock()
 }
 
-// subNamed is the running record and the folded state of a subagent a command names, and
-// the subagent ids for a "did you mean" when it names none.
+// subNamed is the running record and a copy of the folded state of a subagent a command
+// names, and the subagent ids for a "did you mean" when it names none. The state is copied
+// under the lock because the fold keeps writing the live record (an ACP agent's child
+// sessions fold from the agent's connection goroutine while a command reads it).
 func (x *Orchestrator) subNamed(id string) (*sub, *session.Subagent, []string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.subs[id], x.state.Subagent(id), x.subIDs()
+	return x.subs[id], x.subCopyLocked(id), x.subIDs()
+}
+
+// subCopyLocked is a copy of subagent id's folded state (nil when there is none), for reading
+// after mu is released: the fold writes the live record under mu. x.mu is held.
+func (x *Orchestrator) subCopyLocked(id string) *session.Subagent {
+	sa := x.state.Subagent(id)
+	if sa == nil {
+		return nil
+	}
+	c := *sa
+	return &c
 }
 
 // cancelCmd is /cancel: the subagent's context ends, which kills a running tool's process

@@ -149,7 +149,7 @@ func usedIDs(st *session.State) (bases, applies int) {
 // with --agent-type's agent).
 func (x *Orchestrator) retry(line string, c commands.Retry) (Reply, error) {
 	x.mu.Lock()
-	sa := x.state.Subagent(c.SubagentID)
+	sa := x.subCopyLocked(c.SubagentID)
 	var d commands.Delegate
 	if sa != nil {
 		d = commands.Delegate{Task: sa.Task, AgentType: sa.AgentType, InheritContext: sa.InheritContext,

@@ -150,8 +150,12 @@ func (x *Orchestrator) closeIsolation() {
 // diffCmd is /diff: the recorded changes, from the event log (no worktree needed).
 func (x *Orchestrator) diffCmd(line string, c commands.Diff) (Reply, error) {
 	x.mu.Lock()
-	sa := x.state.Subagent(c.ID)
-	cv := x.state.Convergence(c.ID)
+	sa := x.subCopyLocked(c.ID)
+	var cv *session.Convergence
+	if got := x.state.Convergence(c.ID); got != nil {
+		cp := *got // read after mu is released: the fold keeps writing the live record
+		cv = &cp
+	}
 	ids := x.knownIDs()
 	x.mu.Unlock()
 	var text string
@@ -222,9 +226,15 @@ func diffText(files []session.FileChange, path string) (string, error) {
 // are named with their merged text and nothing is written.
 func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
 	x.mu.Lock()
-	sa := x.state.Subagent(c.SubagentID)
+	sa := x.subCopyLocked(c.SubagentID)
 	ids := x.subIDs()
 	mode := agents.PermissionMode(x.state.Info.PermissionMode)
+	already := ""
+	for _, a := range x.state.Applies {
+		if sa != nil && a.Source == sa.ID && !a.Undone {
+			already = a.ApplyID
+		}
+	}
 	x.mu.Unlock()
 	switch {
 	case sa == nil:
@@ -242,10 +252,8 @@ func (x *Orchestrator) applySub(line string, c commands.Apply) (Reply, error) {
 	case len(sa.Changes.Files) == 0:
 		return x.rejectf(line, c, "%s changed nothing", sa.ID)
 	}
-	for _, a := range x.state.Applies {
-		if a.Source == sa.ID && !a.Undone {
-			return x.rejectf(line, c, "%s is already applied (%s); /undo takes it back", sa.ID, a.ApplyID)
-		}
+	if already != "" {
+		return x.rejectf(line, c, "%s is already applied (%s); /undo takes it back", sa.ID, already)
 	}
 	r, err := x.repo()
 	if err != nil {
