@@ -597,6 +597,18 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 		if err = needSub(); err != nil {
 			return err
 		}
+		if d.From != "" && sa.Route != nil {
+			// A move to a fallback mid-run (overload): the subagent now runs on d's model. It
+			// is kept with the other switches so the first route, and why, stay on record.
+			sw := ModelSwitched{ToProvider: d.Provider, ToModel: d.Model, Reason: d.Why}
+			sw.FromProvider, sw.FromModel = sa.Route.Provider, sa.Route.Model
+			if n := len(sa.Switches); n > 0 {
+				sw.FromProvider, sw.FromModel = sa.Switches[n-1].ToProvider, sa.Switches[n-1].ToModel
+			}
+			sa.Switches = append(sa.Switches, sw)
+			s.log(e, "model", fmt.Sprintf("%s switched to %s: %s", sa.ID, sa.ModelInUse(), d.Why), "")
+			break
+		}
 		rt := d
 		sa.Route = &rt
 		s.log(e, "model", fmt.Sprintf("%s runs on %s: %s", sa.ID, sa.ModelInUse(), d.Why), "")

@@ -124,9 +124,12 @@
 // Before its first model turn a subagent on a real model gets ModelRouted: the provider and
 // model its requests go to, the agent's own choice (requested), why (a config route, a tier
 // mapping when the name's provider is not configured or --provider overrides it), its
-// fallbacks, and the parameters not sent. ModelSwitched records a move to a fallback when the
-// model was not found or not available, or stayed overloaded, rate-limited or out of quota
-// after its retries (429 past its Retry-After budget, 503, 529), with the reason. SubagentStop.cost_usd is its cost when every model
+// fallbacks, and the parameters not sent. A move to a fallback when the model stayed
+// overloaded or rate-limited after its retries (429 past its Retry-After budget, 503, 529) is
+// a second ModelRouted with from (the model it leaves) and why (the reason); the fold counts
+// it as a switch (Subagent.Switches), so the model in use is the new one. ModelSwitched
+// records a move when the model was not found or not available, with the reason (older
+// recordings also hold overload moves there). SubagentStop.cost_usd is its cost when every model
 // that ran has a price in the config (absent: unknown, not zero). Script tapes record neither.
 // Every model call of a subagent summit runs itself ends with a ModelTurn (turn and attempt
 // from 1, the tokens the provider reported for that call, how it stopped, "error" for a failed

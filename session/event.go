@@ -703,6 +703,11 @@ type WorktreeDiscarded struct {
 // ModelRouted: which provider and model run a subagent, and why — the agent's own choice, a
 // config route, or a mapping (a model name its provider does not serve becomes the target's
 // model of the same tier). Recorded before its first model turn; not recorded for script tapes.
+// Recorded again mid-run, with From set, when the model stayed out of capacity after its
+// retries (a 429 rate limit past its Retry-After budget, a 503, a 529, an "overloaded"
+// error) and the next model of its fallback chain runs the rest of the subagent: Why is the
+// reason, for example "overloaded (HTTP 529) after 3 attempts: anthropic: HTTP 529:
+// overloaded_error: Overloaded". `summit run` prints it in its progress.
 type ModelRouted struct {
 	Requested string   `json:"requested,omitempty"` // the agent's model as written
 	Provider  string   `json:"provider"`
@@ -712,13 +717,15 @@ type ModelRouted struct {
 	// Dropped names the parameters not sent, each with why ("temperature: o3 is a reasoning
 	// model, which rejects temperature").
 	Dropped []string `json:"dropped,omitempty"`
+	// From is the provider/model the subagent ran on before this route ("": its first route).
+	// Set on a move to a fallback mid-run; the fold then counts it as a switch.
+	From string `json:"from,omitempty"`
 }
 
-// ModelSwitched: the model was not found or not available, or it stayed out of capacity after
-// its retries (a 429 rate limit or quota past its Retry-After budget, a 503, a 529, an
-// "overloaded" error); the next of its fallbacks runs the rest of the subagent. Reason says
-// why, for example "overloaded (HTTP 529) after 3 attempts: anthropic: HTTP 529:
-// overloaded_error: Overloaded". `summit run` prints it in its progress.
+// ModelSwitched: the model was not found or not available; the next of its fallbacks runs the
+// rest of the subagent. Reason says why. `summit run` prints it in its progress. (Recordings
+// made before moves on overload became a ModelRouted with From also hold those here; they
+// read the same.)
 type ModelSwitched struct {
 	FromProvider string `json:"from_provider"`
 	FromModel    string `json:"from_model,omitempty"`

@@ -158,7 +158,8 @@ type Subagent struct {
 	Verify *VerifyRan
 
 	// Route is where its model requests go (nil on script tapes); Switches are the moves to
-	// fallback models, in order. The model in use is the last switch's, else the route's.
+	// fallback models, in order (ModelSwitched, and a ModelRouted with From recorded mid-run).
+	// The model in use is the last switch's, else the route's.
 	Route    *ModelRouted
 	Switches []ModelSwitched
 

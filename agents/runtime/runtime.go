@@ -293,7 +293,7 @@ func (l *loop) turnWithRetry(turn int) (provider.Message, string, error) {
 			return msg, stop, eerr
 		}
 		if fall {
-			// The switch is recorded (ModelSwitched, through the provider's switch reporter)
+			// The switch is recorded (a ModelRouted with from, through the provider's switch reporter)
 			// with why; the next model starts with a fresh retry budget.
 			why := fmt.Sprintf("%s after %s", overload, session.Plural(attempt, "attempt"))
 			if note != "" {

@@ -216,15 +216,24 @@ default_provider: gemini
 	if err != nil {
 		t.Fatal(err)
 	}
-	var switched []session.ModelSwitched
+	var routed []session.ModelRouted
 	for _, e := range evs {
-		if d, ok := e.Data.(session.ModelSwitched); ok {
-			switched = append(switched, d)
+		switch d := e.Data.(type) {
+		case session.ModelRouted:
+			routed = append(routed, d)
+		case session.ModelSwitched:
+			t.Errorf("the overload move is a ModelSwitched: %+v", d)
 		}
 	}
 	const why = "overloaded (HTTP 503) after 3 attempts: gemini: HTTP 503: UNAVAILABLE: The model is overloaded. Please try again later."
-	if len(switched) != 1 || switched[0].FromModel != "gemini-3-pro-preview" || switched[0].ToModel != "gemini-2.5-pro" || switched[0].Reason != why {
-		t.Errorf("ModelSwitched: %+v", switched)
+	if len(routed) != 2 || routed[0].From != "" || routed[0].Model != "gemini-3-pro-preview" ||
+		routed[1].From != "gemini/gemini-3-pro-preview" || routed[1].Model != "gemini-2.5-pro" || routed[1].Why != why {
+		t.Errorf("ModelRouted: %+v", routed)
+	}
+	// The replay folds the move as a switch: the model in use is the fallback, with why.
+	if code, out, errOut := summit(t, "replay", "--print", rec); code != 0 ||
+		!strings.Contains(out, "model: gemini/gemini-2.5-pro (") || !strings.Contains(out, "; switched from gemini/gemini-3-pro-preview: "+why) {
+		t.Errorf("replay: exit %d\n%s\n%s", code, errOut, out)
 	}
 	if !strings.Contains(errOut, "  sa-1 model switched: gemini/gemini-3-pro-preview → gemini/gemini-2.5-pro: "+why) {
 		t.Errorf("progress:\n%s", errOut)

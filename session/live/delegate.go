@@ -329,8 +329,7 @@ func (x *Orchestrator) execute(s *sub) runtime.Result {
 			return runtime.Result{Outcome: session.OutcomeFailure, Err: err}
 		}
 		ctx = provider.WithSwitchReporter(ctx, func(from, to provider.Link, cause error) {
-			_, _ = x.emit(s.id, session.ModelSwitched{FromProvider: from.Provider, FromModel: from.Model,
-				ToProvider: to.Provider, ToModel: to.Model, Reason: cause.Error()})
+			_, _ = x.emit(s.id, SwitchEvent(from, to, cause))
 		})
 	}
 	// MCP hook: the servers the grant names start now, and its MCP entries become their tools;
@@ -661,4 +660,15 @@ func (x *Orchestrator) reportUsage(s *sub, t session.Tokens) {
 		usd, known = s.routed.Cost()
 	}
 	x.o.OnUsage(s.id, t, usd, known)
+}
+
+// SwitchEvent is how a move to the next model of a subagent's fallback chain is recorded: a
+// ModelRouted with From and the reason as Why when the model stayed out of capacity
+// (provider.Overload), a ModelSwitched when it was not found or not available.
+func SwitchEvent(from, to provider.Link, cause error) session.Data {
+	if provider.Overload(cause) != "" {
+		return session.ModelRouted{Provider: to.Provider, Model: to.Model, Why: cause.Error(), From: from.String()}
+	}
+	return session.ModelSwitched{FromProvider: from.Provider, FromModel: from.Model,
+		ToProvider: to.Provider, ToModel: to.Model, Reason: cause.Error()}
 }

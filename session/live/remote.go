@@ -357,6 +357,9 @@ func (m *remoteMirror) event(e session.Event) error {
 	case session.PermissionDenied:
 		return note("%s denied by the server: %s", d.RequestID, d.Reason)
 	case session.ModelRouted:
+		if d.From != "" {
+			return note("the run moved from %s to %s/%s: %s", d.From, d.Provider, d.Model, d.Why)
+		}
 		return note("the run's model is %s/%s", d.Provider, d.Model)
 	case session.SubagentError:
 		return emit(session.TranscriptEvent{EventType: session.TranscriptError, Text: "remote: " + d.Error})

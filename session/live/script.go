@@ -143,6 +143,12 @@ func progress(ev session.Event) string {
 		// A model switch changes who answers for the rest of the run: always shown, with why.
 		return fmt.Sprintf("  %s model switched: %s → %s: %s", id, provider.Link{Provider: d.FromProvider, Model: d.FromModel},
 			provider.Link{Provider: d.ToProvider, Model: d.ToModel}, session.Sanitize(oneLine(d.Reason, 300)))
+	case session.ModelRouted:
+		if d.From == "" { // the first route: summit models and the log say it
+			return ""
+		}
+		return fmt.Sprintf("  %s model switched: %s → %s: %s", id, session.Sanitize(d.From),
+			provider.Link{Provider: d.Provider, Model: d.Model}, session.Sanitize(oneLine(d.Why, 300)))
 	case session.SubagentTimeout:
 		return fmt.Sprintf("  %s timed out after %ds", id, d.TimeoutS)
 	case session.SubagentCancelled:

@@ -345,6 +345,10 @@ func (c *Converter) fold(e session.Event) {
 	case session.ModelRouted:
 		if sa := c.subagents[e.SubagentID]; sa != nil {
 			sa.provider, sa.model = d.Provider, d.Model
+			if d.From != "" && sa.span != nil { // a move to a fallback mid-run
+				sa.span.event("model_switched", e.TS, attribute.String("from", d.From),
+					attribute.String("to", d.Provider+"/"+d.Model), attribute.String("reason", d.Why))
+			}
 		}
 	case session.ModelSwitched:
 		if sa := c.subagents[e.SubagentID]; sa != nil && sa.span != nil {
