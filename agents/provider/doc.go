@@ -28,8 +28,9 @@
 // server asked for (Retry-After, retry-after-ms, the rate-limit reset headers), which the
 // runtime honours within the subagent's remaining time. A model that stays out of capacity
 // after that (Overload: a 429 past its Retry-After budget, a 503, a 529, an overloaded error)
-// moves to the next model of its fallback chain (Fallbacker), recorded as ModelSwitched with
-// the reason. Summit's tier models (fast, default, deep) map on kind anthropic and gemini at
+// moves to the next model of its fallback chain (Fallbacker), recorded as a ModelRouted with
+// from and the reason (a model not found: ModelSwitched). OpenAI's 429 insufficient_quota is
+// billing, not capacity: Overload says "" and IsTransient false, so it fails at once. Summit's tier models (fast, default, deep) map on kind anthropic and gemini at
 // any endpoint, since their gateways serve the official names, and on kind openai only at
 // api.openai.com. Anthropic's stop_reason pause_turn is StopPause: the runtime sends the
 // assistant content back and the model continues its turn.

@@ -32,8 +32,8 @@ import (
 // models (o1, o3, o4, gpt-5) and on Anthropic models with extended thinking on.
 //
 // Fallbacks: a route may list fallbacks (models: {deep: {provider: g, model: gemini-3-pro-preview,
-// fallbacks: [gemini-2.5-pro]}}); a Gemini 3 model falls back to gemini-2.5-pro without any
-// (seed 001). When the model is not found or not available, the next one is used for the rest of
+// fallbacks: [gemini-2.5-pro]}}); a Gemini 3 model falls back without any (seed 001) to the
+// Gemini 2.5 model of its kind: gemini-2.5-flash for a flash model, else gemini-2.5-pro. When the model is not found or not available, the next one is used for the rest of
 // the subagent's run, and the switch is reported (WithSwitchReporter) so it is recorded. When
 // the service is out of capacity for the model (Overload: a 429 rate limit or quota, a 503, a
 // 529 or an "overloaded" error), the agent loop first retries it as far as its retry budget and
@@ -163,7 +163,13 @@ func (r *Router) Route(model string) (Resolution, error) {
 	}
 	res.Kind = r.kindOf(res.Provider)
 	if res.Kind == "gemini" && len(res.Fallbacks) == 0 && strings.HasPrefix(res.Model, "gemini-3") {
-		res.Fallbacks = []Link{{res.Provider, "gemini-2.5-pro"}}
+		// The same kind of model one generation back: a flash model's work (fast, cheap, often
+		// on a free tier) goes to gemini-2.5-flash, not to a pro model with other limits and prices.
+		fb := "gemini-2.5-pro"
+		if strings.Contains(res.Model, "flash") {
+			fb = "gemini-2.5-flash"
+		}
+		res.Fallbacks = []Link{{res.Provider, fb}}
 	}
 	r.price(&res)
 	res.DropTemperature = r.rejectsTemperature(res.Link, res.Params[res.Link])
@@ -527,7 +533,7 @@ func (p *routed) Fallback(ctx context.Context, cause error) (Link, bool) {
 // Overload says how err shows the service out of capacity for the model right now, for a
 // person ("overloaded (HTTP 529)", "rate limited (HTTP 429)"), or "" when it does not: an
 // HTTP 429 (a rate limit or a quota: Gemini's RESOURCE_EXHAUSTED, OpenAI's rate_limit_exceeded,
-// Anthropic's rate_limit_error), 503 (Gemini's UNAVAILABLE "The model is overloaded") or 529
+// Anthropic's rate_limit_error; not OpenAI's insufficient_quota, which is billing), 503 (Gemini's UNAVAILABLE "The model is overloaded") or 529
 // (Anthropic's overloaded_error), or an error event inside a stream that says the same
 // (overloaded_error, UNAVAILABLE, RESOURCE_EXHAUSTED). Another model may have the capacity
 // this one lacks, so a route's fallbacks take over after the retries (agents/runtime).
@@ -546,6 +552,12 @@ func Overload(err error) string {
 		}
 		return "unavailable (HTTP 503)"
 	case pe.Status == http.StatusTooManyRequests:
+		if !pe.Transient {
+			// OpenAI's insufficient_quota (and any 429 a retry cannot cure): the account has
+			// no credit, which another model of the same account does not fix. It fails now,
+			// for the user to fix, instead of being spent down the chain as if it were load.
+			return ""
+		}
 		if strings.Contains(msg, "resource_exhausted") || strings.Contains(msg, "quota") {
 			return "out of quota (HTTP 429)"
 		}

@@ -42,6 +42,15 @@ func TestOverloadMovesToTheFallback(t *testing.T) {
 		}
 		return b
 	}
+	// headers reads a body's *.headers file (name: value lines), the headers the service sent.
+	headers := func(name string) map[string]string {
+		h := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(read("errors", name))), "\n") {
+			k, v, _ := strings.Cut(line, ": ")
+			h[k] = v
+		}
+		return h
+	}
 	anthropicFinal, openaiFinal := read("streams", "anthropic_final.sse"), read("streams", "ollama_final.sse")
 	type reply struct {
 		status int
@@ -56,26 +65,32 @@ func TestOverloadMovesToTheFallback(t *testing.T) {
 		left              time.Duration
 		second            string // the model that takes over
 		requests          string // the models asked, in order
-		why               string // in ModelSwitched.Reason
+		why               string // in the move's ModelRouted.Why
 		lastErr           string // the end of the last SubagentError
+		final             bool   // a hard error: no retry, no fallback, the subagent fails
 	}{
 		{name: "gemini 503 UNAVAILABLE, built-in chain", kind: "gemini", first: "gemini-3-pro-preview",
 			fail: reply{503, nil, read("errors", "gemini_503_unavailable.json")}, ok: []byte(geminiFinal), left: 5 * time.Minute,
 			second: "gemini-2.5-pro", requests: "gemini-3-pro-preview ×3, gemini-2.5-pro",
 			why:     "overloaded (HTTP 503) after 3 attempts: gemini: HTTP 503: UNAVAILABLE: The model is overloaded. Please try again later.",
 			lastErr: "(attempt 3; gemini/gemini-2.5-pro takes over, the next model of its fallback chain)"},
+		{name: "gemini 3 flash 503 high demand, built-in chain to 2.5 flash", kind: "gemini", first: "gemini-3-flash",
+			fail: reply{503, nil, read("errors", "gemini_503_high_demand.json")}, ok: []byte(geminiFinal), left: 5 * time.Minute,
+			second: "gemini-2.5-flash", requests: "gemini-3-flash ×3, gemini-2.5-flash",
+			why:     "unavailable (HTTP 503) after 3 attempts: gemini: HTTP 503: UNAVAILABLE: This model is currently experiencing high demand.",
+			lastErr: "(attempt 3; gemini/gemini-2.5-flash takes over, the next model of its fallback chain)"},
 		{name: "gemini 429 RESOURCE_EXHAUSTED with RetryInfo", kind: "gemini", first: "gemini-3-pro-preview",
 			fail: reply{429, nil, read("errors", "gemini_429_resource_exhausted.json")}, ok: []byte(geminiFinal), left: 5 * time.Minute,
 			second: "gemini-2.5-pro", requests: "gemini-3-pro-preview ×3, gemini-2.5-pro",
 			why:     "out of quota (HTTP 429) after 3 attempts: gemini: HTTP 429: RESOURCE_EXHAUSTED: You exceeded your current quota",
 			lastErr: "(attempt 3; gemini/gemini-2.5-pro takes over, the next model of its fallback chain)"},
 		{name: "gemini 429 whose retryDelay outlasts the subagent", kind: "gemini", first: "gemini-3-pro-preview",
-			fail: reply{429, nil, read("errors", "gemini_429_resource_exhausted.json")}, ok: []byte(geminiFinal), left: 30 * time.Second,
+			fail: reply{429, nil, read("errors", "gemini_429_resource_exhausted.json")}, ok: []byte(geminiFinal), left: 20 * time.Second,
 			second: "gemini-2.5-pro", requests: "gemini-3-pro-preview ×1, gemini-2.5-pro",
-			why:     "out of quota (HTTP 429) after 1 attempt (the server asks to wait 37s before retrying, and the subagent's time runs out in 30s)",
-			lastErr: "not retried: the server asks to wait 37s before retrying, and the subagent's time runs out in 30s; gemini/gemini-2.5-pro takes over, the next model of its fallback chain)"},
+			why:     "out of quota (HTTP 429) after 1 attempt (the server asks to wait 26s before retrying, and the subagent's time runs out in 20s)",
+			lastErr: "not retried: the server asks to wait 26s before retrying, and the subagent's time runs out in 20s; gemini/gemini-2.5-pro takes over, the next model of its fallback chain)"},
 		{name: "anthropic 529 overloaded_error", kind: "anthropic", first: "claude-opus-4-1", fallbacks: []string{"claude-sonnet-4-5"},
-			fail: reply{529, nil, read("errors", "anthropic_529_overloaded.json")}, ok: anthropicFinal, left: 5 * time.Minute,
+			fail: reply{529, headers("anthropic_529_overloaded.headers"), read("errors", "anthropic_529_overloaded.json")}, ok: anthropicFinal, left: 5 * time.Minute,
 			second: "claude-sonnet-4-5", requests: "claude-opus-4-1 ×3, claude-sonnet-4-5",
 			why:     "overloaded (HTTP 529) after 3 attempts: anthropic: HTTP 529: overloaded_error: Overloaded",
 			lastErr: "(attempt 3; anthropic/claude-sonnet-4-5 takes over, the next model of its fallback chain)"},
@@ -86,11 +101,17 @@ func TestOverloadMovesToTheFallback(t *testing.T) {
 		{name: "openai 503 server_error", kind: "openai", first: "gpt-5", fallbacks: []string{"gpt-5-mini"},
 			fail: reply{503, nil, read("errors", "openai_503_overloaded.json")}, ok: openaiFinal, left: 5 * time.Minute,
 			second: "gpt-5-mini", requests: "gpt-5 ×3, gpt-5-mini",
-			why: "overloaded (HTTP 503) after 3 attempts: openai: HTTP 503: server_error: The engine is currently overloaded"},
+			why: "overloaded (HTTP 503) after 3 attempts: openai: HTTP 503: server_error: That model is currently overloaded with other requests."},
 		{name: "openai 429 beyond the deadline", kind: "openai", first: "gpt-5", fallbacks: []string{"gpt-5-mini"},
 			fail: reply{429, map[string]string{"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "1m40s"}, read("errors", "openai_429_rate_limit.json")},
 			ok:   openaiFinal, left: time.Minute, second: "gpt-5-mini", requests: "gpt-5 ×1, gpt-5-mini",
-			why: "rate limited (HTTP 429) after 1 attempt (the server asks to wait 1m40s before retrying, and the subagent's time runs out in 1m0s): openai: HTTP 429: tokens: Rate limit reached for gpt-5"},
+			why: "rate limited (HTTP 429) after 1 attempt (the server asks to wait 1m40s before retrying, and the subagent's time runs out in 1m0s): openai: HTTP 429: tokens: Rate limit reached for o4-mini"},
+		// Billing, not load: the account has no credit, so neither a retry nor another model
+		// of the same account helps; the user must fix it.
+		{name: "openai 429 insufficient_quota is final", kind: "openai", first: "gpt-5", fallbacks: []string{"gpt-5-mini"},
+			fail: reply{429, nil, read("errors", "openai_429_insufficient_quota.json")}, ok: openaiFinal, left: 5 * time.Minute,
+			requests: "gpt-5 ×1", final: true,
+			lastErr: "openai: HTTP 429: insufficient_quota: You exceeded your current quota, please check your plan and billing details."},
 	}
 	for _, c := range cases {
 		for _, withFallback := range []bool{true, false} {
@@ -153,7 +174,7 @@ func TestOverloadMovesToTheFallback(t *testing.T) {
 				var events []session.Data
 				emit := func(d session.Data) error { mu.Lock(); events = append(events, d); mu.Unlock(); return nil }
 				ctx := provider.WithSwitchReporter(context.Background(), func(from, to provider.Link, cause error) {
-					emit(session.ModelSwitched{FromProvider: from.Provider, FromModel: from.Model, ToProvider: to.Provider, ToModel: to.Model, Reason: cause.Error()})
+					emit(live.SwitchEvent(from, to, cause)) // what the session records
 				})
 				sb, _ := tools.New(t.TempDir(), tools.Options{})
 				res := runtime.Run(ctx, runtime.Config{
@@ -161,12 +182,14 @@ func TestOverloadMovesToTheFallback(t *testing.T) {
 					Policy: agents.Policy{Mode: agents.ModePlan}, Clock: clock, Deadline: start.Add(c.left), Emit: emit,
 				})
 				clock.Done()
-				var switches []session.ModelSwitched
+				var switches []session.ModelRouted
 				var errs []session.SubagentError
 				var turns []string
 				for _, d := range events {
 					switch d := d.(type) {
 					case session.ModelSwitched:
+						t.Errorf("an overload move recorded as ModelSwitched: %+v", d)
+					case session.ModelRouted:
 						switches = append(switches, d)
 					case session.SubagentError:
 						errs = append(errs, d)
@@ -174,9 +197,12 @@ func TestOverloadMovesToTheFallback(t *testing.T) {
 						turns = append(turns, fmt.Sprintf("%d/%d %s %s", d.Turn, d.Attempt, d.Model, d.Stop))
 					}
 				}
-				if !withFallback {
+				if !withFallback || c.final {
 					if res.Outcome != session.OutcomeFailure || len(switches) != 0 || len(errs) == 0 || errs[len(errs)-1].Retrying() {
 						t.Fatalf("no fallback: outcome %s, switches %+v, errors %+v", res.Outcome, switches, errs)
+					}
+					if c.final && (strings.Join(asked, ",") != c.first || len(errs) != 1 || !strings.HasPrefix(errs[0].Error, c.lastErr)) {
+						t.Errorf("a hard error: asked %q, errors %+v", asked, errs)
 					}
 					return
 				}
@@ -188,8 +214,8 @@ func TestOverloadMovesToTheFallback(t *testing.T) {
 				if res.Outcome != session.OutcomeSuccess || res.Capsule == nil {
 					t.Fatalf("outcome %s (%v), errors %+v", res.Outcome, res.Err, errs)
 				}
-				if len(switches) != 1 || switches[0].FromProvider != c.kind || switches[0].FromModel != c.first || switches[0].ToModel != c.second ||
-					!strings.HasPrefix(switches[0].Reason, c.why) {
+				if len(switches) != 1 || switches[0].From != c.kind+"/"+c.first || switches[0].Provider != c.kind || switches[0].Model != c.second ||
+					!strings.HasPrefix(switches[0].Why, c.why) {
 					t.Fatalf("switches %+v\nwant reason %q", switches, c.why)
 				}
 				last := errs[len(errs)-1]
