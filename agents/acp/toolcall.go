@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -54,18 +56,92 @@ var mcpName = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(?:mcp__([A-Za-z0-9_-]+?)__|mcp\.([A-Za-z0-9_-]+)\.)([A-Za-z0-9_.-]+)$`)
 })
 
-// mcpTool is the mcp__server__tool name of a call whose title or _meta names an MCP tool, ""
-// for any other call: an agent reports its MCP calls with a kind (other, execute) that would
-// make them, in summit's policy and its "allow for sa-N", the same tool as every other call of
-// that kind.
-func mcpTool(title string, meta map[string]any) string {
+// mcpTool is the mcp__server__tool name of a call whose title, _meta or id names an MCP tool,
+// "" for any other call: an agent reports its MCP calls with a kind (other, execute) that
+// would make them, in summit's policy and its "allow for sa-N", the same tool as every other
+// call of that kind. servers are the MCP servers summit gave the agent (Config.MCP).
+func mcpTool(id sdk.ToolCallId, title string, meta map[string]any, servers []string) string {
 	cc, _ := meta["claudeCode"].(map[string]any)
 	for _, s := range []string{fmt.Sprint(cc["toolName"]), strings.TrimSpace(title)} {
 		if m := mcpName().FindStringSubmatch(s); m != nil {
 			return "mcp__" + m[1] + m[2] + "__" + m[3]
 		}
 	}
+	return geminiMCPTool(string(id), servers)
+}
+
+// geminiMCPTool reads an MCP tool from Gemini CLI's toolCallId. Gemini CLI (0.61.0) sends an
+// MCP call with kind other and its invocation's description as the title; only the id names
+// the tool: the core's Turn.handlePendingFunctionCall makes every call id
+// `${name}__${rawId}` (rawId the model's id, else `${name}_${Date.now()}_${n}` or
+// `synth_…`; bundle/chunk-JDPZ4CE3.js), the ACP session's runTool sends it as the
+// toolCallId (bundle/gemini-3HFX2LNT.js), and an MCP tool's name is
+// generateValidName(`${server}_${tool}`): mcp_ prefixed, characters outside [A-Za-z0-9_.:-]
+// replaced by _ (DiscoveredMCPTool in chunk-JDPZ4CE3.js). The server is matched against the
+// servers summit gave the agent, longest first, since a server name may hold _; an id of a
+// server summit does not know (one from the agent's own settings) is split as Gemini CLI
+// itself splits it (parseMcpToolName: the server up to the first _). "" when the id is not
+// an MCP tool's.
+func geminiMCPTool(id string, servers []string) string {
+	if !strings.HasPrefix(id, "mcp_") {
+		return ""
+	}
+	known := slices.Clone(servers)
+	slices.SortFunc(known, func(a, b string) int { return len(b) - len(a) })
+	for _, srv := range known {
+		prefix := geminiValidName(srv + "_")
+		if rest, ok := strings.CutPrefix(id, prefix); ok {
+			if tool := geminiCallTool(prefix, rest); tool != "" {
+				return "mcp__" + srv + "__" + tool
+			}
+		}
+	}
+	rest := id[len("mcp_"):]
+	srv, _, ok := strings.Cut(rest, "_")
+	if !ok || srv == "" {
+		return ""
+	}
+	if tool := geminiCallTool("mcp_"+srv+"_", rest[len(srv)+1:]); tool != "" {
+		return "mcp__" + srv + "__" + tool
+	}
 	return ""
+}
+
+// geminiCallTool is the tool part of rest, what follows an MCP tool name's server prefix in
+// a Gemini CLI call id: up to the "__" that separates the name from its raw id. A tool name
+// may hold "__" itself, so the separator preferred is the one after which the raw id repeats
+// the name (`${name}_${Date.now()}_${n}`, the id Gemini CLI makes when the model gives none).
+func geminiCallTool(prefix, rest string) string {
+	first := -1
+	for i := 0; i+2 <= len(rest); i++ {
+		if rest[i] != '_' || rest[i+1] != '_' || i == 0 {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if strings.HasPrefix(rest[i+2:], prefix+rest[:i]+"_") {
+			return rest[:i]
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	return rest[:first]
+}
+
+// geminiValidName is Gemini CLI's generateValidName for an MCP tool name (see geminiMCPTool),
+// without its truncation of names over 63 characters.
+func geminiValidName(s string) string {
+	if !strings.HasPrefix(s, "mcp_") {
+		s = "mcp_" + s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r == '.' || r == ':' || r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 // fields are the parts of a tool_call, tool_call_update or permission request's tool call
@@ -136,7 +212,7 @@ func (c *client) seeLocked(id sdk.ToolCallId, f fields) *toolCall {
 	}
 	tc.seeMeta(f.meta)
 	if tc.mcp == "" {
-		tc.mcp = mcpTool(tc.title, f.meta)
+		tc.mcp = mcpTool(id, tc.title, f.meta, c.mcpServers())
 	}
 	if isNew {
 		c.toolCalls++
@@ -431,4 +507,16 @@ func codexTurnError(agent *sdk.Implementation, text string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(session.Sanitize(body.Error.Message)), true
+}
+
+// mcpServers are the names of the MCP servers summit gave the agent.
+func (c *client) mcpServers() []string {
+	if c.r == nil {
+		return nil
+	}
+	names := make([]string, 0, len(c.r.c.MCP))
+	for n := range c.r.c.MCP {
+		names = append(names, n)
+	}
+	return names
 }
