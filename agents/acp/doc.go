@@ -52,8 +52,9 @@
 //	                      move → write_file, search → search_file_content, execute →
 //	                      run_shell_command, fetch → web_fetch; think, switch_mode, other as
 //	                      they are; an MCP tool, whatever its kind, as mcp__server__tool, read
-//	                      from Claude Code's title or _meta.claudeCode.toolName and Codex's
-//	                      title mcp.server.tool, so the policy, the request and "allow for
+//	                      from Claude Code's title or _meta.claudeCode.toolName, Codex's
+//	                      title mcp.server.tool and Gemini CLI's toolCallId (mcp_<server>_<tool>__…,
+//	                      the server one summit gave it), so the policy, the request and "allow for
 //	                      sa-N" are about that one tool), args {title, kind, locations, input}
 //	session_info_update   with codex-acp's _meta.codex.error {message, willRetry}: TranscriptEvent
 //	                      error "the agent reports an error: …" ("(it retries)" when willRetry)
