@@ -277,3 +277,54 @@ func TestConverterUnfinished(t *testing.T) {
 		t.Errorf("ignored %d", c.Ignored)
 	}
 }
+
+// A move to a fallback model mid-run (a second ModelRouted naming the model it leaves) is a
+// model_switched event on the subagent's span, and the model calls after it name the new model.
+func TestConverterModelRoutedMidRun(t *testing.T) {
+	s := newScript()
+	s.at(0, "", session.SessionStarted{Schema: 1, Provider: "gemini"})
+	s.at(ms, "sa-1", session.SubagentSpawned{AgentType: "builder", AgentName: "builder"})                   // 2
+	s.at(ms, "sa-1", session.ModelRouted{Provider: "gemini", Model: "gemini-3-pro-preview", Why: "config"}) // 3
+	s.at(ms, "sa-1", session.SubagentActive{InitialState: "running"})                                       // 4
+	s.at(ms, "sa-1", session.ModelRouted{Provider: "gemini", Model: "gemini-2.5-pro",
+		Why: "overloaded (HTTP 503) after 3 attempts", From: "gemini/gemini-3-pro-preview"}) // 5
+	s.at(100*ms, "sa-1", tok("answer"))                        // 6
+	s.at(ms, "sa-1", session.SubagentStop{Outcome: "success"}) // 7
+	s.at(ms, "", session.SessionEnded{Reason: "quit"})
+	spans := convert(s.evs, Options{})
+	sa := bySeq(spans, kindSubagent, 2)
+	var got *Event
+	for i := range sa.Events {
+		if sa.Events[i].Name == "model_switched" {
+			got = &sa.Events[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("no model_switched event on the subagent span: %+v", sa.Events)
+	}
+	want := map[string]string{"from": "gemini/gemini-3-pro-preview", "to": "gemini/gemini-2.5-pro", "reason": "overloaded (HTTP 503) after 3 attempts"}
+	for _, kv := range got.Attrs {
+		if w, ok := want[string(kv.Key)]; ok && kv.Value.AsString() != w {
+			t.Errorf("model_switched %s = %q, want %q", kv.Key, kv.Value.AsString(), w)
+		}
+		delete(want, string(kv.Key))
+	}
+	if len(want) != 0 || !got.Time.Equal(s.evs[4].TS) {
+		t.Errorf("model_switched lacks %v or has time %v, want %v", want, got.Time, s.evs[4].TS)
+	}
+	for _, sp := range spans {
+		if sp.Name == "chat gemini-3-pro-preview" {
+			t.Errorf("a model call after the move names the model it left: %+v", sp)
+		}
+	}
+	// A first route (no From) is not a switch: exactly one event.
+	n := 0
+	for _, e := range sa.Events {
+		if e.Name == "model_switched" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d model_switched events, want 1", n)
+	}
+}
