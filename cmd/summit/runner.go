@@ -95,9 +95,6 @@ without them only a loopback NATS with --insecure is accepted.`,
 			if slots < 1 {
 				return usageErr("--slots must be at least 1, got %d", slots)
 			}
-			if !localModels && f.tapes == "" {
-				return usageErr("model calls through the session are not available yet: give --local-models (this machine's own model configuration) or --tapes DIR")
-			}
 			if len(trusted) == 0 {
 				return usageErr("give --trust KEY: the key 'summit runner key' prints on the machine of each session whose jobs this runner may run")
 			}
@@ -115,6 +112,9 @@ without them only a loopback NATS with --insecure is accepted.`,
 					// Jobs run at once (--slots) and runJob sets the job's workspace and
 					// recording on its flags: each job gets its own copy.
 					jf := inner
+					if localModels || f.tapes != "" {
+						jio.Models = nil // this machine's own models (--local-models) or tapes
+					}
 					return runJob(ctx, &jf, j, dir, jio, log)
 				}}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -162,10 +162,12 @@ without them only a loopback NATS with --insecure is accepted.`,
 func runJob(ctx context.Context, f *sessionFlags, j runners.Job, dir string, jio runners.JobIO, stderr io.Writer) runners.End {
 	f.workspace, f.interactive, f.approve, f.record, f.noRecord = dir, true, "", "", false
 	f.runnerJob = true
+	f.job, f.jobModels = &j, jio.Models
 	var mu sync.Mutex
 	var sub, outcome, head string
 	var calls int
 	var artifacts []string
+	var cost *float64
 	onEvent := func(e session.Event) {
 		if line, err := record.AppendLine(nil, e); err == nil {
 			jio.Event(line)
@@ -185,7 +187,7 @@ func runJob(ctx context.Context, f *sessionFlags, j runners.Job, dir string, jio
 				head = d.ResultCommit
 			}
 		case session.SubagentStop:
-			outcome, calls, artifacts = d.Outcome, d.ToolInvocationCount, d.ArtifactPaths
+			outcome, calls, artifacts, cost = d.Outcome, d.ToolInvocationCount, d.ArtifactPaths, d.CostUSD
 		}
 	}
 	w, err := f.wire(j.ID, stderr, onEvent)
@@ -236,7 +238,7 @@ func runJob(ctx context.Context, f *sessionFlags, j runners.Job, dir string, jio
 		_ = w.x.WaitAll(context.Background())
 		close(done)
 		mu.Lock()
-		end = runners.End{Outcome: outcome, Head: head, ToolCalls: calls, Artifacts: artifacts, SubagentID: id}
+		end = runners.End{Outcome: outcome, Head: head, ToolCalls: calls, Artifacts: artifacts, SubagentID: id, CostUSD: cost}
 		mu.Unlock()
 	}
 	_ = w.x.Close("script_end")

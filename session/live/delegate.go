@@ -384,6 +384,7 @@ func (x *Orchestrator) prompt(s *sub) string {
 		}
 	}
 	if s.cmd.InheritContext {
+		in.Playbook, in.Chain = x.o.Inherited.Prompt() // a runner's job: its session's chain
 		x.mu.Lock()
 		for _, p := range x.state.Playbook {
 			in.Playbook = append(in.Playbook, protocols.PlaybookItem{ID: p.ID, Section: p.Section, Content: p.Content})
