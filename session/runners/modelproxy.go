@@ -216,14 +216,14 @@ func (r *modelReader) next() (string, []byte, error) {
 		ctx, cancel := context.WithTimeout(r.ctx, ModelIdle)
 		m, err := r.sub.NextMsgWithContext(ctx)
 		cancel()
-		if err != nil {
-			if r.ctx.Err() != nil {
-				return "", nil, r.ctx.Err()
-			}
-			return "", nil, fmt.Errorf("model call: nothing from the session for %s (it ended or is cut off)", ModelIdle)
+		if err != nil && r.ctx.Err() != nil {
+			return "", nil, r.ctx.Err()
 		}
-		if m.Header.Get("Status") == "503" {
+		if errors.Is(err, nats.ErrNoResponders) || err == nil && m.Header.Get("Status") == "503" {
 			return "", nil, fmt.Errorf("model call: the session serves no model calls for job %s (it ended, or gave the job up)", r.t.Job)
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("model call: nothing from the session for %s (it ended or is cut off): %w", ModelIdle, err)
 		}
 		part := m.Header.Get(hdrPart)
 		sig, err := base64.RawURLEncoding.DecodeString(m.Header.Get(hdrSignature))
