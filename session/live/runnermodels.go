@@ -3,8 +3,11 @@ package live
 import (
 	"context"
 	"net/http"
+	"regexp"
+	"slices"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/acp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/runners"
@@ -22,7 +25,7 @@ import (
 // it when the job is forgotten); it is never nil.
 func (x *Orchestrator) jobSpec(s *sub, j *runners.Job) (stop func(), err error) {
 	stop = func() {}
-	j.Agent = jobAgent(s)
+	j.Agent, j.Env = x.jobAgent(s)
 	if s.cmd.InheritContext {
 		j.Context = x.jobContext(s)
 	}
@@ -67,15 +70,50 @@ func (x *Orchestrator) jobSpec(s *sub, j *runners.Job) (stop func(), err error) 
 }
 
 // jobAgent is s's definition as it runs: the policy's mode and tools, the file's source path
-// and unknown keys left out (a runner needs neither).
-func jobAgent(s *sub) *agents.Definition {
+// and unknown keys left out (a runner needs neither). An ACP agent's is its command line from
+// this session's (trusted) config or file, with the env entries that name a variable ($VAR,
+// ${VAR}: the runner passes its own; env names those) and none that holds a value, which could
+// be a secret; a built-in ACP agent is left to the runner's built-in of that name (nil).
+func (x *Orchestrator) jobAgent(s *sub) (def *agents.Definition, env []string) {
+	if x.isACP(s.def) {
+		a, err := x.acpAgentOf(s.def)
+		if err != nil || a.Source == "builtin:acp" {
+			return nil, nil
+		}
+		args := []any{}
+		for _, v := range a.Args {
+			args = append(args, v)
+		}
+		refs := map[string]any{}
+		for k, v := range a.Env {
+			if m := envRef.FindStringSubmatch(v); m != nil {
+				refs[k] = v
+				env = append(env, m[1]+m[2])
+			}
+		}
+		slices.Sort(env)
+		unknown := map[string]any{"command": a.Command, "args": args, "env": refs}
+		if len(a.MCPServers) > 0 {
+			var names []any
+			for _, n := range a.MCPServers {
+				names = append(names, n)
+			}
+			unknown["mcpServers"] = names
+		}
+		return &agents.Definition{Name: s.def.Name, Description: a.Description, Kind: acp.Kind,
+			Tools: append([]string(nil), s.policy.Tools...), PermissionMode: s.policy.Mode,
+			Unknown: unknown, Source: agents.Source{Layer: "job"}}, env
+	}
 	d := *s.def
 	d.Tools = append([]string(nil), s.policy.Tools...)
 	d.PermissionMode = s.policy.Mode
 	d.Source = agents.Source{Dialect: d.Source.Dialect, Layer: d.Source.Layer}
 	d.Unknown, d.Metadata, d.Overrides = nil, nil, nil
-	return &d
+	return &d, nil
 }
+
+// envRef is an env value that only names a variable: $VAR or ${VAR}.
+var envRef = regexp.MustCompile(`^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$`)
 
 // jobContext is the context chain s's prompt would inherit here (delegate.go's prompt).
 func (x *Orchestrator) jobContext(s *sub) *runners.ContextChain {
