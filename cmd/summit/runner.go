@@ -67,8 +67,12 @@ local subagent. Events, permission requests and the change set go back to the se
 
 It runs only jobs signed by a session it trusts: --trust KEY (repeatable) takes the key that
 'summit runner key' prints on the session's machine. --creds gives NATS credentials;
-without them only a loopback NATS with --insecure is accepted.`,
-		Example: "  summit runner --nats nats://127.0.0.1:4222 --insecure --name ci-1 --labels gpu=a100 --slots 4 --trust $(summit runner key) --local-models",
+without them only a loopback NATS with --insecure is accepted.
+
+Model calls go back to the session that placed the job, which makes them with its own keys
+and records them: the runner needs no key. --local-models uses this machine's own model
+configuration and environment instead; --tapes DIR plays script tapes.`,
+		Example: "  summit runner --nats nats://127.0.0.1:4222 --insecure --name ci-1 --labels gpu=a100 --slots 4 --trust $(summit runner key)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.nats == "" {
@@ -130,7 +134,7 @@ without them only a loopback NATS with --insecure is accepted.`,
 	fl.StringVar(&labels, "labels", "", "labels sessions may place by (--on k=v): k=v,…")
 	fl.IntVar(&slots, "slots", 2, "jobs at once")
 	fl.StringArrayVar(&trusted, "trust", nil, "the public key of a session whose jobs this runner runs (summit runner key prints it); repeatable")
-	fl.BoolVar(&localModels, "local-models", false, "make model calls with this machine's own configuration and environment")
+	fl.BoolVar(&localModels, "local-models", false, "make model calls with this machine's own configuration and environment (default: through the session that placed the job, with its keys)")
 	f.register(c)
 	key := &cobra.Command{
 		Use:   "key",
