@@ -3,8 +3,10 @@ package provider
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -210,5 +212,11 @@ func (r *Router) Forward(ctx context.Context, name, method, path string, h http.
 	if cl == nil {
 		cl = http.DefaultClient
 	}
-	return cl.Do(req)
+	res, err := cl.Do(req)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// Its URL may carry a configured query value: name the host only.
+		return nil, fmt.Errorf("%s: %s %s: %w", name, ue.Op, req.URL.Host, ue.Err)
+	}
+	return res, err
 }

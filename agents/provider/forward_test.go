@@ -54,6 +54,15 @@ func TestForward(t *testing.T) {
 	if len(seen) != 2 {
 		t.Fatalf("a refused call reached the server: %v", seen)
 	}
+	// An unreachable endpoint is named by its host: a configured query value stays here.
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	r2 := NewRouter(Config{Providers: map[string]ProviderConfig{
+		"q": {Kind: "openai", BaseURL: closed.URL + "/v1", KeyEnv: "K", Query: map[string]string{"key": "$K"}},
+	}}, nil, func(k string) string { return env[k] })
+	if _, err := r2.Forward(ctx, "q", "POST", "chat/completions", nil, nil); err == nil || strings.Contains(err.Error(), "sk-laptop") {
+		t.Fatalf("an unreachable endpoint: %v", err)
+	}
 	delete(env, "K")
 	if _, err := r.Forward(ctx, "laptop", "POST", "chat/completions", nil, nil); err == nil || !strings.Contains(err.Error(), "no API key in the session") {
 		t.Fatalf("no key: %v", err)

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -47,6 +48,9 @@ func (x *Orchestrator) jobSpec(s *sub, j *runners.Job) (stop func(), err error) 
 		return stop, nil
 	}
 	serve, err := x.o.Runners.ServeModels(j.ID, func(ctx context.Context, c runners.ModelCall) (*http.Response, error) {
+		if _, ok := jr.Providers[c.Provider]; !ok { // only the providers of this job's route
+			return nil, fmt.Errorf("provider %q is not in job %s's model route", c.Provider, j.ID)
+		}
 		return x.o.Models.Forward(ctx, c.Provider, c.Method, c.Path, c.Header, c.Body)
 	})
 	if err != nil {

@@ -65,7 +65,7 @@ type ModelDoer func(ctx context.Context, call ModelCall) (*http.Response, error)
 
 // credentialHeaders never leave the runner and are never taken from it: the session adds
 // its own key.
-var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key", "Cookie"}
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key", "Cookie", "Set-Cookie"}
 
 // hopHeaders are the connection's own, not the request's.
 var hopHeaders = []string{"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length", "Accept-Encoding"}
@@ -309,7 +309,8 @@ type modelServer struct {
 // serverCall is one call being received or made.
 type serverCall struct {
 	reply   string
-	seq     int // the next request message's seq
+	since   time.Time // when its head came
+	seq     int       // the next request message's seq
 	head    ModelCall
 	body    bytes.Buffer
 	cancel  context.CancelFunc
@@ -331,8 +332,11 @@ func (s *modelServer) msg(m *nats.Msg) {
 	defer s.mu.Unlock()
 	sc := s.calls[id]
 	if part == "cancel" {
-		if sc != nil && sc.cancel != nil {
+		switch {
+		case sc != nil && sc.cancel != nil:
 			sc.cancel()
+		case sc != nil:
+			delete(s.calls, id) // given up before it was made
 		}
 		return
 	}
@@ -340,11 +344,18 @@ func (s *modelServer) msg(m *nats.Msg) {
 		if part != "head" || seq != 0 {
 			return
 		}
+		// A request whose end never came (its messages lost, its runner gone) is dropped
+		// after ModelIdle: the runner has failed it by then.
+		for k, c := range s.calls {
+			if !c.started && time.Since(c.since) > ModelIdle {
+				delete(s.calls, k)
+			}
+		}
 		if len(s.calls) >= maxModelCalls {
 			s.reply(&serverCall{reply: m.Reply}, id, "error", []byte(fmt.Sprintf("over %d model calls of this job at once", maxModelCalls)))
 			return
 		}
-		sc = &serverCall{reply: m.Reply}
+		sc = &serverCall{reply: m.Reply, since: time.Now()}
 		s.calls[id] = sc
 	}
 	fail := func(why string) {
