@@ -28,7 +28,7 @@ func (x *Orchestrator) jobSpec(s *sub, j *runners.Job) (stop func(), err error) 
 	stop = func() {}
 	j.Agent, j.Env = x.jobAgent(s)
 	if s.cmd.InheritContext {
-		j.Context = x.jobContext(s)
+		j.Context = x.contextChain(s)
 	}
 	j.Models = runners.ModelsRunner
 	if x.o.Models == nil || x.isACP(s.def) || x.o.Route == nil {
@@ -119,8 +119,10 @@ func (x *Orchestrator) jobAgent(s *sub) (def *agents.Definition, env []string) {
 // envRef is an env value that only names a variable: $VAR or ${VAR}.
 var envRef = regexp.MustCompile(`^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$`)
 
-// jobContext is the context chain s's prompt would inherit here (delegate.go's prompt).
-func (x *Orchestrator) jobContext(s *sub) *runners.ContextChain {
+// contextChain is the context chain s's prompt inherits from this session (DESIGN §6): the
+// playbook and the Downstream Context of every finished subagent (delegate.go's prompt), and
+// what a job placed on a runner carries.
+func (x *Orchestrator) contextChain(s *sub) *runners.ContextChain {
 	c := &runners.ContextChain{}
 	x.mu.Lock()
 	defer x.mu.Unlock()
