@@ -65,7 +65,15 @@ func (x *Orchestrator) jobSpec(s *sub, j *runners.Job) (stop func(), err error) 
 		routed.Dropped = append(routed.Dropped, "temperature: "+res.DropTemperature)
 	}
 	// Where the model requests go is on the record before the first of them, as for a local
-	// subagent; the runner's own ModelRouted (its placeholder route) is not recorded.
+	// subagent (once: a --retry's next job routes the same way); the runner's own ModelRouted
+	// (its placeholder route) is not recorded.
+	x.mu.Lock()
+	sa := x.state.Subagent(s.id)
+	already := sa != nil && sa.Route != nil
+	x.mu.Unlock()
+	if already {
+		return serve, nil
+	}
 	if _, err := x.emit(s.id, routed); err != nil {
 		serve()
 		return stop, err
