@@ -140,7 +140,7 @@ func (t *ModelTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	head, _ := json.Marshal(ModelCall{Provider: prov, Method: req.Method, Path: rest, Header: CleanHeader(req.Header)})
 	call := nuid.Next()
-	inbox := t.NC.NewRespInbox()
+	inbox := t.NC.NewInbox() // its own subject: not under the connection's request mux
 	sub, err := t.NC.SubscribeSync(inbox)
 	if err != nil {
 		return nil, fmt.Errorf("model call: %w", err)
