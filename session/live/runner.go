@@ -326,6 +326,7 @@ type runnerMirror struct {
 	capsule *protocols.Capsule
 	// sessionModels: this session routed the model and recorded ModelRouted itself.
 	sessionModels bool
+	used          session.Tokens // the ModelTurns' tokens so far
 }
 
 func (m *runnerMirror) event(seq uint64, line []byte) error {
@@ -361,7 +362,14 @@ func (m *runnerMirror) event(seq uint64, line []byte) error {
 		}
 		_, err := x.emit(s.id, e.Data)
 		return err
-	case session.ModelTurn, session.ModelSwitched, session.SubagentError:
+	case session.ModelTurn:
+		// Its tokens so far go to Options.OnUsage (a served run's budget), as a local one's do.
+		m.used.Input += d.Tokens.Input
+		m.used.Output += d.Tokens.Output
+		_, err := x.emit(s.id, d)
+		x.reportUsage(s, m.used)
+		return err
+	case session.ModelSwitched, session.SubagentError:
 		_, err := x.emit(s.id, e.Data)
 		return err
 	case session.PermissionRequested:
