@@ -326,6 +326,7 @@ type runnerMirror struct {
 	capsule *protocols.Capsule
 	// sessionModels: this session routed the model and recorded ModelRouted itself.
 	sessionModels bool
+	routedSeen    bool           // the runner's first ModelRouted came
 	used          session.Tokens // the ModelTurns' tokens so far
 }
 
@@ -357,8 +358,11 @@ func (m *runnerMirror) event(seq uint64, line []byte) error {
 		_, err := x.emit(s.id, d)
 		return err
 	case session.ModelRouted:
-		if m.sessionModels {
-			return nil // the runner's placeholder route; this session recorded its own
+		if m.sessionModels && !m.routedSeen {
+			// The runner's first route is its placeholder; this session recorded its own. A
+			// later one (a move down the chain mid-run) is recorded as it comes.
+			m.routedSeen = true
+			return nil
 		}
 		_, err := x.emit(s.id, e.Data)
 		return err
