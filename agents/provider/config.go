@@ -363,6 +363,8 @@ type ProviderConfig struct {
 	// (options.num_ctx; 0 = the server's default, often too small for an agent's prompt, which
 	// Ollama then truncates without saying so).
 	NumCtx int `yaml:"num_ctx"`
+	// via is the router's transport, when it has one (Router.Via): clientFor uses it.
+	via http.RoundTripper
 }
 
 // Route maps a model name to a provider and a concrete model.
@@ -677,6 +679,8 @@ type Router struct {
 	getenv func(string) string
 	forced string
 	built  map[string]Provider
+	// via carries every provider's requests (a runner's transport to the session; forward.go).
+	via http.RoundTripper
 }
 
 // NewRouter routes with c; script is the script provider.
@@ -759,6 +763,7 @@ func (r *Router) provider(name string) (Provider, error) {
 	if c.Kind == "script" {
 		return r.script, nil
 	}
+	c.via = r.via
 	f, ok := factories[c.Kind]
 	if !ok {
 		return nil, fmt.Errorf("provider %s: kind %q is not available in this build", name, c.Kind)

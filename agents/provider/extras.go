@@ -13,6 +13,9 @@ import (
 // client), plus the provider's configured headers, query parameters, body fields and key
 // header when it has any. With none it returns base as it is.
 func clientFor(c ProviderConfig, getenv func(string) string, base *http.Client) *http.Client {
+	if c.via != nil && base == nil {
+		base = &http.Client{Transport: c.via}
+	}
 	if len(c.Headers) == 0 && len(c.Query) == 0 && len(c.Body) == 0 && c.KeyHeader == "" {
 		return base
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -82,6 +83,10 @@ type sessionFlags struct {
 	// natsFrom is the config file whose runners: section gave nats ("" = --nats).
 	natsFrom     string
 	runnerClient *runners.Client
+	// job is the job a runner's job session runs (runner.go, runner_models.go), and
+	// jobModels the transport of its model calls to the session (nil: the runner's own).
+	job       *runners.Job
+	jobModels http.RoundTripper
 }
 
 func (f *sessionFlags) register(c *cobra.Command) {
@@ -200,7 +205,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	}
 	steering := inventory.Take(append(agents.SourceFiles(agentOpts), provider.ConfigFiles(ws, userDir)...))
 	changed := inventory.Compare(prevInv, steering)
-	cat := agents.Load(agentOpts)
+	cat := f.jobCatalogue(agents.Load(agentOpts)) // runner_models.go
 	for _, p := range cat.Problems() {
 		if p.Level == agents.LevelError {
 			fmt.Fprintf(stderr, "summit: agents: %s\n", session.Sanitize(p.String()))
@@ -272,6 +277,9 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			_ = router.Force("ollama")
 			fmt.Fprintln(stderr, "summit: using Ollama on localhost:11434 (nothing else is configured)")
 		}
+	}
+	if router, err = f.jobRouter(router, script); err != nil { // runner_models.go
+		return nil, badFile(err)
 	}
 	describe := router.Describe()
 	id := ""
@@ -369,8 +377,10 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 		Fork:      forkStart,
 		Workspace: runIn, SessionID: id, ProgramVersion: programVersion(), Ceiling: mode, Catalogue: cat,
 		Route: func(def *agents.Definition) (provider.Provider, string, error) {
-			return router.ResolveModel(def.Model.Name, def.Model.Fallbacks)
+			model, fallbacks := f.jobModel(def) // runner_models.go
+			return router.ResolveModel(model, fallbacks)
 		},
+		Models: router, Inherited: f.jobContext(),
 		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel, ChangedFiles: changed,
 		ACPAgents: cfg.ACPAgents, Remotes: cfg.Remotes,
 		Approve: f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,

@@ -67,8 +67,12 @@ local subagent. Events, permission requests and the change set go back to the se
 
 It runs only jobs signed by a session it trusts: --trust KEY (repeatable) takes the key that
 'summit runner key' prints on the session's machine. --creds gives NATS credentials;
-without them only a loopback NATS with --insecure is accepted.`,
-		Example: "  summit runner --nats nats://127.0.0.1:4222 --insecure --name ci-1 --labels gpu=a100 --slots 4 --trust $(summit runner key) --local-models",
+without them only a loopback NATS with --insecure is accepted.
+
+Model calls go back to the session that placed the job, which makes them with its own keys
+and records them: the runner needs no key. --local-models uses this machine's own model
+configuration and environment instead; --tapes DIR plays script tapes.`,
+		Example: "  summit runner --nats nats://127.0.0.1:4222 --insecure --name ci-1 --labels gpu=a100 --slots 4 --trust $(summit runner key)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.nats == "" {
@@ -95,9 +99,6 @@ without them only a loopback NATS with --insecure is accepted.`,
 			if slots < 1 {
 				return usageErr("--slots must be at least 1, got %d", slots)
 			}
-			if !localModels && f.tapes == "" {
-				return usageErr("model calls through the session are not available yet: give --local-models (this machine's own model configuration) or --tapes DIR")
-			}
 			if len(trusted) == 0 {
 				return usageErr("give --trust KEY: the key 'summit runner key' prints on the machine of each session whose jobs this runner may run")
 			}
@@ -115,6 +116,9 @@ without them only a loopback NATS with --insecure is accepted.`,
 					// Jobs run at once (--slots) and runJob sets the job's workspace and
 					// recording on its flags: each job gets its own copy.
 					jf := inner
+					if localModels || f.tapes != "" {
+						jio.Models = nil // this machine's own models (--local-models) or tapes
+					}
 					return runJob(ctx, &jf, j, dir, jio, log)
 				}}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -130,7 +134,7 @@ without them only a loopback NATS with --insecure is accepted.`,
 	fl.StringVar(&labels, "labels", "", "labels sessions may place by (--on k=v): k=v,…")
 	fl.IntVar(&slots, "slots", 2, "jobs at once")
 	fl.StringArrayVar(&trusted, "trust", nil, "the public key of a session whose jobs this runner runs (summit runner key prints it); repeatable")
-	fl.BoolVar(&localModels, "local-models", false, "make model calls with this machine's own configuration and environment")
+	fl.BoolVar(&localModels, "local-models", false, "make model calls with this machine's own configuration and environment (default: through the session that placed the job, with its keys)")
 	f.register(c)
 	key := &cobra.Command{
 		Use:   "key",
@@ -162,10 +166,12 @@ without them only a loopback NATS with --insecure is accepted.`,
 func runJob(ctx context.Context, f *sessionFlags, j runners.Job, dir string, jio runners.JobIO, stderr io.Writer) runners.End {
 	f.workspace, f.interactive, f.approve, f.record, f.noRecord = dir, true, "", "", false
 	f.runnerJob = true
+	f.job, f.jobModels = &j, jio.Models
 	var mu sync.Mutex
 	var sub, outcome, head string
 	var calls int
 	var artifacts []string
+	var cost *float64
 	onEvent := func(e session.Event) {
 		if line, err := record.AppendLine(nil, e); err == nil {
 			jio.Event(line)
@@ -185,7 +191,7 @@ func runJob(ctx context.Context, f *sessionFlags, j runners.Job, dir string, jio
 				head = d.ResultCommit
 			}
 		case session.SubagentStop:
-			outcome, calls, artifacts = d.Outcome, d.ToolInvocationCount, d.ArtifactPaths
+			outcome, calls, artifacts, cost = d.Outcome, d.ToolInvocationCount, d.ArtifactPaths, d.CostUSD
 		}
 	}
 	w, err := f.wire(j.ID, stderr, onEvent)
@@ -236,7 +242,7 @@ func runJob(ctx context.Context, f *sessionFlags, j runners.Job, dir string, jio
 		_ = w.x.WaitAll(context.Background())
 		close(done)
 		mu.Lock()
-		end = runners.End{Outcome: outcome, Head: head, ToolCalls: calls, Artifacts: artifacts, SubagentID: id}
+		end = runners.End{Outcome: outcome, Head: head, ToolCalls: calls, Artifacts: artifacts, SubagentID: id, CostUSD: cost}
 		mu.Unlock()
 	}
 	_ = w.x.Close("script_end")

@@ -18,13 +18,18 @@ func natsServer(t *testing.T) string { return natstest.Start(t) }
 // startRunnerProc starts the built binary as `summit runner` and waits for its ready line.
 func startRunnerProc(t *testing.T, url, name, key string) *exec.Cmd {
 	t.Helper()
+	return startRunnerWith(t, url, name, key, os.Environ(), "--tapes", "../../agents/provider/tapes")
+}
+
+// startRunnerWith is startRunnerProc with the runner's environment and further flags.
+func startRunnerWith(t *testing.T, url, name, key string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
 	bin, err := builtBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "runner", "--nats", url, "--insecure", "--name", name, "--trust", key,
-		"--tapes", "../../agents/provider/tapes")
-	cmd.Env = os.Environ()
+	cmd := exec.Command(bin, append([]string{"runner", "--nats", url, "--insecure", "--name", name, "--trust", key}, args...)...)
+	cmd.Env = env
 	errp, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -383,21 +383,10 @@ func (x *Orchestrator) prompt(s *sub) string {
 		}
 	}
 	if s.cmd.InheritContext {
-		x.mu.Lock()
-		for _, p := range x.state.Playbook {
-			in.Playbook = append(in.Playbook, protocols.PlaybookItem{ID: p.ID, Section: p.Section, Content: p.Content})
-		}
-		for _, sa := range x.state.Subagents {
-			if sa.ID == s.id || !sa.Stopped || sa.Outcome != session.OutcomeSuccess {
-				continue
-			}
-			link := protocols.ChainLink{SubagentID: sa.ID, AgentName: sa.AgentName}
-			if sa.Capsule != nil {
-				link.DownstreamContext = sa.Capsule.DownstreamContext
-			}
-			in.Chain = append(in.Chain, link)
-		}
-		x.mu.Unlock()
+		// A runner's job: its session's chain first (runnermodels.go), then this session's.
+		in.Playbook, in.Chain = x.o.Inherited.Prompt()
+		pb, chain := x.contextChain(s).Prompt()
+		in.Playbook, in.Chain = append(in.Playbook, pb...), append(in.Chain, chain...)
 	}
 	return protocols.BuildPrompt(in)
 }

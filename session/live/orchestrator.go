@@ -73,6 +73,12 @@ type Options struct {
 	// Runners connects the session to remote runners over NATS (runner.go, session/runners);
 	// nil = /delegate --on is refused.
 	Runners *runners.Client
+	// Models makes a placed subagent's model calls for its runner with this session's keys
+	// (runnermodels.go); nil = runners use their own model configuration.
+	Models *provider.Router
+	// Inherited is the context chain a runner's job brings from its session (runnermodels.go):
+	// an --inherit-context prompt shows it before this session's own.
+	Inherited *runners.ContextChain
 	// ChangedFiles are the agent and config files that changed since the last session (see
 	// session/inventory); SessionStarted records them and /status names them.
 	ChangedFiles []session.AgentFileChange

@@ -155,11 +155,16 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 	}
 	j := runners.Job{ID: runners.NewJobID(), SessionID: x.o.SessionID, SubagentID: s.id, Task: s.cmd.Task,
 		AgentType: s.cmd.AgentType, PermissionMode: string(s.policy.Mode), Tools: s.policy.Tools,
-		InheritContext: s.cmd.InheritContext, TimeoutS: s.cmd.Timeout, BaseCommit: baseCommit, Models: "runner"}
+		InheritContext: s.cmd.InheritContext, TimeoutS: s.cmd.Timeout, BaseCommit: baseCommit}
+	stopModels, err := x.jobSpec(s, &j) // runnermodels.go: the agent, context chain and models
+	if err != nil {
+		return fail(fmt.Errorf("runner %s: serving the job's model calls: %w", name, err))
+	}
+	defer stopModels()
 	_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptMessage,
 		Text: fmt.Sprintf("placed on runner %s as job %s", name, j.ID)})
 	sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
-	err := c.Submit(sctx, name, j, base)
+	err = c.Submit(sctx, name, j, base)
 	scancel()
 	if err != nil {
 		return fail(fmt.Errorf("runner %s: %w", name, err))
@@ -251,7 +256,7 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 		}
 	}()
 	defer wg.Wait()
-	m := &runnerMirror{x: x, s: s, c: c, job: j.ID}
+	m := &runnerMirror{x: x, s: s, c: c, job: j.ID, sessionModels: j.Models == runners.ModelsSession}
 	end, err := c.Follow(fctx, j.ID, 0, m.event)
 	fcancel(nil)
 	if err != nil {
@@ -319,6 +324,10 @@ type runnerMirror struct {
 	tokens  session.Tokens
 	calls   int
 	capsule *protocols.Capsule
+	// sessionModels: this session routed the model and recorded ModelRouted itself.
+	sessionModels bool
+	routedSeen    bool           // the runner's first ModelRouted came
+	used          session.Tokens // the ModelTurns' tokens so far
 }
 
 func (m *runnerMirror) event(seq uint64, line []byte) error {
@@ -348,7 +357,23 @@ func (m *runnerMirror) event(seq uint64, line []byte) error {
 		}
 		_, err := x.emit(s.id, d)
 		return err
-	case session.ModelRouted, session.ModelSwitched, session.SubagentError:
+	case session.ModelRouted:
+		if m.sessionModels && !m.routedSeen {
+			// The runner's first route is its placeholder; this session recorded its own. A
+			// later one (a move down the chain mid-run) is recorded as it comes.
+			m.routedSeen = true
+			return nil
+		}
+		_, err := x.emit(s.id, e.Data)
+		return err
+	case session.ModelTurn:
+		// Its tokens so far go to Options.OnUsage (a served run's budget), as a local one's do.
+		m.used.Input += d.Tokens.Input
+		m.used.Output += d.Tokens.Output
+		_, err := x.emit(s.id, d)
+		x.reportUsage(s, m.used)
+		return err
+	case session.ModelSwitched, session.SubagentError:
 		_, err := x.emit(s.id, e.Data)
 		return err
 	case session.PermissionRequested:

@@ -72,14 +72,31 @@
 //	Nats-Msg-Id       JOB (JetStream drops a re-published duplicate)
 //
 // Body (JSON), Job: the session id and subagent id (for names in the runner's log only), the
-// task, the effective agent definition after policy (name, kind, body, model, tools,
-// permission mode; an ACP agent's command line from the user's trusted config), the context
-// chain (the prompt's playbook and downstream contexts, when --inherit-context), the
-// timeout and max turns, the base commit and the object name of the base bundle, and
-// whether the subagent's model calls come back to the session (Models "session") or use the
-// runner's own configuration (the runner's --local-models). A job carries no secret: no
-// environment, no API key, no token (its Env is an allow-list of names the runner passes
-// from its own environment, never values).
+// task, the agent type, permission mode, tools, timeout, the base commit and the object name
+// of the base bundle, and:
+//
+//	agent    the effective agent definition after the session's policy (agents.Definition's
+//	         JSON: name, description, body = the system prompt, model, tools, permission_mode,
+//	         max_turns, temperature, …; no source path, no unknown keys). The runner runs it
+//	         under the job's agent type, whatever its own files hold, so it needs no copy of
+//	         the user's agent files. An ACP agent's is {kind: acp, unknown: {command, args,
+//	         env, mcpServers}} from the session's trusted config or agent file, its env only
+//	         the entries whose value names a variable ($VAR, ${VAR}: the runner's own); a
+//	         built-in ACP agent has none (the runner's built-in of that name runs).
+//	context  the context chain when --inherit-context: {playbook: [{id, section, content}],
+//	         chain: [{subagent_id, agent_name, downstream_context}]}, shown in the runner's
+//	         prompt as the session would show it.
+//	models   "session" (model calls come back to the session, below) or "runner" (the
+//	         runner's own configuration: the session is on script tapes, or the agent is an
+//	         ACP agent, which calls its models itself).
+//	route    with models "session": the session's routing of the agent's model
+//	         (provider.JobRoute): {chain: [{provider, model, price: {input, output},
+//	         reasoning_effort, thinking_budget}], providers: {NAME: {kind, model,
+//	         thinking_budget, num_ctx}}}: no base URL, key, key variable or header.
+//	env      the names (never values) of the variables the agent's env takes from the
+//	         runner's environment.
+//
+// A job carries no secret: no environment value, no API key, no token.
 //
 // A runner refuses, with a Refused end event (below), a job whose signature does not verify
 // or whose signer is not one of its trusted keys (`--trust KEY`, repeatable; `summit runner
@@ -132,12 +149,53 @@
 //
 // # Models
 //
-// By default a runner's model calls come back to the local session: the runner serves the
-// provider wire formats (those `summit tapes serve` speaks) on a loopback port of its own,
-// and each request goes over NATS request/reply on summit.job.JOB.model to the local session,
-// which makes the call with its own keys and records it; keys never leave the user's machine.
-// `summit runner --local-models` uses the runner's own configuration and environment
-// instead; `--tapes DIR` plays script tapes there (tests).
+// By default a runner's model calls come back to the local session over core NATS, so keys
+// never leave the user's machine and every call is in the local recording. The runner routes
+// the agent's model with the job's route (each provider at http://summit-session.invalid/NAME/,
+// a placeholder key) through runners.ModelTransport, an http.RoundTripper given to the
+// provider SDKs; `summit runner --local-models` uses the runner's own configuration and
+// environment instead, `--tapes DIR` plays script tapes there.
+//
+//	core subject  summit.job.JOB.model   runner → session, each message with reply subject
+//	                                     the call's inbox (_INBOX.…); the session subscribes
+//	                                     for each job it placed with models "session" while it
+//	                                     follows the job, and only then
+//
+// A call is one request, in messages with headers Summit-Call (a NUID per call), Summit-Seq
+// (0, 1, 2, … per call) and Summit-Part:
+//
+//	head    {"provider":"NAME","method":"POST","path":"v1/messages?beta=true","header":{…}}
+//	        path is the request's path after /NAME/, with its query; the header holds no
+//	        Authorization, X-Api-Key, X-Goog-Api-Key, Api-Key, Cookie or hop-by-hop header
+//	body    the next ≤ 256 KiB of the request body (ModelChunk, less when the server's
+//	        max_payload is smaller); at most 32 MiB in all (MaxModelRequest)
+//	end     the request is complete: the session makes the call
+//	cancel  the runner gave up (its context ended): the session cancels the call
+//
+// The session makes it with provider.Router.Forward: NAME must be a provider of its own
+// configuration of kind openai, anthropic, gemini or ollama, the method POST and the path a
+// model endpoint of that kind (chat/completions or responses; v1/messages[/count_tokens];
+// v1beta/models/M:streamGenerateContent|generateContent|countTokens; api/chat); it adds its
+// own key and the provider's configured headers, query and body fields. The response comes
+// back on the inbox as messages with Summit-Call, Summit-Part and Summit-Signature:
+// base64url(ed25519 signature, by the session's key, of "CALL\nSEQ\nPART\n" + body), SEQ
+// counting the call's response messages from 0:
+//
+//	wait   sent every 5 s (ModelKeepalive) while the model has not answered
+//	head   {"status":200,"header":{…}}
+//	body   the next ≤ 256 KiB of the response as it streams; at most 64 MiB in all
+//	end    the response is complete
+//	error  text: the call could not be made (refused, no key in the session, unreachable,
+//	       a lost request message) or broke off; the runner's SDK sees a transport error
+//
+// The runner accepts a message only when its signature verifies with the key that signed the
+// job and its SEQ is the next one: a reply from anyone else, or a gap (core NATS dropped a
+// message), fails the call, and the runtime retries it as a transient failure. Nothing for 30 s
+// (ModelIdle) fails it too ("the session … ended or is cut off"), and "no responders" at once
+// ("the session serves no model calls for job JOB"). The session makes at most 16 calls of a
+// job at once. The runner's ModelTurn events (tokens per call), ModelSwitched and its
+// SubagentStop's cost (at the route's prices) are folded into the local recording; its
+// ModelRouted (the placeholder route) is not: the session records its own before placing.
 //
 // # Faults
 //
@@ -198,8 +256,9 @@
 // `runners: {nats, creds, insecure}` in the user config (a workspace's when trusted). Tested
 // on a real nats-server with runners in network namespaces (cmd/summit
 // TestRunnersE2ENetns: a runner killed, one partitioned for 30 s, the server restarted).
-// Not built yet: Models "session" (the runner refuses to start without --local-models or
-// --tapes), the agent definition in the job (the runner resolves AgentType in its own
-// catalogue), the context chain in the job, and reattaching on resume (the cursor is in
-// memory only).
+// Models "session" (tested with an embedded NATS and a runner holding no key: cmd/summit
+// TestRunnerModelsThroughSession), the agent definition and context chain in the job, ACP
+// agents on runners (TestRunnerRunsACPAgent). Not built yet: reattaching on resume (the
+// cursor is in memory only), and an ACP agent's model calls through the session (it calls
+// its models with the runner's environment).
 package runners

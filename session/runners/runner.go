@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +26,9 @@ import (
 type JobIO struct {
 	Event   func(line []byte)
 	Control <-chan Control
+	// Models carries the subagent's model requests to the session (a ModelTransport) when
+	// the job's Models is "session"; nil otherwise.
+	Models http.RoundTripper
 }
 
 // Exec runs one job's subagent in dir (its base already restored there) and returns how it
@@ -46,6 +50,7 @@ type Runner struct {
 
 	mu   sync.Mutex
 	reg  Registration
+	nc   *nats.Conn
 	kv   jetstream.KeyValue
 	busy sync.WaitGroup
 }
@@ -78,7 +83,7 @@ func (r *Runner) Run(ctx context.Context, nc *nats.Conn) error {
 	if err != nil {
 		return err
 	}
-	r.kv = kv
+	r.kv, r.nc = kv, nc
 	r.reg = Registration{Name: r.Name, Labels: r.Labels, Slots: r.Slots, Free: r.Slots, Version: r.Version,
 		Protocol: Protocol, Started: time.Now().UTC()}
 	b, _ := json.Marshal(r.reg)
@@ -234,7 +239,13 @@ func (r *Runner) job(ctx context.Context, js jetstream.JetStream, obj jetstream.
 	if err == nil {
 		defer cc.Stop()
 	}
-	end := r.runJob(jctx, obj, j, JobIO{Event: pub.event, Control: ctl})
+	jio := JobIO{Event: pub.event, Control: ctl}
+	if j.Models == ModelsSession {
+		// Only the session that signed the job answers its model calls: its replies are
+		// checked against the signer verifyJob accepted.
+		jio.Models = &ModelTransport{NC: r.nc, Job: id, Signer: msg.Headers().Get(hdrSigner)}
+	}
+	end := r.runJob(jctx, obj, j, jio)
 	end.Runner = r.Name
 	pub.end(end)
 	r.logf("job %s: %s", id, end.Outcome)

@@ -17,6 +17,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
+
+	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/provider"
 )
 
 // Protocol is the wire version a job carries (Summit-Protocol).
@@ -102,7 +105,22 @@ type Job struct {
 	BaseBundle     string   `json:"base_bundle,omitempty"`
 	Models         string   `json:"models,omitempty"`
 	Env            []string `json:"env,omitempty"`
+	// Route is the session's routing of the subagent's model when Models is "session" (no
+	// endpoint, key or header in it; provider.JobRoute).
+	Route *provider.JobRoute `json:"route,omitempty"`
+	// Agent is the effective agent definition after the session's policy (jobdef.go): the
+	// runner runs it instead of looking AgentType up in its own catalogue.
+	Agent *agents.Definition `json:"agent,omitempty"`
+	// Context is the context chain the prompt inherits (--inherit-context): the session's
+	// playbook and its finished subagents' downstream contexts.
+	Context *ContextChain `json:"context,omitempty"`
 }
+
+// Models values of a Job.
+const (
+	ModelsSession = "session" // model calls come back to the session (ModelSubject)
+	ModelsRunner  = "runner"  // the runner's own configuration (--local-models, --tapes)
+)
 
 // End is a job's last message.
 type End struct {
