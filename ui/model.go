@@ -144,6 +144,7 @@ type Model struct {
 	drawn     bool              // lastFrame holds a frame
 	eventsAt  time.Time         // when the last EventsMsg was folded (wall clock)
 	rowMemo   map[string]*saRow // each subagent's row pieces, with what they were made from
+	treeShape treeShape         // the tree's order and each node's memo, while its shape holds (tree.go)
 }
 
 // New returns a model over an empty session (events arrive as EventsMsg), or over a replay.
