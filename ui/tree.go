@@ -460,6 +460,7 @@ func layoutOf(rs []row) treeLayout {
 // treeMemo keeps the rows and their layout for one state of the tree: a frame asks for them
 // several times (the panes' widths, the tree itself).
 type treeMemo struct {
+	st     *session.State
 	seq    uint64
 	frame  int
 	filter string
@@ -476,12 +477,19 @@ type treeMemo struct {
 func (m *Model) treeRows() ([]row, treeLayout) {
 	c := &m.treeMemo
 	now := m.now().Unix()
-	if c.ok && c.seq == m.st.LastSeq && c.frame == m.frame && c.filter == m.filter && c.group == m.groupBy && c.gen == m.treeGen &&
-		c.now == now && c.n == len(m.st.Subagents) {
+	// Tokens alone (figuresOnly events, all folded here since the rows were made) do not make
+	// them again: the tree's figures move with the spinner's tick (frame, every 120 ms) and
+	// the clock's second, not with each batch of events (FrameRate a second). With 1,000
+	// subagents streaming, every row's count changes in every batch; listing and drawing them
+	// at the tick costs a quarter of it, in View and in the terminal's update alike. The
+	// selected transcript still streams every frame, and any other event shows at once.
+	tokensOnly := c.seq <= m.st.LastSeq && m.treeAt <= c.seq && m.foldedTo == m.st.LastSeq
+	if c.ok && c.st == m.st && (c.seq == m.st.LastSeq || tokensOnly) && c.frame == m.frame && c.filter == m.filter && c.group == m.groupBy &&
+		c.gen == m.treeGen && c.now == now && c.n == len(m.st.Subagents) {
 		return c.rows, c.lay
 	}
 	rs := m.rows()
-	*c = treeMemo{seq: m.st.LastSeq, frame: m.frame, filter: m.filter, group: m.groupBy, gen: m.treeGen, now: now, n: len(m.st.Subagents), rows: rs, lay: layoutOf(rs), ok: true}
+	*c = treeMemo{st: m.st, seq: m.st.LastSeq, frame: m.frame, filter: m.filter, group: m.groupBy, gen: m.treeGen, now: now, n: len(m.st.Subagents), rows: rs, lay: layoutOf(rs), ok: true}
 	return rs, c.lay
 }
 
