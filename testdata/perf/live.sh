@@ -18,12 +18,15 @@
 #   Each BIN is measured RUNS times (default 3), interleaved, so a noisy machine hits all alike.
 #   N=200 RATE=250 SECS=14 RUNS=3 IDLE=30 (seconds of idle measured; CPU is counted in ticks
 #   of 10 ms, so a short window reads 0.1 % steps) BUSY=SECS/2 (seconds of busy_cpu samples,
-#   from when all N run) KEEP=1 (keep the temp dir) are read from the environment.
+#   from when all N run) DELAY=0 (seconds each subagent waits before it streams, so that
+#   starting many is not slowed by the ones already streaming; the busy samples start once the
+#   last one's wait is over, and ui_cpu's wall time once the first one's is) KEEP=1 (keep the
+#   temp dir) are read from the environment.
 # While they stream, sa-1's transcript is shown (the tree, down, enter).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-200} RATE=${RATE:-250} SECS=${SECS:-14} RUNS=${RUNS:-3} IDLE=${IDLE:-30}
-BUSY=${BUSY:-$((SECS / 2))}
+BUSY=${BUSY:-$((SECS / 2))} DELAY=${DELAY:-0}
 tmp=$(mktemp -d)
 [ -n "${KEEP:-}" ] || trap 'tmux -S "$tmp/tmux.sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 bins=("$@")
@@ -40,7 +43,10 @@ mkdir -p "$ws/.summit/agents" "$tapes" "$tmp/cfg" "$tmp/data"
 printf -- '---\nname: streamer\ndescription: streams words\ntools: [read_file]\nmax_turns: 10\n---\nStream.\n' >"$ws/.summit/agents/streamer.md"
 words=$((RATE * SECS))
 {
-	printf 'tapes:\n  - name: streamer\n    match: {agent: streamer}\n    rate: %s\n    steps:\n      - say: "' "$RATE"
+	printf 'tapes:\n  - name: streamer\n    match: {agent: streamer}\n    rate: %s\n    steps:\n' "$RATE"
+	# DELAY: each subagent first waits, so the N start while nothing streams yet.
+	if ((DELAY > 0)); then printf '      - sleep: %ss\n' "$DELAY"; fi
+	printf '      - say: "'
 	for ((i = 1; i <= words; i++)); do
 		if ((i % 12 == 0)); then printf 'w%d\\n' "$i"; else printf 'w%d ' "$i"; fi
 	done
@@ -87,11 +93,19 @@ one() {
 	done >"$tmp/delegate.tmux"
 	T source-file "$tmp/delegate.tmux"
 	waitfor "$N running" $((60 + N / 10))
-	echo "$label start_s $(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN {printf "%.1f", (b - a) / 1e9}')" >>"$tmp/results"
+	local tn
+	tn=$(date +%s%N)
+	echo "$label start_s $(awk -v a="$t0" -v b="$tn" 'BEGIN {printf "%.1f", (b - a) / 1e9}')" >>"$tmp/results"
 	# Watch sa-1 stream, as a person would: the tree, down to sa-1, enter.
 	T send-keys -t perf Escape
 	waitfor '┏━ tree' 10
 	T send-keys -t perf Down Enter
+	if ((DELAY > 0)); then
+		# The last one started at tn: all stream once its DELAY has passed. The streaming's wall
+		# time (for ui_cpu) starts when the first one's did.
+		sleep "$(awk -v tn="$tn" -v d="$DELAY" -v now="$(date +%s%N)" 'BEGIN {s = (tn - now) / 1e9 + d + 1; print (s > 0 ? s : 0)}')"
+		t0=$((t0 + DELAY * 1000000000))
+	fi
 	# Busy: per-second CPU while all N stream.
 	local c0 c1 s
 	for ((s = 0; s < BUSY; s++)); do

@@ -15,21 +15,23 @@
 #    all stream (key_input) and moving in a tree grouped by agent type (key_tree_grouped).
 #
 # 2. The live workbench (testdata/perf/live.sh, one run per size and round): summit with
-#    script tapes in tmux at 200×60, N subagents each streaming 50000/N words/s, started from
-#    one tmux command file (the N /delegate lines pasted and entered in a burst). Its metrics:
+#    script tapes in tmux at 200×60, N subagents each streaming 50000/N words/s after a wait
+#    (DELAY), started from one tmux command file (the N /delegate lines pasted and entered in a
+#    burst). Its metrics:
 #    ui_cpu (View and Bubble Tea's screen update from a CPU profile, % of one core over the
 #    streaming), busy_cpu (the whole process while all N stream), key_ms (CPU per key typed
 #    while idle), rss_mb (peak resident set), start_s (first /delegate to all N running),
 #    lateness, idle_cpu (see live.sh).
 #
 # Usage: testdata/perf/scale.sh [BIN]   (default: builds ./cmd/summit)
-#   RUNS=3 SECS=90 BUSY=20 IDLE=10 BENCHTIME=2s are read from the environment. SECS is each
-#   stream's length: longer than starting all N takes plus BUSY (on a 2-core machine at a load
-#   of 10, starting 1,000 took 36 s), so the busy samples see all N streaming. LIVE=0 skips
-#   part 2, BENCH=0 part 1.
+#   RUNS=3 SECS=60 DELAY=75 BUSY=20 IDLE=10 BENCHTIME=2s are read from the environment. Each
+#   subagent waits DELAY seconds before it streams SECS seconds: starting 1,000 while the first
+#   ones already stream took 36 s to over 90 s on a 2-core machine at a load of 10, so that the
+#   first ended before the last began; with the wait they start while nothing streams, and the
+#   BUSY seconds of busy samples see all N streaming. LIVE=0 skips part 2, BENCH=0 part 1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-RUNS=${RUNS:-3} SECS=${SECS:-90} BUSY=${BUSY:-20} IDLE=${IDLE:-10} BENCHTIME=${BENCHTIME:-2s}
+RUNS=${RUNS:-3} SECS=${SECS:-60} DELAY=${DELAY:-75} BUSY=${BUSY:-20} IDLE=${IDLE:-10} BENCHTIME=${BENCHTIME:-2s}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
@@ -68,7 +70,7 @@ if [ "${LIVE:-1}" != 0 ]; then
 		for n in 200 1000; do
 			echo "scale.sh: live run $r, N=$n" >&2
 			# live.sh's table: a header, then one row: the binary's name and the metrics' medians.
-			N=$n RATE=$((50000 / n)) SECS=$SECS BUSY=$BUSY IDLE=$IDLE RUNS=1 testdata/perf/live.sh "$bin" |
+			N=$n RATE=$((50000 / n)) SECS=$SECS DELAY=$DELAY BUSY=$BUSY IDLE=$IDLE RUNS=1 testdata/perf/live.sh "$bin" |
 				awk -v n="$n" -v ms="${live[*]}" '$1 == "binary" {split(ms, m, " "); hdr = 1; next}
 					hdr { for (i = 2; i <= NF; i++) print n, m[i-1], $i }' >>"$tmp/results"
 		done
