@@ -144,6 +144,10 @@ type Model struct {
 	drawn     bool              // lastFrame holds a frame
 	eventsAt  time.Time         // when the last EventsMsg was folded (wall clock)
 	rowMemo   map[string]*saRow // each subagent's row pieces, with what they were made from
+	treeShape treeShape         // the tree's order and each node's memo, while its shape holds (tree.go)
+	// treeAt is st.LastSeq after the last event fold folded that changes more of the tree than
+	// figures; foldedTo is st.LastSeq after fold's last batch (a replay folds elsewhere).
+	treeAt, foldedTo uint64
 }
 
 // New returns a model over an empty session (events arrive as EventsMsg), or over a replay.
@@ -225,8 +229,12 @@ func (m *Model) tick() tea.Cmd {
 		return nil
 	}
 	m.ticking = true
-	return m.o.After(120*time.Millisecond, tickMsg{})
+	return m.o.After(tickEvery, tickMsg{})
 }
+
+// tickEvery is the spinner's step: while something runs, the tree's spinners, elapsed times
+// and figures move at it.
+const tickEvery = 120 * time.Millisecond
 
 // Update handles one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -303,7 +311,19 @@ func (m *Model) fold(evs []session.Event) {
 		if err := session.Apply(m.st, e); err != nil {
 			m.foldErr = err.Error()
 		}
+		if !figuresOnly(e) {
+			m.treeAt = m.st.LastSeq
+		}
 	}
+	m.foldedTo = m.st.LastSeq
+}
+
+// figuresOnly reports whether an event changes no more of the tree than a subagent's figures
+// (a streamed token's count): the tree shows those at its next tick (treeRows), not with
+// each batch of events.
+func figuresOnly(e session.Event) bool {
+	d, ok := e.Data.(session.TranscriptEvent)
+	return ok && (d.EventType == session.TranscriptToken || d.EventType == session.TranscriptThinking)
 }
 
 func (m *Model) onReply(r replyMsg) tea.Cmd {

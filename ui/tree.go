@@ -23,6 +23,10 @@ type row struct {
 	// follows their text.
 	cols  [treeCols]string
 	style int // rowPlain, rowWarn, rowBad, rowOK, rowRun
+	// memo is a subagent row's pieces (nil on other rows): it holds the widths of the row's
+	// text and columns, measured when they changed, so sizing the columns of 1,000 rows does
+	// not measure 7,000 strings a frame.
+	memo *saRow
 }
 
 const (
@@ -60,17 +64,9 @@ func (m *Model) rows() []row {
 			handoff[h.SubagentID] = h.Mode
 		}
 	}
-	if m.rowMemo == nil {
-		m.rowMemo = map[string]*saRow{}
-	}
-	for _, n := range st.Tree() {
-		sa := n.Subagent
-		memo := m.rowMemo[sa.ID]
-		if memo == nil {
-			memo = &saRow{}
-			m.rowMemo[sa.ID] = memo
-		}
-		r := row{id: sa.ID, indent: 1 + n.Depth, glyph: render.StatusGlyph(sa)}
+	for _, n := range m.treeNodes() {
+		sa, memo := n.sa, n.memo
+		r := row{id: sa.ID, indent: 1 + n.depth, glyph: render.StatusGlyph(sa), memo: memo}
 		mode, inHandoff := handoff[sa.ID]
 		r.text = memo.textOf(textKey{sa.AgentType, sa.AgentName, sa.PermissionMode, mode, inHandoff, sa.AgentShadows, sa.Runner}, sa.ID)
 		var parts [treeCols]string
@@ -164,12 +160,56 @@ func (m *Model) rows() []row {
 	return append(append(out[:1:1], subs...), rest...)
 }
 
+// treeNode is a subagent of the tree in tree order, with its row's memo.
+type treeNode struct {
+	sa    *session.Subagent
+	depth int
+	memo  *saRow
+}
+
+// treeShape keeps the tree's order (st.Tree) and each node's memo while the shape holds: a
+// subagent's parent is set when it spawns and never changes, so the order changes only when a
+// subagent is added or the state is replaced (a replay's seek), not with each token.
+type treeShape struct {
+	st          *session.State
+	n           int
+	first, last *session.Subagent
+	nodes       []treeNode
+}
+
+func (m *Model) treeNodes() []treeNode {
+	st, c := m.st, &m.treeShape
+	n := len(st.Subagents)
+	if c.st == st && c.n == n && (n == 0 || c.first == st.Subagents[0] && c.last == st.Subagents[n-1]) {
+		return c.nodes
+	}
+	if m.rowMemo == nil {
+		m.rowMemo = map[string]*saRow{}
+	}
+	tree := st.Tree()
+	nodes := make([]treeNode, len(tree))
+	for i, t := range tree {
+		memo := m.rowMemo[t.Subagent.ID]
+		if memo == nil {
+			memo = &saRow{}
+			m.rowMemo[t.Subagent.ID] = memo
+		}
+		nodes[i] = treeNode{t.Subagent, t.Depth, memo}
+	}
+	*c = treeShape{st: st, n: n, nodes: nodes}
+	if n > 0 {
+		c.first, c.last = st.Subagents[0], st.Subagents[n-1]
+	}
+	return nodes
+}
+
 // saRow keeps the pieces of a subagent's tree row with what they were made from, so a frame
 // formats only what changed since the last (a streaming subagent's tokens; its elapsed time
 // once a second), not every figure of every row.
 type saRow struct {
 	textIn        textKey
 	text          string
+	textW         int // the width of text, sanitised
 	added, rmd    int
 	changes       string
 	dur           time.Duration
@@ -180,6 +220,7 @@ type saRow struct {
 	cost          float64
 	costText      string
 	parts         [treeCols]string
+	partsW        [treeCols]int // the width of each of parts, sanitised
 	extra         string
 	extraOK       bool
 }
@@ -218,7 +259,7 @@ func (r *saRow) textOf(k textKey, id string) string {
 			text += " control"
 		}
 	}
-	r.textIn, r.text = k, text
+	r.textIn, r.text, r.textW = k, text, textWidth(session.Sanitize(text))
 	return text
 }
 
@@ -258,7 +299,10 @@ func (r *saRow) extraOf(parts [treeCols]string) string {
 		return r.extra
 	}
 	var b strings.Builder
-	for _, p := range parts {
+	for j, p := range parts {
+		if !r.extraOK || p != r.parts[j] {
+			r.partsW[j] = textWidth(session.Sanitize(p))
+		}
 		if p == "" {
 			continue
 		}
@@ -388,12 +432,20 @@ func layoutOf(rs []row) treeLayout {
 	var l treeLayout
 	lefts := make([]int, len(rs))
 	for i, r := range rs {
-		lefts[i] = 1 + 2*r.indent + textWidth(r.glyph) + 1 + textWidth(session.Sanitize(r.text))
+		if mm := r.memo; mm != nil && mm.text == r.text && mm.extraOK && mm.parts == r.cols {
+			// A subagent's row: its widths were measured when its pieces changed.
+			lefts[i] = 1 + 2*r.indent + textWidth(r.glyph) + 1 + mm.textW
+			for j := range r.cols {
+				l.cols[j] = max(l.cols[j], mm.partsW[j])
+			}
+		} else {
+			lefts[i] = 1 + 2*r.indent + textWidth(r.glyph) + 1 + textWidth(session.Sanitize(r.text))
+			for j, c := range r.cols {
+				l.cols[j] = max(l.cols[j], textWidth(session.Sanitize(c)))
+			}
+		}
 		if r.id == "" || r.cols != ([treeCols]string{}) || r.extra == "" {
 			l.left = max(l.left, lefts[i])
-		}
-		for j, c := range r.cols {
-			l.cols[j] = max(l.cols[j], textWidth(session.Sanitize(c)))
 		}
 	}
 	l.nat = l.left + l.colsWidth()
@@ -408,6 +460,7 @@ func layoutOf(rs []row) treeLayout {
 // treeMemo keeps the rows and their layout for one state of the tree: a frame asks for them
 // several times (the panes' widths, the tree itself).
 type treeMemo struct {
+	st     *session.State
 	seq    uint64
 	frame  int
 	filter string
@@ -424,12 +477,19 @@ type treeMemo struct {
 func (m *Model) treeRows() ([]row, treeLayout) {
 	c := &m.treeMemo
 	now := m.now().Unix()
-	if c.ok && c.seq == m.st.LastSeq && c.frame == m.frame && c.filter == m.filter && c.group == m.groupBy && c.gen == m.treeGen &&
-		c.now == now && c.n == len(m.st.Subagents) {
+	// Tokens alone (figuresOnly events, all folded here since the rows were made) do not make
+	// them again: the tree's figures move with the spinner's tick (frame, every 120 ms) and
+	// the clock's second, not with each batch of events (FrameRate a second). With 1,000
+	// subagents streaming, every row's count changes in every batch; listing and drawing them
+	// at the tick costs a quarter of it, in View and in the terminal's update alike. The
+	// selected transcript still streams every frame, and any other event shows at once.
+	tokensOnly := c.seq <= m.st.LastSeq && m.treeAt <= c.seq && m.foldedTo == m.st.LastSeq
+	if c.ok && c.st == m.st && (c.seq == m.st.LastSeq || tokensOnly) && c.frame == m.frame && c.filter == m.filter && c.group == m.groupBy &&
+		c.gen == m.treeGen && c.now == now && c.n == len(m.st.Subagents) {
 		return c.rows, c.lay
 	}
 	rs := m.rows()
-	*c = treeMemo{seq: m.st.LastSeq, frame: m.frame, filter: m.filter, group: m.groupBy, gen: m.treeGen, now: now, n: len(m.st.Subagents), rows: rs, lay: layoutOf(rs), ok: true}
+	*c = treeMemo{st: m.st, seq: m.st.LastSeq, frame: m.frame, filter: m.filter, group: m.groupBy, gen: m.treeGen, now: now, n: len(m.st.Subagents), rows: rs, lay: layoutOf(rs), ok: true}
 	return rs, c.lay
 }
 

@@ -206,3 +206,52 @@ func TestCompleteOnRunners(t *testing.T) {
 		t.Errorf("tab cycles to gpu-2: %q", m.in.Value())
 	}
 }
+
+// TestTreeFiguresFollowTheTick: a batch of tokens alone does not list the tree again (its
+// figures move at the spinner's tick); the tick shows them, and any other event (a tool call,
+// a stop) shows at once; the selected transcript streams with every batch.
+func TestTreeFiguresFollowTheTick(t *testing.T) {
+	g := &evGen{}
+	m, _ := newModel(t, 120, 30, &fakeBackend{})
+	m.Update(EventsMsg(g.start(3)))
+	m.sel = "sa-2"
+	tokens := func(id string, n int) string {
+		var evs []session.Event
+		for range n {
+			evs = append(evs, g.ev(id, session.TranscriptEvent{EventType: session.TranscriptToken, Text: "word "}))
+		}
+		m.Update(EventsMsg(evs))
+		return m.View().Content
+	}
+	count := func(id string) string {
+		for _, r := range m.rowsMemo() {
+			if r.id == id {
+				return r.cols[3]
+			}
+		}
+		t.Fatalf("no row %s", id)
+		return ""
+	}
+	tokens("sa-1", 8) // 40 bytes: ~10
+	if got := count("sa-1"); got != "~10" {
+		t.Fatalf("after the first tokens sa-1 shows %q, want ~10 (the spawns rebuilt the rows)", got)
+	}
+	screen := tokens("sa-2", 40)
+	if got := count("sa-2"); got != "0" {
+		t.Errorf("tokens alone, before a tick: sa-2 shows %q, want 0 still", got)
+	}
+	if !strings.Contains(screen, "word word word") {
+		t.Errorf("the selected transcript did not stream with the batch:\n%s", screen)
+	}
+	m.Update(tickMsg{})
+	_ = m.View()
+	if got := count("sa-2"); got != "~50" {
+		t.Errorf("after the tick sa-2 shows %q, want ~50", got)
+	}
+	tokens("sa-3", 4)
+	m.Update(EventsMsg{g.ev("sa-3", session.TranscriptEvent{EventType: session.TranscriptToolCall, CallID: "c1", Tool: "read_file", Args: map[string]any{}})})
+	_ = m.View()
+	if got := count("sa-3"); got != "~5" {
+		t.Errorf("a tool call after tokens: sa-3 shows %q, want ~5 at once", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -891,10 +892,12 @@ func formatTokens(tok session.Tokens, streamed int) string {
 	if n == 0 && streamed > 0 {
 		n, prefix = int64(streamed/4), "~"
 	}
+	// strconv, not fmt: the workbench formats every streaming subagent's count each frame
+	// (1,000 of them at issue 29's scale). The same text as %.1fk and %d.
 	if n >= 1000 {
-		return fmt.Sprintf("%s%.1fk", prefix, float64(n)/1000)
+		return prefix + strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
 	}
-	return fmt.Sprintf("%s%d", prefix, n)
+	return prefix + strconv.FormatInt(n, 10)
 }
 
 // FormatCost writes a cost in US dollars: cents to four places below a dollar ("$0.0123").

@@ -12,16 +12,21 @@
 #   idle_wake  wake-ups a second (context switches of all its threads) while idle
 #   key_ms     CPU per keystroke: letters typed one at a time into the input, while idle
 #   rss_mb     the process's peak resident set (VmHWM) at the end, in MB
+#   start_s    seconds from the first /delegate line to all N running
 #
 # Usage: testdata/perf/live.sh [BIN...]   (default: builds ./cmd/summit)
 #   Each BIN is measured RUNS times (default 3), interleaved, so a noisy machine hits all alike.
 #   N=200 RATE=250 SECS=14 RUNS=3 IDLE=30 (seconds of idle measured; CPU is counted in ticks
-#   of 10 ms, so a short window reads 0.1 % steps) KEEP=1 (keep the temp dir) are read from the
-#   environment.
+#   of 10 ms, so a short window reads 0.1 % steps) BUSY=SECS/2 (seconds of busy_cpu samples,
+#   from when all N run) DELAY=0 (seconds each subagent waits before it streams, so that
+#   starting many is not slowed by the ones already streaming; the busy samples start once the
+#   last one's wait is over, and ui_cpu's wall time once the first one's is) KEEP=1 (keep the
+#   temp dir) are read from the environment.
 # While they stream, sa-1's transcript is shown (the tree, down, enter).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-200} RATE=${RATE:-250} SECS=${SECS:-14} RUNS=${RUNS:-3} IDLE=${IDLE:-30}
+BUSY=${BUSY:-$((SECS / 2))} DELAY=${DELAY:-0}
 tmp=$(mktemp -d)
 [ -n "${KEEP:-}" ] || trap 'tmux -S "$tmp/tmux.sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 bins=("$@")
@@ -38,7 +43,10 @@ mkdir -p "$ws/.summit/agents" "$tapes" "$tmp/cfg" "$tmp/data"
 printf -- '---\nname: streamer\ndescription: streams words\ntools: [read_file]\nmax_turns: 10\n---\nStream.\n' >"$ws/.summit/agents/streamer.md"
 words=$((RATE * SECS))
 {
-	printf 'tapes:\n  - name: streamer\n    match: {agent: streamer}\n    rate: %s\n    steps:\n      - say: "' "$RATE"
+	printf 'tapes:\n  - name: streamer\n    match: {agent: streamer}\n    rate: %s\n    steps:\n' "$RATE"
+	# DELAY: each subagent first waits, so the N start while nothing streams yet.
+	if ((DELAY > 0)); then printf '      - sleep: %ss\n' "$DELAY"; fi
+	printf '      - say: "'
 	for ((i = 1; i <= words; i++)); do
 		if ((i % 12 == 0)); then printf 'w%d\\n' "$i"; else printf 'w%d ' "$i"; fi
 	done
@@ -76,20 +84,31 @@ one() {
 	pid=$(T display-message -p -t perf '#{pane_pid}')
 	local t0 t1 wall
 	t0=$(date +%s%N)
+	# The N lines go in as one tmux command file: each pasted (bracketed, one message for
+	# the line) and entered, with no tmux client started per line (at N=1000 on a loaded
+	# machine, three clients a line took minutes; the workbench reads them in as fast as a
+	# paste).
 	for ((i = 1; i <= N; i++)); do
-		# Pasted (bracketed), not typed: one message for the line, so the start is quick.
-		T set-buffer "/delegate \"stream $i\" --agent-type streamer"
-		T paste-buffer -p -t perf
-		T send-keys -t perf Enter
-	done
-	waitfor "$N running" 60
+		printf "set-buffer '/delegate \"stream %d\" --agent-type streamer'\npaste-buffer -p -t perf\nsend-keys -t perf Enter\n" "$i"
+	done >"$tmp/delegate.tmux"
+	T source-file "$tmp/delegate.tmux"
+	waitfor "$N running" $((60 + N / 10))
+	local tn
+	tn=$(date +%s%N)
+	echo "$label start_s $(awk -v a="$t0" -v b="$tn" 'BEGIN {printf "%.1f", (b - a) / 1e9}')" >>"$tmp/results"
 	# Watch sa-1 stream, as a person would: the tree, down to sa-1, enter.
 	T send-keys -t perf Escape
 	waitfor '┏━ tree' 10
 	T send-keys -t perf Down Enter
+	if ((DELAY > 0)); then
+		# The last one started at tn: all stream once its DELAY has passed. The streaming's wall
+		# time (for ui_cpu) starts when the first one's did.
+		sleep "$(awk -v tn="$tn" -v d="$DELAY" -v now="$(date +%s%N)" 'BEGIN {s = (tn - now) / 1e9 + d + 1; print (s > 0 ? s : 0)}')"
+		t0=$((t0 + DELAY * 1000000000))
+	fi
 	# Busy: per-second CPU while all N stream.
 	local c0 c1 s
-	for ((s = 0; s < SECS / 2; s++)); do
+	for ((s = 0; s < BUSY; s++)); do
 		c0=$(cpu "$pid")
 		sleep 1
 		c1=$(cpu "$pid")
@@ -166,11 +185,11 @@ done
 
 echo "N=$N subagents × $RATE words/s for ${SECS}s at 200×60; medians of $RUNS runs"
 echo "(ui_cpu, view_cpu, flush_cpu: % of one core while streaming, from a CPU profile)"
-printf '%-40s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n' binary busy_cpu ui_cpu view_cpu flush_cpu lateness idle_cpu idle_wake key_ms rss_mb
+printf '%-40s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n' binary busy_cpu ui_cpu view_cpu flush_cpu lateness idle_cpu idle_wake key_ms rss_mb start_s
 for ((b = 0; b < ${#bins[@]}; b++)); do
 	row=()
-	for m in busy_cpu ui_cpu view_cpu flush_cpu lateness idle_cpu idle_wake key_ms rss_mb; do
+	for m in busy_cpu ui_cpu view_cpu flush_cpu lateness idle_cpu idle_wake key_ms rss_mb start_s; do
 		row+=("$(awk -v l="bin$b" -v m=$m '$1 == l && $2 == m {print $3}' "$tmp/results" | median)")
 	done
-	printf '%-40s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n' "$(basename "${bins[$b]}")" "${row[@]}"
+	printf '%-40s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n' "$(basename "${bins[$b]}")" "${row[@]}"
 done
