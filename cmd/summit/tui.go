@@ -98,7 +98,6 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		return err
 	}
 	f.interactive = true
-	go warmWidths()
 	// A library that logs (the genai SDK warns on stderr when two key variables are set)
 	// would write into the screen: its lines are kept and printed after the terminal is back.
 	var logged bytes.Buffer
@@ -199,7 +198,6 @@ func replayUI(path string, lenient bool, speed float64, from uint64) error {
 	if err := needTerminal(); err != nil {
 		return err
 	}
-	go warmWidths()
 	r, err := ui.OpenReplay(path, record.ReadOptions{Lenient: lenient})
 	if err != nil {
 		return badFile(err)
@@ -226,14 +224,6 @@ func replayUI(path string, lenient bool, speed float64, from uint64) error {
 	}
 	return nil
 }
-
-// warmWidths builds, beside the start, the table that the terminal renderer's first frame
-// would otherwise build on its frame path: Bubble Tea measures cells with ansi's WcWidth, and
-// go-runewidth fills its lookup of every code point above U+0300 (two 1.1 MB tables) the
-// first time it meets such a rune (a border, "·", "⚠"), about 15 ms on a 2-core machine
-// (testdata/perf/startup.sh, first_frame). The table is built once, under a sync.Once, so
-// this is safe beside the renderer.
-func warmWidths() { ansi.StringWidthWc("─") }
 
 // colorProfile is the terminal's colour profile as Bubble Tea would detect it (the
 // environment, NO_COLOR, the terminfo entry), but without asking tmux: inside tmux,
