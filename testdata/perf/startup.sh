@@ -13,6 +13,9 @@
 #   version_tty  the same in a terminal (a tmux pane at 200×60; inside tmux, as people run it)
 #   first_frame  `summit` (the workbench, an empty workspace, --no-record) in a tmux pane at
 #                200×60: from the exec to the first capture of the pane that shows the header
+#                The binary's own marks (SUMMIT_STARTUP_TRACE, cmd/summit/startuptrace.go) split
+#                it: exec→main, main→wired, wired→program (Bubble Tea starts), program→frame
+#                (the first frame written), and exec→frame written
 #   tmux_runs    child processes named tmux that one `summit version` and one workbench start
 #                spawned (a tmux on PATH that counts itself), to learn what the terminal supports
 #
@@ -151,11 +154,17 @@ done
 for ((i = 0; i < FRAMES; i++)); do
 	for ((b = 0; b < ${#bins[@]}; b++)); do
 		fresh
-		rm -f "$tmp/t0"
-		T -f /dev/null new-session -d -s f -x 200 -y 60 "cd $tmp/ws && date +%s%N >$tmp/t0 && XDG_CONFIG_HOME=$tmp/cfg exec ${bins[$b]} --no-record"
+		rm -f "$tmp/t0" "$tmp/st"
+		T -f /dev/null new-session -d -s f -x 200 -y 60 "cd $tmp/ws && date +%s%N >$tmp/t0 && SUMMIT_STARTUP_TRACE=$tmp/st XDG_CONFIG_HOME=$tmp/cfg exec ${bins[$b]} --no-record"
 		sleep 0.05
 		"${rt[@]}" "$tmp/t" frame "$sock" "$tmp/t0" 'summit .*running' | sed 's/^/first_frame /' >>"$tmp/res$b"
 		sleep 0.2
+		# The binary's own marks (SUMMIT_STARTUP_TRACE; a binary older than them writes none).
+		[ -s "$tmp/st" ] && awk -v t0="$(cat "$tmp/t0")" '{t[$2] = $1} END {
+			if (!("frame" in t)) exit
+			printf "ph_main %.2f\nph_wired %.2f\nph_program %.2f\nph_frame %.2f\nwritten %.2f\n", (t["main"] - t0) / 1e6,
+				(t["wired"] - t["main"]) / 1e6, (t["program"] - t["wired"]) / 1e6, (t["frame"] - t["program"]) / 1e6, (t["frame"] - t0) / 1e6
+		}' "$tmp/st" >>"$tmp/res$b"
 	done
 done
 for ((b = 0; b < ${#bins[@]}; b++)); do
@@ -190,6 +199,19 @@ for ((b = 0; b < ${#bins[@]}; b++)); do
 	done
 	row+=("$(awk '$1 == "tmux_runs" {print $2}' "$tmp/res$b")")
 	printf '%-32s %10s %8s %8s %12s %12s %10s\n' "$(basename "${bins[$b]}")" "${row[@]}"
+done
+echo
+echo "first frame, by the binary's marks (medians of $FRAMES, ms): exec→main is the process start (its"
+echo "initialisers), main→wired reads config, agents and tapes and starts the session, wired→program"
+echo "builds the model, program→frame is Bubble Tea's start and its first frame tick, written is"
+echo "exec→frame written (first_frame above adds tmux drawing it and the capture that sees it)"
+printf '%-32s %10s %10s %10s %10s %10s\n' binary exec→main main→wired →program →frame written
+for ((b = 0; b < ${#bins[@]}; b++)); do
+	row=()
+	for m in ph_main ph_wired ph_program ph_frame written; do
+		row+=("$(awk -v m=$m '$1 == m {print $2}' "$tmp/res$b" | median)")
+	done
+	printf '%-32s %10s %10s %10s %10s %10s\n' "$(basename "${bins[$b]}")" "${row[@]}"
 done
 for bin in "${base[1]}" "${bins[@]}"; do
 	echo
