@@ -23,15 +23,29 @@ func (m *Model) followHandoff(evs []session.Event) {
 	}
 }
 
-// question is the subagent's last message (what it asks when it hands over), one line.
+// awaitingUser is the transcript message the agent loop (agents/runtime, and live for an ACP
+// agent) records when a subagent stops to wait for the user's message.
+const awaitingUser = "waiting for a user message"
+
+// question is what the subagent asks, one line: its last message, once it waits for the
+// user (the loop's "waiting for a user message" follows it) or the user has answered it.
+// Text it streams after that, its reply to the answer or its final result, is no question
+// until it waits again: it must not stand on the notice line as "asks:" while it streams.
 func (m *Model) question(id string) string {
 	sa := m.st.Subagent(id)
 	if sa == nil {
 		return ""
 	}
 	t := sa.Transcript
+	asked := false // a wait for the user, or the user's answer, came after what is seen next
 	for i := t.Len() - 1; i >= 0; i-- {
-		if t.Item(i).Kind == session.TranscriptToken {
+		switch it := t.Item(i); {
+		case it.Kind == session.ItemUser, it.Kind == session.TranscriptMessage && t.Text(i) == awaitingUser:
+			asked = true
+		case it.Kind == session.TranscriptToken:
+			if !asked {
+				return ""
+			}
 			return session.Sanitize(strings.Join(strings.Fields(t.Text(i)), " "))
 		}
 	}

@@ -188,7 +188,15 @@ func New(o Options) *Model {
 func (m *Model) State() *session.State { return m.st }
 
 // Init asks for the terminal background (for the theme).
+//
+// Bubble Tea calls it once its frame timer runs, and draws the first frame on the timer's
+// first tick (1/FrameRate later). That frame is the first to measure a rune above U+0300 (a
+// border, "·") with ansi's WcWidth, and go-runewidth then fills its width table of every code
+// point (two 1.1 MB tables, about 15 ms on a 2-core machine; testdata/perf/startup.sh,
+// first_frame): Init has it built in that wait instead (under runewidth's sync.Once, so safe
+// beside the renderer).
 func (m *Model) Init() tea.Cmd {
+	go ansi.StringWidthWc("─")
 	cmds := []tea.Cmd{tea.RequestBackgroundColor}
 	if m.o.Replay != nil {
 		cmds = append(cmds, m.replayTick())

@@ -61,8 +61,23 @@ func TestQuestionStandsOnNoticeLine(t *testing.T) {
 	if !strings.HasPrefix(got, " ⇄ sa-1 asks: …") || !strings.HasSuffix(strings.TrimRight(got, " "), "Which one should I write?") || ansi.StringWidth(got) > 80 {
 		t.Errorf("long question at 80 columns: %q", got)
 	}
+	// The user answers; the subagent's reply streams in: while it streams it is no question
+	// (the notice says who has control), and the next wait for the user makes it one.
+	m.Update(EventsMsg{
+		{V: 1, Seq: 8, TS: t0.Add(9 * time.Second), SessionID: "s-demo", Type: session.TypeUserNote, SubagentID: "sa-1", Data: session.UserNote{Text: "testing"}},
+		{V: 1, Seq: 9, TS: t0.Add(9 * time.Second), SessionID: "s-demo", Type: session.TypeTranscriptEvent, SubagentID: "sa-1",
+			Data: session.TranscriptEvent{EventType: session.TranscriptToken, Text: "Added a Testing section to README.md"}},
+	})
+	if got := ansi.Strip(m.noticeLine()); strings.Contains(got, "asks") || !strings.Contains(got, "sa-1 has control") {
+		t.Errorf("a reply streaming after the answer: %q", got)
+	}
+	m.Update(EventsMsg{{V: 1, Seq: 10, TS: t0.Add(9 * time.Second), SessionID: "s-demo", Type: session.TypeTranscriptEvent, SubagentID: "sa-1",
+		Data: session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "waiting for a user message"}}})
+	if got := ansi.Strip(m.noticeLine()); !strings.Contains(got, "sa-1 asks: Added a Testing section to README.md") {
+		t.Errorf("waiting for the user again: %q", got)
+	}
 	// Control given back: the notice line is the notice again.
-	m.Update(EventsMsg{{V: 1, Seq: 8, TS: t0.Add(9 * time.Second), SessionID: "s-demo", Type: session.TypeHandoffComplete, SubagentID: "sa-1",
+	m.Update(EventsMsg{{V: 1, Seq: 11, TS: t0.Add(9 * time.Second), SessionID: "s-demo", Type: session.TypeHandoffComplete, SubagentID: "sa-1",
 		Data: session.HandoffComplete{Outcome: session.OutcomeSuccess}}})
 	if got := ansi.Strip(m.noticeLine()); !strings.HasPrefix(got, "4/5 · ") {
 		t.Errorf("after the subagent stopped: %q", got)

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/mod/semver"
@@ -40,7 +41,7 @@ var nodeVersion = func() string {
 
 // nodeFloor reads the lowest Node version of an engines.node range of the common form
 // ">=22", ">= 20.19.0"; "" for any other form (it is then shown, not checked).
-var nodeFloor = regexp.MustCompile(`^>=\s*v?(\d+(?:\.\d+){0,2})$`)
+var nodeFloor = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^>=\s*v?(\d+(?:\.\d+){0,2})$`) })
 
 // checkNode says whether the node on PATH satisfies need (an engines.node range); ok is false
 // only when it is known not to.
@@ -51,7 +52,7 @@ func checkNode(need, have string) (msg string, ok bool) {
 	if have == "" {
 		return "needs Node " + need + ", and node is not on PATH", false
 	}
-	m := nodeFloor.FindStringSubmatch(need)
+	m := nodeFloor().FindStringSubmatch(need)
 	if m == nil || !semver.IsValid(have) {
 		return "needs Node " + need + " (node " + have + ")", true
 	}

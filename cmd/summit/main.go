@@ -46,6 +46,7 @@ func badFile(err error) error { return &exitError{exitBad, err} }
 var silent = errors.New("")
 
 func main() {
+	startupMark("main")
 	hidetmux.Restore()
 	// Not dumpable: no other process of the user's reads summit's memory or environment
 	// (the API keys) through /proc, nor ptraces it (see agents/tools, "Process confinement").

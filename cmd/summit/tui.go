@@ -115,6 +115,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 	if err != nil {
 		return err
 	}
+	startupMark("wired")
 	home := w.workspace // where the input history is kept: a fork's is its own folder's
 	if w.forkedInto != "" {
 		home = w.forkedInto
@@ -152,6 +153,7 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 			p.Quit()
 		}
 	}()
+	startupMark("program")
 	_, runErr := p.Run()
 	cores.Stop() // every core for closing the session
 	reason := "quit"
@@ -289,7 +291,7 @@ type frameOut struct {
 func (o *frameOut) Write(b []byte) (int, error) {
 	n, err := o.File.Write(b)
 	if bytes.Contains(b, []byte(ansi.SetModeAltScreenSaveCursor)) {
-		o.once.Do(o.then)
+		o.once.Do(func() { startupMark("frame"); o.then() })
 	}
 	return n, err
 }

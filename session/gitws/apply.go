@@ -117,6 +117,35 @@ func (r *Repo) Apply(ctx context.Context, base, result, label string) (*Applied,
 	return a, nil
 }
 
+// Discard takes back an apply that wrote no file and that the session will not record (an
+// apply that changes nothing is refused): its refs go, and its number is given back when it
+// is the last one handed out, so the next apply's id follows the last recorded one.
+func (r *Repo) Discard(ctx context.Context, a *Applied) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.checkOpen(); err != nil {
+		return err
+	}
+	if len(a.Files) > 0 {
+		return fmt.Errorf("gitws: %s wrote %d files: only an apply that wrote none is discarded", a.ID, len(a.Files))
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(a.ID, "apply-"))
+	if err != nil || !strings.HasPrefix(a.ID, "apply-") {
+		return fmt.Errorf("gitws: %q is not an apply id", a.ID)
+	}
+	var b strings.Builder
+	for _, ref := range []string{a.ID + "-pre", a.ID + "-post"} {
+		fmt.Fprintf(&b, "delete %s\n", r.sessionRef(ref))
+	}
+	if _, err := r.plainIn(ctx, []byte(b.String()), "update-ref", "--stdin"); err != nil {
+		return err
+	}
+	if n == r.applyN {
+		r.applyN = n - 1
+	}
+	return nil
+}
+
 // Undo reverts an apply exactly: every file it touched gets back its pre-apply content and mode,
 // files it created are deleted and files it deleted come back. If any of them differs from its
 // post-apply state now, Undo returns an *EditedError naming them and changes nothing.

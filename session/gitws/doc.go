@@ -26,6 +26,9 @@
 //	refs/summit/<session>/apply-N-pre     the workspace just before the N-th Apply (parent: base)
 //	refs/summit/<session>/apply-N-post    the workspace just after it (parent: apply-N-pre)
 //
+// An Apply that wrote no file and that the session does not record (it refuses an empty apply)
+// is taken back with Discard: its two refs go, and N is handed out again.
+//
 // A snapshot commit's parent is HEAD when there is one. Consecutive snapshots with the same tree
 // share one base (subagents delegated while the workspace did not change share a base).
 // Worktree names must not look like base-N or apply-N-… so their refs cannot collide.

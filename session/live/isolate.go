@@ -301,7 +301,13 @@ func (x *Orchestrator) land(line string, c commands.Apply, source, convergence s
 		return rep, false, rerr
 	case len(applied.Files) == 0 && x.noPlaybookOps(convergence):
 		// The merge kept the workspace as it is (it already has every change): nothing was
-		// written, so there is nothing to record and no undo step to make.
+		// written, so there is nothing to record and no undo step to make, and the apply's
+		// number goes back (the next apply is not apply-2 after a refused apply-1).
+		if r, rerr := x.repo(); rerr == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+			_ = r.Discard(ctx, applied) // at worst a number is skipped
+			cancel()
+		}
 		rep, rerr := x.rejectf(line, c, "nothing applied: %s would change no file (the workspace already has its changes, or a review kept the workspace's side); no undo step was recorded", source)
 		return rep, false, rerr
 	}

@@ -19,6 +19,7 @@ func TestEmptyApplyRefused(t *testing.T) {
 	defer x.Close("script_end")
 	accept(t, x, "/delegate iso replace --agent-type builder", "/wait sa-1")
 	// The user makes sa-1's edit by hand: the workspace already has it.
+	ours := readFile(t, filepath.Join(h.ws, "main.go"))
 	theirs := readFile(t, filepath.Join(x.subs["sa-1"].wt.Path, "main.go"))
 	if err := os.WriteFile(filepath.Join(h.ws, "main.go"), theirs, 0o644); err != nil {
 		t.Fatal(err)
@@ -37,6 +38,15 @@ func TestEmptyApplyRefused(t *testing.T) {
 	}
 	if r, _ := x.Submit(context.Background(), "/undo"); !r.Rejected || !strings.Contains(r.Error, "nothing to undo") {
 		t.Errorf("an empty apply became an undo step: %+v", r)
+	}
+	// The refused apply used no number: once the edit is taken back by hand, the apply that
+	// lands is apply-1.
+	if err := os.WriteFile(filepath.Join(h.ws, "main.go"), ours, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err = x.Submit(context.Background(), "/apply sa-1")
+	if err != nil || r.Rejected || !strings.HasPrefix(r.Output, "apply-1: sa-1 applied") {
+		t.Fatalf("the apply after a refused one: %+v, %v", r, err)
 	}
 }
 

@@ -197,7 +197,7 @@ func (r *Runner) job(ctx context.Context, js jetstream.JetStream, obj jetstream.
 	if err == nil && id != j.ID {
 		err = errors.New("the job's id header and body differ")
 	}
-	if id == "" || !nameRE.MatchString(id) {
+	if id == "" || !nameRE().MatchString(id) {
 		_ = msg.Term()
 		r.logf("refused a job without a valid id")
 		return

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -48,11 +49,13 @@ const (
 	kindEnd      = "end"
 )
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// nameRE is compiled on first use: package initialisers run in every summit process, `summit
+// version` included (issue 28 measures its start).
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // ValidName reports whether s may name a runner.
 func ValidName(s string) error {
-	if !nameRE.MatchString(s) {
+	if !nameRE().MatchString(s) {
 		return fmt.Errorf("runner name %q: want 1 to 64 of A-Z a-z 0-9 _ -", s)
 	}
 	return nil
