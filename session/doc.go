@@ -64,6 +64,7 @@
 //	hooks        HookRan
 //	verification VerifyRan
 //	trust        WorkspaceTrusted
+//	runners      RunnerCursor
 //
 // Fields are added freely and never renamed or dropped. A type this build does not know is
 // decoded as Unknown, kept, and skipped by the fold (it still takes its seq). A line with
