@@ -227,4 +227,3 @@ func (m *runnerMirror) rewire(d session.PermissionRequested) {
 		return
 	}
 }
-

@@ -162,10 +162,26 @@
 //
 // With --retry a failed runner's subagent is placed again, from the same base, on another
 // runner, as a new job.
-// A local session restarted on its recording (`summit resume FILE`, the workbench opening it)
-// reattaches each placed subagent that has not stopped: the recording names the job (the
-// placement's transcript line "placed on runner NAME as job JOB") and the count of folded
-// events is the cursor.
+// # Reattach after a restart
+//
+// The cursor is event-sourced: the local session records RunnerCursor {job, runner, seq}
+// (session package) when it places a job (seq 0) and with every event it folds from the job's
+// stream, in the same write call as that event (record.Recorder Hold/Release), so a kill
+// leaves both lines or neither; a runner's permission request is recorded the same way with
+// the local request. `summit resume FILE [--nats URL …]` restarts a killed session on its own
+// recording (same session id, appended): each placed subagent that has not stopped is
+// reattached: the session reads its job's stream again (from the start, to learn the runner
+// session's subagent id) and folds only what lies after the recorded cursor, so nothing is
+// folded twice or dropped; an undecided request is matched with the runner's request of the
+// same tool and reason at or below the cursor and its decision goes back on the control
+// subject; the lease watch, cancellation and the change set work as before (the result is
+// read into a new worktree of the recorded base). Without NATS, resume refuses and names
+// each such subagent, its runner and job ("resume with --nats URL"): recording them as stopped
+// would lose them for good. Gaps: a delta held back by stream redaction and released by a
+// local note (not a runner's event) can come twice after a kill in between; a
+// subagent-scoped grant is not restored, so the runner's next request of that tool is asked
+// again; --retry is not applied to a reattached subagent (a runner that dies after the
+// resume fails it).
 //
 // # Authentication
 //
@@ -200,6 +216,6 @@
 // TestRunnersE2ENetns: a runner killed, one partitioned for 30 s, the server restarted).
 // Not built yet: Models "session" (the runner refuses to start without --local-models or
 // --tapes), the agent definition in the job (the runner resolves AgentType in its own
-// catalogue), the context chain in the job, and reattaching on resume (the cursor is in
-// memory only).
+// catalogue) and the context chain in the job. Reattaching on `summit resume` is built (above;
+// cmd/summit TestRunnersE2EResume); the workbench does not offer it when it opens a recording.
 package runners
