@@ -199,6 +199,12 @@ type e2eRun struct {
 // startRun starts `summit run` on script in a fresh workspace, connected to s.
 func startRun(t *testing.T, bin string, s *e2eNATS, env []string, script string, limit time.Duration) *e2eRun {
 	t.Helper()
+	return startRunApprove(t, bin, s, env, script, "all", limit)
+}
+
+// startRunApprove is startRun with --approve approve.
+func startRunApprove(t *testing.T, bin string, s *e2eNATS, env []string, script, approve string, limit time.Duration) *e2eRun {
+	t.Helper()
 	r := &e2eRun{ws: t.TempDir(), rec: filepath.Join(t.TempDir(), "run.jsonl")}
 	if err := os.WriteFile(filepath.Join(r.ws, "README.md"), []byte("# e2e\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -208,7 +214,7 @@ func startRun(t *testing.T, bin string, s *e2eNATS, env []string, script string,
 		t.Fatal(err)
 	}
 	args := append(slices.Clone(env), bin, "run", "--script", sp, "--workspace", r.ws, "--nats", s.URL, "--creds", s.Creds,
-		"--approve", "all", "--record", r.rec, "--max-parallel", "64")
+		"--approve", approve, "--record", r.rec, "--max-parallel", "64")
 	var err error
 	r.proc, err = netnstest.StartHost(t, context.Background(), limit, &r.stdout, &r.stderr, "env", args...)
 	if err != nil {
