@@ -76,7 +76,7 @@ refuses and names them. What ran in the killed summit itself (local subagents, c
 handoffs) stops as interrupted, as in a fork; /retry runs a subagent's task again.
 
 Without --script the workbench opens; with it the script runs headless, as with summit run.`,
-		Example: "  summit resume .summit/sessions/s-01J….jsonl --nats nats://127.0.0.1:4222 --creds user.creds",
+		Example: "  summit resume .summit/sessions/$ID.jsonl --nats nats://127.0.0.1:4222 --creds ~/.config/summit/nats.creds",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := loadResume(args[0])

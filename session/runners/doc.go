@@ -183,6 +183,18 @@
 // again; --retry is not applied to a reattached subagent (a runner that dies after the
 // resume fails it).
 //
+// # Clock
+//
+// A session with NATS runs on the wall clock even on script tapes (`summit run --nats` does not
+// simulate time as a local script run does). The simulated clock runs one participant at a
+// time and moves time on when every participant waits on it; a placed subagent waits on NATS,
+// which the clock cannot see. Holding the clock while it waits (as an external ACP agent's run
+// does) would run placed subagents one after another, and releasing it would let time jump
+// past their timeouts while their jobs still run. Simulating it needs the clock to know of
+// work in flight outside it (time may not pass while a job runs, other participants may), which
+// it does not have yet; the wall-clock fault tests (leases, probes, the partition) are
+// unaffected either way, as they run on the runner's and NATS's own clocks.
+//
 // # Authentication
 //
 // `--creds FILE` (runner and session; `runners: {nats: URL, creds: FILE}` in the user config)
