@@ -21,8 +21,16 @@ import (
 func TestRunnersE2EResume(t *testing.T) {
 	t.Parallel()
 	bin, s, home, key, tapes := e2eSetup(t, nil, "127.0.0.1", 1, 12*time.Second)
-	startRunner(t, bin, nil, s, key, tapes, "res-1", 1)
-	run := startRun(t, bin, s, home, "/delegate \"job 1\" --agent-type builder --on res-1\n/wait sa-1\n", 2*time.Minute)
+	// sa-2 asks for the shell only after the kill: the resumed session answers it, over the
+	// job's control subject it follows again.
+	late := strings.ReplaceAll(strings.ReplaceAll(permTape, "^perm$", "^late$"), `- say: "perm asks for the shell."`,
+		"- say: \"late waits.\"\n      - sleep: 15s\n      - say: \"perm asks for the shell.\"")
+	late = strings.Replace(late, "name: perm", "name: late", 1)
+	if err := os.WriteFile(filepath.Join(tapes, "late.yaml"), []byte(late), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startRunner(t, bin, nil, s, key, tapes, "res-1", 2)
+	run := startRun(t, bin, s, home, "/delegate \"job 1\" --agent-type builder --on res-1\n/delegate \"late\" --agent-type builder --on res-1\n/wait sa-1 sa-2\n", 2*time.Minute)
 	waitFor(t, 90*time.Second, "job 1's first line recorded", func() bool {
 		b, _ := os.ReadFile(run.rec)
 		return strings.Contains(string(b), "job 1 line 1.")
@@ -37,11 +45,11 @@ func TestRunnersE2EResume(t *testing.T) {
 	}
 
 	sp := filepath.Join(t.TempDir(), "resume.summit")
-	if err := os.WriteFile(sp, []byte("/wait sa-1\n"), 0o644); err != nil {
+	if err := os.WriteFile(sp, []byte("/wait sa-1 sa-2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr netnstest.Buffer
-	args := append(slices.Clone(home), bin, "resume", run.rec, "--script", sp, "--nats", s.URL, "--creds", s.Creds, "--approve", "all")
+	args := append(slices.Clone(home), bin, "resume", run.rec, "--script", sp, "--nats", s.URL, "--creds", s.Creds, "--approve", "shell")
 	p, err := netnstest.StartHost(t, context.Background(), 2*time.Minute, &stdout, &stderr, "env", args...)
 	if err != nil {
 		t.Fatal(err)
@@ -83,5 +91,15 @@ func TestRunnersE2EResume(t *testing.T) {
 	}
 	if !changed {
 		t.Errorf("sa-1's change set (out/job-1.txt) did not come home")
+	}
+	granted := 0
+	for _, e := range evs[len(before):] {
+		if d, ok := e.Data.(session.PermissionGranted); ok && e.SubagentID == "sa-2" && d.By == "--approve shell" {
+			granted++
+		}
+	}
+	late2 := bySubagent(evs)["sa-2"]
+	if granted != 1 || late2 == nil || len(late2.stops) != 1 || late2.stops[0].Outcome != session.OutcomeSuccess {
+		t.Errorf("sa-2's shell request after the restart: %d grants by the resumed session; sa-2 %+v", granted, late2)
 	}
 }

@@ -363,7 +363,9 @@ func TestRunnersE2ELoopback(t *testing.T) {
 // increasing with no gap.
 func TestRunnersE2EKill(t *testing.T) {
 	t.Parallel()
-	bin, s, home, key, tapes := e2eSetup(t, nil, "127.0.0.1", 2, 60*time.Second)
+	// A job of 20 s outlives the kill (2 s after its start) and its detection (≤ 15 s); the
+	// other runner's job is the run's length.
+	bin, s, home, key, tapes := e2eSetup(t, nil, "127.0.0.1", 2, 20*time.Second)
 	victim := startRunner(t, bin, nil, s, key, tapes, "kill-1", 2)
 	startRunner(t, bin, nil, s, key, tapes, "kill-2", 2)
 	run := startRun(t, bin, s, home, "/delegate \"job 1\" --agent-type builder --on kill-1\n/delegate \"job 2\" --agent-type builder --on kill-2\n/wait sa-1 sa-2\n", 4*time.Minute)
@@ -415,7 +417,9 @@ func TestRunnersE2ENetns(t *testing.T) {
 	needE2E(t, netnstest.Require())
 	n := netnstest.New(t)
 	const jobs = 30
-	bin, s, home, key, tapes := e2eSetup(t, n, n.HostIP(), jobs, 12*time.Second)
+	// 6 s jobs: the partition's length (30 s, the issue's) does not depend on theirs; jobs in
+	// flight when it starts finish on the runner and their events wait for the heal.
+	bin, s, home, key, tapes := e2eSetup(t, n, n.HostIP(), jobs, 6*time.Second)
 	names := []string{"ns-kill", "ns-part", "ns-steady"}
 	rs := map[string]*e2eRunner{}
 	nss := map[string]*netnstest.NS{}
