@@ -74,15 +74,15 @@ func TestRunnersE2EResume(t *testing.T) {
 	if !slices.ContainsFunc(sa.notes, func(n string) bool { return strings.Contains(n, "reattached to job") }) {
 		t.Errorf("no reattach note in sa-1's transcript: %q", sa.notes)
 	}
-	var cursor uint64
+	cursor := map[string]uint64{} // by job
 	changed := false
 	for _, e := range evs {
 		switch d := e.Data.(type) {
 		case session.RunnerCursor:
-			if d.Seq != 0 && d.Seq <= cursor {
-				t.Errorf("#%d: the cursor goes from %d to %d", e.Seq, cursor, d.Seq)
+			if d.Seq != 0 && d.Seq <= cursor[d.Job] {
+				t.Errorf("#%d: job %s's cursor goes from %d to %d", e.Seq, d.Job, cursor[d.Job], d.Seq)
 			}
-			cursor = d.Seq
+			cursor[d.Job] = d.Seq
 		case session.SubagentChanges:
 			for _, f := range d.Files {
 				changed = changed || f.Path == "out/job-1.txt"
