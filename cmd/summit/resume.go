@@ -53,7 +53,7 @@ func (r *resumeFlags) start() *live.ResumeStart {
 	if r == nil {
 		return nil
 	}
-	why := "the session was restarted (summit resume): it ran in the summit that stopped"
+	why := "the session was resumed on its recording: it ran in the summit that stopped"
 	closing := fork.Close(r.state, why, "resume", func(sa *session.Subagent) bool {
 		return sa != nil && sa.Runner != "" && sa.RunnerJob != ""
 	})
@@ -72,8 +72,9 @@ runners (/delegate … --on) that have not stopped are reattached: each job's ev
 read again from the cursor the recording holds (RunnerCursor), so every event is folded once,
 and their permission requests, cancellation, lease watch and change set work as before the
 restart. This needs NATS (--nats URL, or runners: in the user config); without it resume
-refuses and names them. What ran in the killed summit itself (local subagents, convergences,
-handoffs) stops as interrupted, as in a fork; /retry runs a subagent's task again.
+refuses and names them. What ran in the killed summit itself stops: its local subagents as
+failures naming the restart (/retry sa-N runs the task again), convergences and handoffs as
+interrupted, as in a fork.
 
 Without --script the workbench opens; with it the script runs headless, as with summit run.`,
 		Example: "  summit resume .summit/sessions/$ID.jsonl --nats nats://127.0.0.1:4222 --creds ~/.config/summit/nats.creds",

@@ -23,8 +23,8 @@ import (
 // subagent that has not stopped: it follows its job's stream again from the recorded cursor
 // (nothing folded twice, nothing dropped), answers its permission requests (an undecided
 // one is matched with the runner's request by the stream's order) and watches its runner's
-// lease as runJob does. What ran here (local subagents, convergences, handoffs) stops as
-// interrupted, as in a fork.
+// lease as runJob does. What ran here stops: local subagents as failures naming the restart
+// (/retry runs them again), convergences and handoffs as interrupted, as in a fork.
 
 // ResumeStart is a session restarted on its own recording: State is its fold (with text),
 // and Options.Recorder appends to the same file.
@@ -124,7 +124,18 @@ func (x *Orchestrator) startResume() error {
 	x.nextPR = len(st.Permissions)
 	x.mu.Unlock()
 	for _, e := range r.Closing {
-		if _, err := x.emit(e.SubagentID, e.Data); err != nil {
+		d := e.Data
+		if stop, ok := d.(session.SubagentStop); ok && stop.Outcome == session.OutcomeInterrupted {
+			// "interrupted" is a fork's word (only a fork records it): here the summit that ran
+			// it died under it, which is a failure, as a killed runner's subagent's is.
+			why := fmt.Sprintf("the summit that ran %s stopped before it ended (the session was resumed on its recording); /retry %s runs its task again", e.SubagentID, e.SubagentID)
+			if _, err := x.emit(e.SubagentID, session.SubagentError{Error: why, Attempt: 1, Context: "resume"}); err != nil {
+				return err
+			}
+			stop.Outcome = session.OutcomeFailure
+			d = stop
+		}
+		if _, err := x.emit(e.SubagentID, d); err != nil {
 			return err
 		}
 	}
