@@ -380,8 +380,8 @@ func (m *runnerMirror) event(seq uint64, line []byte) error {
 		return x.emitFromRunner(s.id, e.Data, cur)
 	case session.PermissionRequested:
 		// Asked here, answered there: the runner's session waits for the decision. The local
-		// request is recorded with the cursor, so a resumed session never asks it twice.
-		// It is recorded here, in the stream's order; only the wait for the decision is not.
+		// request is recorded now, in the stream's order and with the cursor (a resumed
+		// session never asks it twice); only the wait for the decision runs beside.
 		r, err := x.ask(s, d.Tool, d.Args, d.Reason, func(req session.Data) error {
 			return x.emitFromRunner(s.id, req, cur)
 		})
