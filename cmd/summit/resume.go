@@ -85,24 +85,37 @@ Without --script the workbench opens; with it the script runs headless, as with 
 				return badFile(err)
 			}
 			f.resume = r
-			if !cmd.Flags().Changed("workspace") {
-				if ws := r.state.Info.Workspace; ws != "" {
-					if st, err := os.Stat(ws); err == nil && st.IsDir() {
-						f.workspace = ws
-					}
-				}
+			if ws := existingDir(r.state.Info.Workspace); ws != "" && !cmd.Flags().Changed("workspace") {
+				f.workspace = ws
 			}
-			if scriptPath != "" {
-				return headless(f, scriptPath, stdout, stderr)
-			}
-			if !cmd.Flags().Changed("approve") {
-				f.approve = "" // the workbench asks
-			}
-			return workbench(f, stderr, fmt.Sprintf("Resumed on %s.", args[0]), nil)
+			return headlessOrWorkbench(cmd, f, scriptPath, fmt.Sprintf("Resumed on %s.", args[0]), stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&scriptPath, "script", "", "run this script headless instead of opening the workbench (- for stdin)")
 	c.Flags().StringVar(&f.approve, "approve", "none", "headless: decide permission requests: none, shell or all")
 	f.register(c)
 	return c
+}
+
+// existingDir is dir when it names a directory that exists, else "".
+func existingDir(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return dir
+	}
+	return ""
+}
+
+// headlessOrWorkbench runs the session headless on scriptPath, or opens the workbench (which
+// asks for permissions, unless --approve was given) with hint as its first notice.
+func headlessOrWorkbench(cmd *cobra.Command, f *sessionFlags, scriptPath, hint string, stdout, stderr io.Writer) error {
+	if scriptPath != "" {
+		return headless(f, scriptPath, stdout, stderr)
+	}
+	if !cmd.Flags().Changed("approve") {
+		f.approve = "" // the workbench asks
+	}
+	return workbench(f, stderr, hint, nil)
 }
