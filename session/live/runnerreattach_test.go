@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,62 @@ import (
 // acts on it; what the recording already held is not folded again, what follows is folded
 // once, and the subagent ends as the runner says.
 func TestResumeReattachesAndAnswersThePendingRequest(t *testing.T) {
+	got, evs, before, out := reattachFake(t, 0, ApproveShell)
+	count := map[string]int{}
+	requests, grants := 0, 0
+	var outcome string
+	for _, e := range evs {
+		switch d := e.Data.(type) {
+		case session.TranscriptEvent:
+			count[d.Text]++
+		case session.PermissionRequested:
+			requests++
+		case session.PermissionGranted:
+			if e.Seq > before && d.RequestID == "pr-1" && d.By == "--approve shell" {
+				grants++
+			}
+		case session.SubagentStop:
+			outcome = d.Outcome
+		}
+	}
+	if len(got) != 1 || got[0].Request != "pr-9" || !got[0].Grant {
+		t.Errorf("the runner received %+v, want one grant of pr-9", got)
+	}
+	if count["one"] != 1 || count["granted"] != 1 || requests != 1 || grants != 1 || outcome != session.OutcomeSuccess {
+		t.Errorf("after the resume: %d×one, %d×granted, %d requests, %d grants of pr-1 by the resumed session, outcome %q\n%s",
+			count["one"], count["granted"], requests, grants, outcome, out)
+	}
+}
+
+// A reattached subagent keeps its timeout, counted from when it became active: resumed after
+// it ran out, the job is cancelled on its runner at once and the subagent ends as a timeout.
+func TestResumeKeepsTheTimeout(t *testing.T) {
+	got, evs, _, out := reattachFake(t, 2*time.Minute, "")
+	var timedOut bool
+	var outcome string
+	for _, e := range evs {
+		switch d := e.Data.(type) {
+		case session.SubagentTimeout:
+			timedOut = true
+		case session.SubagentStop:
+			outcome = d.Outcome
+		}
+	}
+	if len(got) == 0 || got[0].Type != "cancel" {
+		t.Errorf("the runner received %+v, want a cancel first", got)
+	}
+	if !timedOut || outcome != session.OutcomeTimeout {
+		t.Errorf("SubagentTimeout %v, outcome %q; want a timeout\n%s", timedOut, outcome, out)
+	}
+}
+
+// reattachFake runs a real runners.Runner on the embedded NATS whose job says "one", asks for
+// the shell and waits for the local decision (a cancel ends it as cancelled); writes the
+// recording of a session killed while that request was undecided, its subagent active since
+// ago; and resumes it with approve. It returns the controls the runner received, the
+// recording's events, the last seq before the resume and the script's output.
+func reattachFake(t *testing.T, ago time.Duration, approve string) ([]runners.Control, []session.Event, uint64, string) {
+	t.Helper()
 	url := natstest.Start(t)
 	kp, err := nkeys.CreateUser()
 	if err != nil {
@@ -58,6 +115,9 @@ func TestResumeReattachesAndAnswersThePendingRequest(t *testing.T) {
 				mu.Lock()
 				got = append(got, c)
 				mu.Unlock()
+				if c.Type == "cancel" {
+					return runners.End{Outcome: session.OutcomeCancelled}
+				}
 				text := "denied"
 				if c.Type == "decision" && c.Request == "pr-9" && c.Grant {
 					text = "granted"
@@ -111,7 +171,7 @@ func TestResumeReattachesAndAnswersThePendingRequest(t *testing.T) {
 	add := func(sub string, d session.Data) {
 		seq++
 		e := session.New(sub, d)
-		e.Seq, e.TS, e.SessionID = seq, time.Now(), "s-killed"
+		e.Seq, e.TS, e.SessionID = seq, time.Now().Add(-ago), "s-killed" // active since ago
 		if _, err := rec.Append(e); err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +198,7 @@ func TestResumeReattachesAndAnswersThePendingRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := resumeOptions(t, st, rec)
-	o.Runners, o.Approve, o.Clock = c, ApproveShell, RealClock{}
+	o.Runners, o.Approve, o.Clock = c, approve, RealClock{}
 	x, err := Start(o)
 	if err != nil {
 		t.Fatal(err)
@@ -152,30 +212,7 @@ func TestResumeReattachesAndAnswersThePendingRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSeq(t, evs)
-	count := map[string]int{}
-	requests, grants := 0, 0
-	var outcome string
-	for _, e := range evs {
-		switch d := e.Data.(type) {
-		case session.TranscriptEvent:
-			count[d.Text]++
-		case session.PermissionRequested:
-			requests++
-		case session.PermissionGranted:
-			if e.Seq > before && d.RequestID == "pr-1" && d.By == "--approve shell" {
-				grants++
-			}
-		case session.SubagentStop:
-			outcome = d.Outcome
-		}
-	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 1 || got[0].Request != "pr-9" || !got[0].Grant {
-		t.Errorf("the runner received %+v, want one grant of pr-9", got)
-	}
-	if count["one"] != 1 || count["granted"] != 1 || requests != 1 || grants != 1 || outcome != session.OutcomeSuccess {
-		t.Errorf("after the resume: %d×one, %d×granted, %d requests, %d grants of pr-1 by the resumed session, outcome %q\n%s",
-			count["one"], count["granted"], requests, grants, outcome, out.String())
-	}
+	return slices.Clone(got), evs, before, out.String()
 }

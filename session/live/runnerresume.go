@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/summit-dev/summit/agents/runtime"
 	"github.com/summit-dev/summit/commands"
@@ -191,6 +192,18 @@ func (x *Orchestrator) reattach(sa *session.Subagent) {
 		}
 		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptMessage,
 			Text: fmt.Sprintf("reattached to job %s on runner %s after the session restarted (from stream sequence %d)", job, name, after+1)})
+		// Its timeout counts from when it became active, as before the restart: the time the
+		// session was down is spent (the follow then cancels the job, and finish records it).
+		if s.cmd.Timeout > 0 {
+			AfterFunc(x.clock, s.ctx, max(0, start.Add(time.Duration(s.cmd.Timeout)*time.Second).Sub(x.clock.Now())), func() {
+				s.mu.Lock()
+				if s.why == "" {
+					s.timedOut = true
+				}
+				s.mu.Unlock()
+				s.stopCtx()
+			})
+		}
 		ctx, cancel := context.WithCancel(s.ctx)
 		defer cancel()
 		res, gone := x.followJob(ctx, s, x.o.Runners, name, job, after, pending)
