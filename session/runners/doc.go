@@ -174,8 +174,9 @@
 // session's subagent id) and folds only what lies after the recorded cursor, so nothing is
 // folded twice or dropped; an undecided request is matched with the runner's request of the
 // same tool and reason at or below the cursor and its decision goes back on the control
-// subject; the lease watch, cancellation and the change set work as before (the result is
-// read into a new worktree of the recorded base). Without NATS, resume refuses and names
+// subject; the lease watch, cancellation, the timeout (counted from when the subagent became
+// active: the time the session was down is spent) and the change set work as before (the
+// result is read into a new worktree of the recorded base). Without NATS, resume refuses and names
 // each such subagent, its runner and job ("resume with --nats URL"): recording them as stopped
 // would lose them for good. Gaps: a delta held back by stream redaction and released by a
 // local note (not a runner's event) can come twice after a kill in between; a
