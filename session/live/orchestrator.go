@@ -158,6 +158,9 @@ type Orchestrator struct {
 	// or shown, which emitBatch writes with one write call (runnerresume.go).
 	batching bool
 	batch    []session.Event
+	// heldCursors (guarded by emitMu) are the cursors of runners' deltas that stream
+	// redaction holds back, by subagent: the event that releases them records the cursor.
+	heldCursors map[string]session.RunnerCursor
 	// red redacts the streamed deltas (streams, by subagent, guarded by emitMu) before they are
 	// recorded, and whole events when there is no recorder to do it.
 	red     *record.Redactor
@@ -356,6 +359,12 @@ type deltaStream struct {
 func (x *Orchestrator) emit(subagentID string, d session.Data) (session.Event, error) {
 	x.emitMu.Lock()
 	defer x.emitMu.Unlock()
+	if _, placed := d.(session.RunnerCursor); placed {
+		delete(x.heldCursors, subagentID) // a new job: the old one's cursor is over
+	} else if cur, ok := x.heldCursors[subagentID]; ok {
+		// It releases a runner's held delta: the cursor goes with it (runnerresume.go).
+		return x.emitWithCursor(subagentID, d, cur)
+	}
 	return x.emitHeld(subagentID, d)
 }
 

@@ -53,21 +53,33 @@ func reattachable(sa *session.Subagent) bool {
 
 // emitFromRunner records d, an event folded from a runner's job stream, and cur after it with
 // one write call, then shows both: a kill leaves both on disk or neither. A delta that stream
-// redaction holds back records nothing now, and no cursor: it goes out with the next event,
-// whose cursor covers both.
+// redaction holds back records nothing now, and no cursor: the event that releases it (the
+// runner's next, or a note of this session about the subagent) records it and this cursor.
 func (x *Orchestrator) emitFromRunner(subagentID string, d session.Data, cur session.RunnerCursor) error {
 	x.emitMu.Lock()
 	defer x.emitMu.Unlock()
+	_, err := x.emitWithCursor(subagentID, d, cur)
+	return err
+}
+
+// emitWithCursor is emitFromRunner with x.emitMu held; it returns d's event (zero when held).
+func (x *Orchestrator) emitWithCursor(subagentID string, d session.Data, cur session.RunnerCursor) (session.Event, error) {
 	rec := x.o.Recorder
 	if rec != nil {
 		if err := rec.Hold(); err != nil {
-			return err
+			return session.Event{}, err
 		}
 	}
 	x.batching = true
-	_, err := x.emitHeld(subagentID, d)
+	ev, err := x.emitHeld(subagentID, d)
 	if err == nil && len(x.batch) > 0 {
+		delete(x.heldCursors, subagentID)
 		_, err = x.emitOne(subagentID, cur)
+	} else if err == nil {
+		if x.heldCursors == nil {
+			x.heldCursors = map[string]session.RunnerCursor{}
+		}
+		x.heldCursors[subagentID] = cur
 	}
 	x.batching = false
 	evs := x.batch
@@ -79,21 +91,21 @@ func (x *Orchestrator) emitFromRunner(subagentID string, d session.Data, cur ses
 				x.err = fmt.Errorf("recording: %w", rerr)
 			}
 			x.mu.Unlock()
-			return rerr
+			return ev, rerr
 		}
 	}
 	if err != nil {
-		return err
+		return ev, err
 	}
-	for _, ev := range evs {
+	for _, e := range evs {
 		if x.o.OnEvent != nil {
-			x.o.OnEvent(ev)
+			x.o.OnEvent(e)
 		}
 		if x.o.Hooks != nil {
-			x.afterEvent(ev)
+			x.afterEvent(e)
 		}
 	}
-	return nil
+	return ev, nil
 }
 
 // startResume takes the recording's state over, closes what ran here and reattaches the

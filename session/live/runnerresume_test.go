@@ -129,3 +129,54 @@ func TestResumeAppendsAndInterruptsLocalWork(t *testing.T) {
 		t.Errorf("after the resume: sa-1 stopped as a failure %v, the session ended %v", stopped, ended)
 	}
 }
+
+// A runner's delta that stream redaction holds back (it may be the start of a secret) records
+// no cursor; the event that releases it, here a note of this session about the subagent,
+// records the held text, itself and the held cursor in one write, so a resume neither loses
+// nor repeats that delta.
+func TestHeldRunnerDeltaGoesWithItsCursor(t *testing.T) {
+	path := t.TempDir() + "/rec.jsonl"
+	rec, err := record.OpenRecorderFile(path, record.RecorderOptions{Environ: []string{"API_KEY=sk-verysecretvalue123"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	x, err := Start(Options{Workspace: ws, SessionID: "s-held", ProgramVersion: "test", Recorder: rec, Clock: RealClock{},
+		Catalogue: agents.Load(agents.Options{Workspace: ws}),
+		Route:     func(*agents.Definition) (provider.Provider, string, error) { return nil, "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.emit("sa-1", session.SubagentSpawned{AgentType: "explore", AgentName: "explore", ParentSessionID: "s-held", TaskDescription: "t", TimeoutS: 60, Runner: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.emit("sa-1", session.RunnerCursor{Job: "J", Runner: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.emitFromRunner("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "sk-very"}, session.RunnerCursor{Job: "J", Runner: "r1", Seq: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	evs, _, _ := record.ReadAll(path, record.ReadOptions{})
+	if last := evs[len(evs)-1]; last.Type != session.TypeRunnerCursor || last.Data.(session.RunnerCursor).Seq != 0 {
+		t.Fatalf("a held delta recorded %v", last)
+	}
+	if _, err := x.emit("sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "runner r1 is back"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	evs, _, _ = record.ReadAll(path, record.ReadOptions{})
+	tail := evs[len(evs)-3:]
+	tok, _ := tail[0].Data.(session.TranscriptEvent)
+	note, _ := tail[1].Data.(session.TranscriptEvent)
+	cur, _ := tail[2].Data.(session.RunnerCursor)
+	if tok.EventType != session.TranscriptToken || note.Text != "runner r1 is back" || cur.Seq != 5 || cur.Job != "J" {
+		t.Fatalf("after the note: %v %v %v; want the held delta, the note, then the cursor 5", tail[0], tail[1], tail[2])
+	}
+	x.stop()
+	rec.Close()
+}

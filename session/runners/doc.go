@@ -178,8 +178,8 @@
 // active: the time the session was down is spent) and the change set work as before (the
 // result is read into a new worktree of the recorded base). Without NATS, resume refuses and names
 // each such subagent, its runner and job ("resume with --nats URL"): recording them as stopped
-// would lose them for good. Gaps: a delta held back by stream redaction and released by a
-// local note (not a runner's event) can come twice after a kill in between; a
+// would lose them for good. A delta that stream redaction holds back (it may end in the start
+// of a secret) is recorded, with its cursor, by whichever event releases it. Gaps: a
 // subagent-scoped grant is not restored, so the runner's next request of that tool is asked
 // again; --retry is not applied to a reattached subagent (a runner that dies after the
 // resume fails it).
