@@ -713,6 +713,26 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 		}
 		s.log(e, "trust", text, "")
 
+	case RunnerCursor:
+		if err = needSub(); err != nil {
+			return err
+		}
+		if sa.Runner == "" {
+			return fail("%s was not placed on a runner", sa.ID)
+		}
+		if d.Job == "" {
+			return fail("a runner cursor names no job")
+		}
+		if d.Job == sa.RunnerJob && d.Seq < sa.RunnerSeq {
+			return fail("job %s's cursor goes back from %d to %d", d.Job, sa.RunnerSeq, d.Seq)
+		}
+		// A --retry's new job, maybe on another runner, starts its own stream: its cursor
+		// starts again, and the row names the runner it runs on now.
+		sa.RunnerJob, sa.RunnerSeq = d.Job, d.Seq
+		if d.Runner != "" {
+			sa.Runner = d.Runner
+		}
+
 	default:
 		// Reached only if a type is added to Types without a rule here; the exhaustiveness
 		// test catches that before it ships.

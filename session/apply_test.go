@@ -58,6 +58,29 @@ func TestEveryTypeChangesState(t *testing.T) {
 	if fs.Fork == nil || fs.Fork.Parent.Seq != 7 || fs.Info.Workspace != "/forks/x" || fs.SessionID != "s-fork" {
 		t.Errorf("SessionForked folded to %+v %+v", fs.Fork, fs.Info)
 	}
+	// RunnerCursor is about a placed subagent: fold one with a cursor at its placement, one as
+	// events come, one going back (refused) and a --retry's new job on another runner.
+	rb := sessiontest.NewBuilder()
+	rb.Add("", session.SessionStarted{Schema: 1, Workspace: "/w", PermissionMode: "acceptEdits"})
+	rb.Add("sa-1", session.SubagentSpawned{AgentType: "explore", AgentName: "explore", ParentSessionID: "s-test", TaskDescription: "t", TimeoutS: 60, Runner: "r1"})
+	rb.Add("sa-1", session.RunnerCursor{Job: "J1", Runner: "r1"})
+	rb.Add("sa-1", session.RunnerCursor{Job: "J1", Runner: "r1", Seq: 5})
+	rs := sessiontest.Fold(t, rb.Evs)
+	if sa := rs.Subagent("sa-1"); sa.RunnerJob != "J1" || sa.RunnerSeq != 5 || sa.Runner != "r1" {
+		t.Errorf("RunnerCursor folded to job %q seq %d runner %q", sa.RunnerJob, sa.RunnerSeq, sa.Runner)
+	}
+	seen[session.TypeRunnerCursor] = true
+	back := rb.Add("sa-1", session.RunnerCursor{Job: "J1", Runner: "r1", Seq: 4})
+	if err := session.Apply(rs, back); err == nil {
+		t.Errorf("a cursor going back was folded")
+	}
+	rb.Evs = rb.Evs[:len(rb.Evs)-1]
+	rb.Seq--
+	rb.Add("sa-1", session.RunnerCursor{Job: "J2", Runner: "r2", Seq: 0})
+	rs = sessiontest.Fold(t, rb.Evs)
+	if sa := rs.Subagent("sa-1"); sa.RunnerJob != "J2" || sa.RunnerSeq != 0 || sa.Runner != "r2" {
+		t.Errorf("a --retry's cursor folded to job %q seq %d runner %q", sa.RunnerJob, sa.RunnerSeq, sa.Runner)
+	}
 	for _, typ := range session.Types {
 		if !seen[typ] {
 			t.Errorf("fullSession does not exercise %s: every type must be covered", typ)

@@ -103,7 +103,8 @@ func sameSubagent(sa, ck *Subagent) bool {
 		sa.Discarded == ck.Discarded && sa.Rebased == ck.Rebased && sa.Verify == ck.Verify && sa.Route == ck.Route &&
 		len(sa.Switches) == len(ck.Switches) && sa.PlanStep == ck.PlanStep && sa.AgentState == ck.AgentState &&
 		sa.index == ck.index && sa.Transcript.same(ck.Transcript) &&
-		sa.AgentShadows == ck.AgentShadows && sa.Runner == ck.Runner
+		sa.AgentShadows == ck.AgentShadows && sa.Runner == ck.Runner &&
+		sa.RunnerJob == ck.RunnerJob && sa.RunnerSeq == ck.RunnerSeq
 }
 
 // samePermission reports whether p is unchanged since ck was copied from it: a request is

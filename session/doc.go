@@ -64,6 +64,7 @@
 //	hooks        HookRan
 //	verification VerifyRan
 //	trust        WorkspaceTrusted
+//	runners      RunnerCursor
 //
 // Fields are added freely and never renamed or dropped. A type this build does not know is
 // decoded as Unknown, kept, and skipped by the fold (it still takes its seq). A line with
@@ -107,6 +108,16 @@
 // interrupted; only a fork records it), open handoffs resolved and unfinished convergences
 // completed as interrupted. The fork's own events follow (times run back once, after line 1:
 // readers clamp such gaps to zero). See session/fork.
+//
+// # Runner cursors
+//
+// RunnerCursor {job, runner, seq} is recorded for a subagent placed on a remote runner
+// (session/runners) when its job is placed (seq 0) and, in the same write as each event folded
+// from the job's stream, with that event's stream sequence. The fold keeps the last one on the
+// subagent (RunnerJob, RunnerSeq; Runner follows a --retry's new runner), refuses one that goes
+// back within a job, and logs nothing: a replay, --print and an export show the same as
+// without it. `summit resume` reads the stream again after RunnerSeq (event-sourced: the
+// recording alone says where to go on).
 //
 // # Lifecycle of a subagent
 //

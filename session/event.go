@@ -68,6 +68,8 @@ const (
 
 	TypeVerifyRan        Type = "VerifyRan"
 	TypeWorkspaceTrusted Type = "WorkspaceTrusted"
+
+	TypeRunnerCursor Type = "RunnerCursor"
 )
 
 // Types is the closed set of event types of schema v1, in documentation order.
@@ -87,6 +89,7 @@ var Types = []Type{
 	TypeHookRan,
 	TypeVerifyRan,
 	TypeWorkspaceTrusted,
+	TypeRunnerCursor,
 }
 
 // Known reports whether t is a type of schema v1.
@@ -895,6 +898,21 @@ type ModelTurn struct {
 func (ModelRouted) Type() Type   { return TypeModelRouted }
 func (ModelTurn) Type() Type     { return TypeModelTurn }
 func (ModelSwitched) Type() Type { return TypeModelSwitched }
+
+// RunnerCursor is how far a placed subagent's job stream (session/runners) is folded: job Job
+// on runner Runner, up to the stream sequence Seq. It is recorded when the job is placed (Seq
+// 0) and, for each event folded from the job's stream, in the same write as that event (one
+// write call: a kill leaves both or neither), so a session resumed on its recording (`summit
+// resume`) reads the stream again from Seq+1 and folds every event exactly once. The fold
+// keeps it on the subagent (RunnerJob, RunnerSeq, and Runner: a --retry's runner) and logs
+// nothing, so a replay shows what it showed without it.
+type RunnerCursor struct {
+	Job    string `json:"job"`
+	Runner string `json:"runner"`
+	Seq    uint64 `json:"seq"`
+}
+
+func (RunnerCursor) Type() Type { return TypeRunnerCursor }
 
 func (SubagentIsolated) Type() Type  { return TypeSubagentIsolated }
 func (SubagentChanges) Type() Type   { return TypeSubagentChanges }

@@ -64,6 +64,7 @@ var Decoders = map[Type]func([]byte) (Data, error){
 	TypeHookRan:               decodeAs[HookRan],
 	TypeVerifyRan:             decodeAs[VerifyRan],
 	TypeWorkspaceTrusted:      decodeAs[WorkspaceTrusted],
+	TypeRunnerCursor:          decodeAs[RunnerCursor],
 }
 
 // LineRange is a conflict's line span in a file, written as "40-58" (or "40" for one line).

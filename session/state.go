@@ -107,7 +107,11 @@ type Subagent struct {
 	// another of its name.
 	AgentShadows string
 	// Runner is SubagentSpawned.runner: the remote runner it was placed on; empty is local.
-	Runner         string
+	Runner string
+	// RunnerJob and RunnerSeq are the last RunnerCursor: the job it runs as on its runner and
+	// the job stream's sequence folded so far (where a resumed session reads on).
+	RunnerJob      string
+	RunnerSeq      uint64
 	PermissionMode string
 	Tools          []string
 	Task           string

@@ -271,20 +271,10 @@ neither, it says so and starts from the parent's workspace as it is now.`,
 			_, imported := p.ParentStarted.Config["imported_from"]
 			if cmd.Flags().Changed("workspace") {
 				ff.named = f.workspace
-			} else if !imported {
-				if ws := p.ParentStarted.Workspace; ws != "" {
-					if st, err := os.Stat(ws); err == nil && st.IsDir() {
-						f.workspace = ws
-					}
-				}
+			} else if ws := existingDir(p.ParentStarted.Workspace); !imported && ws != "" {
+				f.workspace = ws
 			}
-			if scriptPath != "" {
-				return headless(f, scriptPath, stdout, stderr)
-			}
-			if !cmd.Flags().Changed("approve") {
-				f.approve = "" // the workbench asks
-			}
-			return workbench(f, stderr, forkHint(p, at), nil)
+			return headlessOrWorkbench(cmd, f, scriptPath, forkHint(p, at), stdout, stderr)
 		},
 	}
 	c.Flags().Uint64Var(&at, "at", 0, "the seq of the event to continue from")

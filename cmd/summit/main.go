@@ -151,7 +151,7 @@ a tree of subagents, their live transcripts, and an input line for slash command
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newVersion(stdout), newDemo(stderr), newReplay(stdout, stderr), newInspect(stdout, stderr), newAgents(stdout, stderr), newRun(stdout, stderr), newGC(stdout, stderr), newModels(stdout, stderr), newDoctor(stdout, stderr), newTapes(stdout, stderr), newServe(stdout, stderr), newFork(stdout, stderr), newImport(stdout, stderr), newExport(stdout, stderr), newBlame(stdout, stderr))
+	root.AddCommand(newVersion(stdout), newDemo(stderr), newReplay(stdout, stderr), newInspect(stdout, stderr), newAgents(stdout, stderr), newRun(stdout, stderr), newGC(stdout, stderr), newModels(stdout, stderr), newDoctor(stdout, stderr), newTapes(stdout, stderr), newServe(stdout, stderr), newFork(stdout, stderr), newResume(stdout, stderr), newImport(stdout, stderr), newExport(stdout, stderr), newBlame(stdout, stderr))
 	root.AddCommand(newRunner(stdout, stderr)) // runner.go: remote runners over NATS
 	root.AddCommand(newTrust(stdout, stderr))
 	root.AddCommand(newHooks(stdout, stderr))

@@ -64,6 +64,8 @@ type sessionFlags struct {
 	// runs in a restored copy of the workspace; --workspace is where its config, agents and
 	// recording come from.
 	fork *forkFlags
+	// resume restarts the session on its own recording (summit resume, resume.go).
+	resume *resumeFlags
 	// otelEndpoint exports the session as OpenTelemetry traces while it runs (or the
 	// OTEL_EXPORTER_OTLP_* variables, when set).
 	otelEndpoint string
@@ -305,6 +307,9 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	if id == "" {
 		id = live.NewSessionID(time.Now())
 	}
+	if f.resume != nil {
+		id = f.resume.state.SessionID // the same session, on the same recording
+	}
 
 	w := &wired{clock: clock, workspace: ws, provider: describe, ownTapes: f.tapes != "", inventory: invPath,
 		changed: render.ChangedFilesText(changed, ws), trust: gate.notice(), late: &late}
@@ -358,7 +363,9 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	var rec *record.Recorder
 	if !f.noRecord {
 		opts := record.RecorderOptions{Environ: os.Environ()}
-		if f.record != "" {
+		if f.resume != nil {
+			rec, err = f.resume.reopen(opts, stderr)
+		} else if f.record != "" {
 			rec, err = record.OpenRecorderFile(f.record, opts)
 		} else {
 			dir := f.recordDir
@@ -389,6 +396,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 	x, err := live.Start(live.Options{
 		Runners:   f.runnerClient,
 		Fork:      forkStart,
+		Resume:    f.resume.start(),
 		Workspace: runIn, SessionID: id, ProgramVersion: programVersion(), Ceiling: mode, Catalogue: cat,
 		Route: func(def *agents.Definition) (provider.Provider, string, error) {
 			model, fallbacks := f.jobModel(def) // runner_models.go

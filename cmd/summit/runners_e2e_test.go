@@ -199,6 +199,12 @@ type e2eRun struct {
 // startRun starts `summit run` on script in a fresh workspace, connected to s.
 func startRun(t *testing.T, bin string, s *e2eNATS, env []string, script string, limit time.Duration) *e2eRun {
 	t.Helper()
+	return startRunApprove(t, bin, s, env, script, "all", limit)
+}
+
+// startRunApprove is startRun with --approve approve.
+func startRunApprove(t *testing.T, bin string, s *e2eNATS, env []string, script, approve string, limit time.Duration) *e2eRun {
+	t.Helper()
 	r := &e2eRun{ws: t.TempDir(), rec: filepath.Join(t.TempDir(), "run.jsonl")}
 	if err := os.WriteFile(filepath.Join(r.ws, "README.md"), []byte("# e2e\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -208,7 +214,7 @@ func startRun(t *testing.T, bin string, s *e2eNATS, env []string, script string,
 		t.Fatal(err)
 	}
 	args := append(slices.Clone(env), bin, "run", "--script", sp, "--workspace", r.ws, "--nats", s.URL, "--creds", s.Creds,
-		"--approve", "all", "--record", r.rec, "--max-parallel", "64")
+		"--approve", approve, "--record", r.rec, "--max-parallel", "64")
 	var err error
 	r.proc, err = netnstest.StartHost(t, context.Background(), limit, &r.stdout, &r.stderr, "env", args...)
 	if err != nil {
@@ -357,7 +363,9 @@ func TestRunnersE2ELoopback(t *testing.T) {
 // increasing with no gap.
 func TestRunnersE2EKill(t *testing.T) {
 	t.Parallel()
-	bin, s, home, key, tapes := e2eSetup(t, nil, "127.0.0.1", 2, 60*time.Second)
+	// A job of 20 s outlives the kill (2 s after its start) and its detection (≤ 15 s); the
+	// other runner's job is the run's length.
+	bin, s, home, key, tapes := e2eSetup(t, nil, "127.0.0.1", 2, 20*time.Second)
 	victim := startRunner(t, bin, nil, s, key, tapes, "kill-1", 2)
 	startRunner(t, bin, nil, s, key, tapes, "kill-2", 2)
 	run := startRun(t, bin, s, home, "/delegate \"job 1\" --agent-type builder --on kill-1\n/delegate \"job 2\" --agent-type builder --on kill-2\n/wait sa-1 sa-2\n", 4*time.Minute)
@@ -409,7 +417,9 @@ func TestRunnersE2ENetns(t *testing.T) {
 	needE2E(t, netnstest.Require())
 	n := netnstest.New(t)
 	const jobs = 30
-	bin, s, home, key, tapes := e2eSetup(t, n, n.HostIP(), jobs, 12*time.Second)
+	// 6 s jobs: the partition's length (30 s, the issue's) does not depend on theirs; jobs in
+	// flight when it starts finish on the runner and their events wait for the heal.
+	bin, s, home, key, tapes := e2eSetup(t, n, n.HostIP(), jobs, 6*time.Second)
 	names := []string{"ns-kill", "ns-part", "ns-steady"}
 	rs := map[string]*e2eRunner{}
 	nss := map[string]*netnstest.NS{}

@@ -239,14 +239,19 @@ func (p *Plan) Forked(started session.SessionStarted, restored string, notes []s
 // Closing are the events that close what was open at the fork point, in order, each with the
 // subagent it is about ("" for the session): they follow the parent's events.
 func (p *Plan) Closing() []session.Event {
-	st := p.State
+	return Close(p.State, fmt.Sprintf("the session was forked at #%d", p.Parent.Seq), "fork", nil)
+}
+
+// Close are the events that close what is open in st, for the reason why, decided by by: a
+// fork's (Plan.Closing), and a resumed session's (`summit resume`), which keeps the subagents
+// keep says run on (placed on runners: reattached) and their requests.
+func Close(st *session.State, why, by string, keep func(*session.Subagent) bool) []session.Event {
 	at := st.LastTS
-	why := fmt.Sprintf("the session was forked at #%d", p.Parent.Seq)
 	var out []session.Event
 	add := func(sub string, d session.Data) { out = append(out, session.New(sub, d)) }
 	for _, pr := range st.Permissions {
-		if pr.Decision == session.DecisionPending {
-			add(pr.SubagentID, session.PermissionDenied{RequestID: pr.ID, Reason: why, By: "fork"})
+		if pr.Decision == session.DecisionPending && (keep == nil || !keep(st.Subagent(pr.SubagentID))) {
+			add(pr.SubagentID, session.PermissionDenied{RequestID: pr.ID, Reason: why, By: by})
 		}
 	}
 	// Children stop before their parents: the reverse of the tree's depth-first order.
@@ -254,7 +259,7 @@ func (p *Plan) Closing() []session.Event {
 	interrupted := map[string]bool{}
 	for _, n := range slices.Backward(tree) {
 		sa := n.Subagent
-		if sa.Terminal() {
+		if sa.Terminal() || keep != nil && keep(sa) {
 			continue
 		}
 		interrupted[sa.ID] = true

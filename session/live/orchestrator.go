@@ -118,6 +118,8 @@ type Options struct {
 	MCP *mcp.Manager
 	// Fork starts the session as a fork of a recording (fork.go); nil = a new session.
 	Fork *ForkStart
+	// Resume restarts the session on its own recording (runnerresume.go); nil = a new session.
+	Resume *ResumeStart
 	// Hooks runs the user's hooks on session events (hooks.go); nil = none. The caller
 	// decides which hooks it holds (a workspace's only once trusted).
 	Hooks *hooks.Runner
@@ -158,6 +160,13 @@ type Orchestrator struct {
 	remoteR    *remoteReg
 
 	emitMu sync.Mutex // the serialising path: held from seq assignment to the OnEvent call
+	// batching and batch (guarded by emitMu): events recorded and folded but not yet written
+	// or shown, which emitBatch writes with one write call (runnerresume.go).
+	batching bool
+	batch    []session.Event
+	// heldCursors (guarded by emitMu) are the cursors of runners' deltas that stream
+	// redaction holds back, by subagent: the event that releases them records the cursor.
+	heldCursors map[string]session.RunnerCursor
 	// red redacts the streamed deltas (streams, by subagent, guarded by emitMu) before they are
 	// recorded, and whole events when there is no recorder to do it.
 	red     *record.Redactor
@@ -252,7 +261,9 @@ func Start(o Options) (*Orchestrator, error) {
 		UnconfinedShell: o.Tools.AllowUnconfined && !tools.ConfinementAvailable(),
 		WorkspaceTrust:  o.WorkspaceTrust, UntrustedIgnored: o.UntrustedIgnored, TrustItems: o.TrustItems,
 	}
-	if o.Fork != nil {
+	if o.Resume != nil {
+		err = x.startResume()
+	} else if o.Fork != nil {
 		err = x.startFork(started)
 	} else {
 		_, err = x.emit("", started)
@@ -354,6 +365,17 @@ type deltaStream struct {
 func (x *Orchestrator) emit(subagentID string, d session.Data) (session.Event, error) {
 	x.emitMu.Lock()
 	defer x.emitMu.Unlock()
+	if _, placed := d.(session.RunnerCursor); placed {
+		delete(x.heldCursors, subagentID) // a new job: the old one's cursor is over
+	} else if cur, ok := x.heldCursors[subagentID]; ok {
+		// It releases a runner's held delta: the cursor goes with it (runnerresume.go).
+		return x.emitWithCursor(subagentID, d, cur)
+	}
+	return x.emitHeld(subagentID, d)
+}
+
+// emitHeld is emit with x.emitMu held.
+func (x *Orchestrator) emitHeld(subagentID string, d session.Data) (session.Event, error) {
 	te, isDelta := d.(session.TranscriptEvent)
 	isDelta = isDelta && (te.EventType == session.TranscriptToken || te.EventType == session.TranscriptThinking)
 	if _, end := d.(session.SessionEnded); end {
@@ -405,6 +427,10 @@ func (x *Orchestrator) emitOne(subagentID string, d session.Data) (session.Event
 	x.mu.Lock()
 	ev, err := x.emitLocked(subagentID, d)
 	x.mu.Unlock()
+	if err == nil && x.batching {
+		x.batch = append(x.batch, ev) // shown once the batch is written (emitBatch)
+		return ev, nil
+	}
 	if err == nil && x.o.OnEvent != nil {
 		x.o.OnEvent(ev)
 	}
@@ -434,7 +460,7 @@ func (x *Orchestrator) appendLocked(subagentID string, d session.Data, ts time.T
 	if x.o.Recorder != nil {
 		before, known := x.o.Recorder.NextOffset()
 		rec, err := x.o.Recorder.Append(ev)
-		if err == nil {
+		if err == nil && !x.batching { // a batch is written whole at its end (emitBatch)
 			// In the kernel before the fold, the screen or stderr sees it: a kill -9 loses
 			// nothing that was shown (the group fsync still bounds what a power cut loses).
 			err = x.o.Recorder.Flush()

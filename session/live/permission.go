@@ -23,18 +23,34 @@ type request struct {
 // answers later calls of the same tool without asking. If the subagent stops first the
 // request is denied, so none stays pending after its subagent.
 func (x *Orchestrator) approve(s *sub, tool string, args map[string]any, reason string) (bool, string, error) {
+	r, err := x.ask(s, tool, args, reason, func(d session.Data) error {
+		_, err := x.emit(s.id, d)
+		return err
+	})
+	if r == nil || err != nil {
+		return err == nil, "", err
+	}
+	return x.await(s, r)
+}
+
+// ask records the request by record (a runner's request goes with its cursor: runner.go); nil
+// when a subagent-scoped grant answers it at once.
+func (x *Orchestrator) ask(s *sub, tool string, args map[string]any, reason string, record func(session.Data) error) (*request, error) {
 	x.mu.Lock()
 	if x.grants[s.id][tool] {
 		x.mu.Unlock()
-		return true, "", nil
+		return nil, nil
 	}
 	x.nextPR++
 	r := &request{id: fmt.Sprintf("pr-%d", x.nextPR), s: s, tool: tool, ev: x.clock.NewEvent()}
 	x.requests[r.id] = r
 	x.mu.Unlock()
-	if _, err := x.emit(s.id, session.PermissionRequested{RequestID: r.id, Tool: tool, Args: args, Reason: reason}); err != nil {
-		return false, "", err
-	}
+	return r, record(session.PermissionRequested{RequestID: r.id, Tool: tool, Args: args, Reason: reason})
+}
+
+// await waits for the decision of a recorded request.
+func (x *Orchestrator) await(s *sub, r *request) (bool, string, error) {
+	tool := r.tool
 	if p := x.o.Approve; p != "" {
 		grant := p == ApproveAll || p == ApproveShell && tool == "run_shell_command"
 		x.mu.Lock()

@@ -163,12 +163,27 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 	defer stopModels()
 	_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptMessage,
 		Text: fmt.Sprintf("placed on runner %s as job %s", name, j.ID)})
+	// The job is on the record before it exists: a session killed from here on reattaches it.
+	_, _ = x.emit(s.id, session.RunnerCursor{Job: j.ID, Runner: name})
 	sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
 	err = c.Submit(sctx, name, j, base)
 	scancel()
 	if err != nil {
 		return fail(fmt.Errorf("runner %s: %w", name, err))
 	}
+	return x.followJob(ctx, s, c, name, j.ID, j.Models, 0, nil)
+}
+
+// followJob follows job id on runner name from its stream sequence after to the job's end
+// (runJob; a resumed session's reattach, runnerresume.go, with its undecided requests),
+// then forgets the job.
+func (x *Orchestrator) followJob(ctx context.Context, s *sub, c *runners.Client, name, id, models string, after uint64, pending []*session.Permission) (res runtime.Result, gone error) {
+	fail := func(err error) (runtime.Result, error) {
+		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: err.Error()})
+		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: "runner " + name})
+		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}, nil
+	}
+	j := runners.Job{ID: id, Models: models}
 	defer func() {
 		fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c.Forget(fctx, j.ID)
@@ -256,7 +271,10 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 		}
 	}()
 	defer wg.Wait()
-	m := &runnerMirror{x: x, s: s, c: c, job: j.ID, sessionModels: j.Models == runners.ModelsSession}
+	m := &runnerMirror{x: x, s: s, c: c, job: j.ID, runner: name, last: after, pending: pending,
+		sessionModels: j.Models == runners.ModelsSession}
+	// From the stream's start even when resuming: the head names the runner session's id of
+	// the subagent; the mirror folds nothing at or below its cursor.
 	end, err := c.Follow(fctx, j.ID, 0, m.event)
 	fcancel(nil)
 	if err != nil {
@@ -315,10 +333,13 @@ func (x *Orchestrator) importResult(s *sub, c *runners.Client, end runners.End) 
 // subagent's, recorded with this session's seqs. Its lifecycle (spawn, isolation, changes,
 // stop) is this session's own, and its permission requests are asked here.
 type runnerMirror struct {
-	x       *Orchestrator
-	s       *sub
-	c       *runners.Client
-	job     string
+	x      *Orchestrator
+	s      *sub
+	c      *runners.Client
+	job    string
+	runner string
+	// last is the cursor: the stream sequence folded so far (recorded as RunnerCursor with
+	// every event folded from the stream; a resumed session starts from the recorded one).
 	last    uint64
 	remote  string // the runner session's id of the subagent
 	tokens  session.Tokens
@@ -328,13 +349,12 @@ type runnerMirror struct {
 	sessionModels bool
 	routedSeen    bool           // the runner's first ModelRouted came
 	used          session.Tokens // the ModelTurns' tokens so far
+	// pending are a resumed session's undecided requests of this subagent, matched in order
+	// with the runner's requests the stream holds at or below the cursor (runnerresume.go).
+	pending []*session.Permission
 }
 
 func (m *runnerMirror) event(seq uint64, line []byte) error {
-	if seq <= m.last {
-		return nil // never twice (the cursor)
-	}
-	m.last = seq
 	e, err := record.DecodeLine(line)
 	if err != nil {
 		return nil // a line this version cannot read changes nothing here
@@ -346,7 +366,24 @@ func (m *runnerMirror) event(seq uint64, line []byte) error {
 	if e.SubagentID == "" || e.SubagentID != m.remote {
 		return nil
 	}
+	if seq <= m.last {
+		// Folded before (the cursor): never twice. A resumed session still learns from it
+		// which runner request each of its undecided requests is.
+		// And what the first route and the tokens so far were.
+		switch d := e.Data.(type) {
+		case session.PermissionRequested:
+			m.rewire(d)
+		case session.ModelRouted:
+			m.routedSeen = true
+		case session.ModelTurn:
+			m.used.Input += d.Tokens.Input
+			m.used.Output += d.Tokens.Output
+		}
+		return nil
+	}
+	m.last = seq
 	x, s := m.x, m.s
+	cur := session.RunnerCursor{Job: m.job, Runner: m.runner, Seq: seq}
 	switch d := e.Data.(type) {
 	case session.TranscriptEvent:
 		if d.EventType == session.TranscriptStart {
@@ -355,8 +392,7 @@ func (m *runnerMirror) event(seq uint64, line []byte) error {
 		if d.EventType == session.TranscriptToolCall {
 			m.calls++
 		}
-		_, err := x.emit(s.id, d)
-		return err
+		return x.emitFromRunner(s.id, d, cur)
 	case session.ModelRouted:
 		if m.sessionModels && !m.routedSeen {
 			// The runner's first route is its placeholder; this session recorded its own. A
@@ -364,35 +400,53 @@ func (m *runnerMirror) event(seq uint64, line []byte) error {
 			m.routedSeen = true
 			return nil
 		}
-		_, err := x.emit(s.id, e.Data)
-		return err
+		return x.emitFromRunner(s.id, d, cur)
 	case session.ModelTurn:
 		// Its tokens so far go to Options.OnUsage (a served run's budget), as a local one's do.
 		m.used.Input += d.Tokens.Input
 		m.used.Output += d.Tokens.Output
-		_, err := x.emit(s.id, d)
+		err := x.emitFromRunner(s.id, d, cur)
 		x.reportUsage(s, m.used)
 		return err
 	case session.ModelSwitched, session.SubagentError:
-		_, err := x.emit(s.id, e.Data)
-		return err
+		return x.emitFromRunner(s.id, e.Data, cur)
 	case session.PermissionRequested:
-		// Asked here, answered there: the runner's session waits for the decision.
-		go func() {
-			ok, why, err := x.approve(s, d.Tool, d.Args, d.Reason)
-			if err != nil && why == "" {
-				why = err.Error()
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = m.c.Control(ctx, m.job, runners.Control{Type: "decision", Request: d.RequestID, Grant: ok, Reason: why})
-		}()
+		// Asked here, answered there: the runner's session waits for the decision. The local
+		// request is recorded now, in the stream's order and with the cursor (a resumed
+		// session never asks it twice); only the wait for the decision runs beside.
+		r, err := x.ask(s, d.Tool, d.Args, d.Reason, func(req session.Data) error {
+			return x.emitFromRunner(s.id, req, cur)
+		})
+		if err != nil {
+			return err
+		}
+		go m.answer(d.RequestID, r)
 	case session.SubagentStop:
 		m.tokens = d.Tokens
 		m.capsule = d.Capsule
 		m.calls = max(m.calls, d.ToolInvocationCount)
 	}
 	return nil
+}
+
+// answer waits for the local decision of r (nil: a grant answered it) and sends it back.
+func (m *runnerMirror) answer(id string, r *request) {
+	ok, why := true, ""
+	if r != nil {
+		var err error
+		if ok, why, err = m.x.await(m.s, r); err != nil && why == "" {
+			why = err.Error()
+		}
+	}
+	m.decide(id, ok, why)
+}
+
+// decide sends the local decision of the runner's request id back on the job's control
+// subject.
+func (m *runnerMirror) decide(id string, grant bool, why string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = m.c.Control(ctx, m.job, runners.Control{Type: "decision", Request: id, Grant: grant, Reason: why})
 }
 
 // runnersCmd is /runners: the registered runners, their labels and free slots, and this

@@ -83,6 +83,9 @@ type Recorder struct {
 	dirty  bool   // written since the last fsync
 	err    error  // first write/fsync error; sticky
 	closed bool
+	// held is set between Hold and Release: nothing is written, so the lines appended then go
+	// to the kernel in one write call; heldSync says one of them was a lifecycle event.
+	held, heldSync bool
 
 	syncs atomic.Uint64 // fsyncs done (tests and diagnostics)
 
@@ -310,7 +313,9 @@ func (r *Recorder) Append(ev session.Event) (session.Event, error) {
 		buf = append(buf[:start], red...)
 	}
 	r.buf = buf
-	if IsLifecycle(ev.Type) {
+	if r.held {
+		r.heldSync = r.heldSync || IsLifecycle(ev.Type)
+	} else if IsLifecycle(ev.Type) {
 		if err := r.writeLocked(); err != nil {
 			return session.Event{}, err
 		}
@@ -340,12 +345,45 @@ func (r *Recorder) Flush() error {
 	return r.writeLocked()
 }
 
-// writeLocked writes r.buf out. r.mu is held.
+// Hold keeps every line appended from now until Release in the buffer, lifecycle events
+// included, and Release writes them with one write call (and fsyncs if a lifecycle event was
+// among them): lines that must reach the file together or not at all. A runner's event and its
+// RunnerCursor are such lines (session/live): a kill between two writes would record the one
+// without the other. Hold writes out what was buffered before it, so a batch starts alone in
+// the buffer.
+func (r *Recorder) Hold() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrRecorderClosed
+	}
+	err := r.writeLocked()
+	r.held = true
+	return err
+}
+
+// Release ends a Hold: what was appended since goes to the kernel in one write.
+func (r *Recorder) Release() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held = false
+	if r.closed {
+		return ErrRecorderClosed
+	}
+	err := r.writeLocked()
+	if err == nil && r.heldSync {
+		err = r.syncLocked()
+	}
+	r.heldSync = false
+	return err
+}
+
+// writeLocked writes r.buf out (nothing while a Hold lasts). r.mu is held.
 func (r *Recorder) writeLocked() error {
 	if r.err != nil {
 		return r.err
 	}
-	if len(r.buf) == 0 {
+	if len(r.buf) == 0 || r.held {
 		return nil
 	}
 	n, err := r.f.Write(r.buf)
@@ -444,8 +482,9 @@ func (r *Recorder) Close() error {
 		<-r.done
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		r.held = false // a Hold never outlives the recording
 		err := r.writeLocked()
-		if err == nil && r.dirty {
+		if err == nil && (r.dirty || r.heldSync) {
 			err = r.syncLocked()
 		}
 		if err == nil && r.path != "" {

@@ -220,10 +220,39 @@
 //
 // With --retry a failed runner's subagent is placed again, from the same base, on another
 // runner, as a new job.
-// A local session restarted on its recording (`summit resume FILE`, the workbench opening it)
-// reattaches each placed subagent that has not stopped: the recording names the job (the
-// placement's transcript line "placed on runner NAME as job JOB") and the count of folded
-// events is the cursor.
+// # Reattach after a restart
+//
+// The cursor is event-sourced: the local session records RunnerCursor {job, runner, seq}
+// (session package) when it places a job (seq 0) and with every event it folds from the job's
+// stream, in the same write call as that event (record.Recorder Hold/Release), so a kill
+// leaves both lines or neither; a runner's permission request is recorded the same way with
+// the local request. `summit resume FILE [--nats URL …]` restarts a killed session on its own
+// recording (same session id, appended): each placed subagent that has not stopped is
+// reattached: the session reads its job's stream again (from the start, to learn the runner
+// session's subagent id) and folds only what lies after the recorded cursor, so nothing is
+// folded twice or dropped; an undecided request is matched with the runner's request of the
+// same tool and reason at or below the cursor and its decision goes back on the control
+// subject; the lease watch, cancellation, the timeout (counted from when the subagent became
+// active: the time the session was down is spent) and the change set work as before (the
+// result is read into a new worktree of the recorded base). Without NATS, resume refuses and names
+// each such subagent, its runner and job ("resume with --nats URL"): recording them as stopped
+// would lose them for good. A delta that stream redaction holds back (it may end in the start
+// of a secret) is recorded, with its cursor, by whichever event releases it. Gaps: a
+// subagent-scoped grant is not restored, so the runner's next request of that tool is asked
+// again; --retry is not applied to a reattached subagent (a runner that dies after the
+// resume fails it).
+//
+// # Clock
+//
+// A session with NATS runs on the wall clock even on script tapes (`summit run --nats` does not
+// simulate time as a local script run does). The simulated clock runs one participant at a
+// time and moves time on when every participant waits on it; a placed subagent waits on NATS,
+// which the clock cannot see. Holding the clock while it waits (as an external ACP agent's run
+// does) would run placed subagents one after another, and releasing it would let time jump
+// past their timeouts while their jobs still run. Simulating it needs the clock to know of
+// work in flight outside it (time may not pass while a job runs, other participants may), which
+// it does not have yet; the wall-clock fault tests (leases, probes, the partition) are
+// unaffected either way, as they run on the runner's and NATS's own clocks.
 //
 // # Authentication
 //
@@ -258,7 +287,8 @@
 // TestRunnersE2ENetns: a runner killed, one partitioned for 30 s, the server restarted).
 // Models "session" (tested with an embedded NATS and a runner holding no key: cmd/summit
 // TestRunnerModelsThroughSession), the agent definition and context chain in the job, ACP
-// agents on runners (TestRunnerRunsACPAgent). Not built yet: reattaching on resume (the
-// cursor is in memory only), and an ACP agent's model calls through the session (it calls
-// its models with the runner's environment).
+// agents on runners (TestRunnerRunsACPAgent), reattaching on `summit resume` (above; cmd/summit
+// TestRunnersE2EResume). Not built yet: an ACP agent's model calls through the session (it
+// calls its models with the runner's environment); the workbench does not offer to reattach
+// when it opens a recording (summit resume does).
 package runners
