@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
+
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -37,9 +37,11 @@ type agent struct {
 	tokens    session.Tokens
 	// usage keeps one usage per model message: Claude Code repeats a message's usage on
 	// every content block line of it.
-	usage map[string]session.Tokens
+	usage map[uint64]session.Tokens
 	tools int
+	// evs is the agent's stream: each event's time and its place in the spool.
 	evs   []ev
+	sp    *spool
 	edits []edit
 	perms map[string]string // open permission request id -> the call it asks for
 
@@ -52,8 +54,15 @@ type agent struct {
 	stop     time.Time
 }
 
-// ev is one event of an agent's stream (or of the session, on session.notes).
+// ev is one event of an agent's stream: its time (Unix microseconds, noTime when the source
+// gave none) and its offset in the spool.
 type ev struct {
+	ts  int64
+	off int64
+}
+
+// noteEv is a session-level note; notes are few and stay in memory.
+type noteEv struct {
 	ts time.Time
 	d  session.Data
 }
@@ -80,7 +89,9 @@ type sess struct {
 	start    time.Time
 	agents   []*agent // [0] is the main agent
 	byKey    map[string]*agent
-	notes    []ev // session-level notes
+	notes    []noteEv // session-level notes
+	sp       *spool
+	built    *merged // set by build
 	// skipped counts source lines and items that are not replayed one by one, by what they
 	// are; the recording ends with a note that lists them, so nothing goes silently.
 	skipped map[string]int
@@ -91,8 +102,8 @@ type sess struct {
 }
 
 func newSess(format Format, path string) *sess {
-	s := &sess{format: format, path: path, byKey: map[string]*agent{}, skipped: map[string]int{}, unknown: map[string]int{}}
-	s.agents = []*agent{{typ: format.agentType(), name: "main", usage: map[string]session.Tokens{}, perms: map[string]string{}}}
+	s := &sess{format: format, path: path, byKey: map[string]*agent{}, skipped: map[string]int{}, unknown: map[string]int{}, sp: newSpool()}
+	s.agents = []*agent{{typ: format.agentType(), name: "main", usage: map[uint64]session.Tokens{}, perms: map[string]string{}, sp: s.sp}}
 	s.byKey[""] = s.agents[0]
 	return s
 }
@@ -104,13 +115,22 @@ func (s *sess) agent(key string) *agent {
 	if a := s.byKey[key]; a != nil {
 		return a
 	}
-	a := &agent{key: key, typ: "subagent", usage: map[string]session.Tokens{}, perms: map[string]string{}}
+	a := &agent{key: key, typ: "subagent", usage: map[uint64]session.Tokens{}, perms: map[string]string{}, sp: s.sp}
 	s.byKey[key] = a
 	s.agents = append(s.agents, a)
 	return a
 }
 
-func (a *agent) add(ts time.Time, d session.Data) { a.evs = append(a.evs, ev{ts, d}) }
+func (a *agent) add(ts time.Time, d session.Data) { a.evs = append(a.evs, ev{micros(ts), a.sp.put(d)}) }
+
+// callRaw is call with the source's raw JSON input as the arguments (decoded by rawArgs when
+// the event is written); it returns the event's spool offset.
+func (a *agent) callRaw(ts time.Time, id, tool string, raw []byte) int64 {
+	a.tools++
+	off := a.sp.putToolRaw(id, tool, raw)
+	a.evs = append(a.evs, ev{micros(ts), off})
+	return off
+}
 
 func (a *agent) text(ts time.Time, kind, text string) {
 	if text == "" {
@@ -140,7 +160,7 @@ func (a *agent) useTokens(msgID string, t session.Tokens) {
 		a.tokens.Output += t.Output
 		return
 	}
-	a.usage[msgID] = t
+	a.usage[a.sp.hash(msgID)] = t
 }
 
 func (a *agent) totalTokens() session.Tokens {
@@ -177,7 +197,7 @@ func (s *sess) decide(a *agent, ts time.Time, call string, granted bool, reason 
 }
 
 func (s *sess) sessionNote(ts time.Time, what, text string) {
-	s.notes = append(s.notes, ev{ts, session.UserNote{Text: "[imported: " + what + "] " + text}})
+	s.notes = append(s.notes, noteEv{ts, session.UserNote{Text: "[imported: " + what + "] " + text}})
 }
 
 // unknownLine keeps a line of a kind this importer does not map: a note with its start.
@@ -331,20 +351,93 @@ func diffStat(diff string) (added, removed int) {
 	return
 }
 
-// stamped is an event of the merged stream, with what orders it.
+// stamped is an event of the merged stream, with what orders it. d is nil for an event still
+// in the spool (off).
 type stamped struct {
-	ts    time.Time
-	rank  int // 0 lifecycle start, 1 body, 2 lifecycle end: keeps each agent's stream in order
-	order int // the agent's place in the tree (-1 for session notes)
-	idx   int // its place in the agent's stream
+	ts    int64 // Unix microseconds
+	rank  int   // 0 lifecycle start, 1 body, 2 lifecycle end: keeps each agent's stream in order
+	order int   // the agent's place in the tree (-1 for session notes)
+	idx   int   // its place in the agent's stream
 	sub   string
 	d     session.Data
+	off   int64
+}
+
+func (x *stamped) less(y *stamped) bool {
+	if x.ts != y.ts {
+		return x.ts < y.ts
+	}
+	if x.rank != y.rank {
+		return x.rank < y.rank
+	}
+	if x.order != y.order {
+		return x.order < y.order
+	}
+	return x.idx < y.idx
+}
+
+// merged is the session's events in recording order, read lazily: a merge of the agents'
+// streams (each already in order by time, rank and index) and the session notes. Only the
+// heads of the streams are in memory.
+type merged struct {
+	start, end time.Time
+	total      int // events, SessionStarted, the summary note and SessionEnded not counted
+	streams    []*agentStream
+	heads      []*agentStream // a heap by head
+}
+
+// agentStream is one agent's stream: the lifecycle events before its body (pre), the body
+// from the spool (a.evs) and the lifecycle events after it (post). Session notes are a
+// stream with pre only.
+type agentStream struct {
+	a    *agent
+	pre  []stamped
+	post []stamped
+	i    int // next event: pre, then body, then post
+	head stamped
+	cur  cursor
+}
+
+func (st *agentStream) n() int {
+	n := len(st.pre) + len(st.post)
+	if st.a != nil {
+		n += len(st.a.evs)
+	}
+	return n
+}
+
+// next loads the stream's next event into head; false at its end.
+func (st *agentStream) next() bool {
+	i := st.i
+	st.i++
+	if i < len(st.pre) {
+		st.head = st.pre[i]
+		return true
+	}
+	i -= len(st.pre)
+	if st.a != nil && i < len(st.a.evs) {
+		e := st.a.evs[i]
+		st.head = stamped{ts: e.ts, rank: 1, order: st.a.order, idx: len(st.pre) + i, sub: st.a.id, off: e.off}
+		return true
+	}
+	if st.a != nil {
+		i -= len(st.a.evs)
+	}
+	if i < len(st.post) {
+		st.cur.release()
+		st.head = st.post[i]
+		return true
+	}
+	return false
 }
 
 // build settles the tree (parents, summit ids in spawn order), the times (each stream made
 // non-decreasing, a child started no earlier than its parent and a parent stopped no earlier
-// than its children) and merges every stream into one by time.
-func (s *sess) build() ([]stamped, time.Time, time.Time) {
+// than its children) and prepares the merge of every stream by time. It runs once.
+func (s *sess) build() *merged {
+	if s.built != nil {
+		return s.built
+	}
 	m := s.main()
 	// Parents: a subagent whose parent is unknown or would make a cycle is the main agent's.
 	for _, a := range s.agents[1:] {
@@ -384,8 +477,8 @@ func (s *sess) build() ([]stamped, time.Time, time.Time) {
 			return a.spawnAt
 		}
 		for _, e := range a.evs {
-			if !e.ts.IsZero() {
-				return e.ts
+			if e.ts != noTime {
+				return fromMicros(e.ts)
 			}
 		}
 		return time.Time{}
@@ -421,17 +514,18 @@ func (s *sess) build() ([]stamped, time.Time, time.Time) {
 			a.start = t
 		}
 		a.start = a.start.Truncate(time.Microsecond)
-		last := a.start
+		last := a.start.UnixMicro()
 		for i := range a.evs {
-			t := a.evs[i].ts.Truncate(time.Microsecond)
-			if t.Before(last) {
+			t := a.evs[i].ts
+			if t < last {
 				t = last
 			}
 			a.evs[i].ts, last = t, t
 		}
+		a.stop = fromMicros(last)
 		slices.SortStableFunc(a.children, func(x, y *agent) int { return first(x).Compare(first(y)) })
 		for _, c := range a.children {
-			from := last
+			from := a.stop
 			if t := first(c); !t.IsZero() {
 				from = t.Truncate(time.Microsecond)
 			}
@@ -439,15 +533,15 @@ func (s *sess) build() ([]stamped, time.Time, time.Time) {
 				from = a.start
 			}
 			walk(c, from)
-			if c.stop.After(last) {
-				last = c.stop
+			if c.stop.After(a.stop) {
+				a.stop = c.stop
 			}
 		}
-		a.stop = last
 	}
 	walk(m, start)
 	end := m.stop
-	var out []stamped
+	mg := &merged{start: start}
+	notes := &agentStream{}
 	for i, nt := range s.notes {
 		t := nt.ts.Truncate(time.Microsecond)
 		if t.Before(start) {
@@ -456,33 +550,90 @@ func (s *sess) build() ([]stamped, time.Time, time.Time) {
 		if t.After(end) {
 			end = t
 		}
-		out = append(out, stamped{ts: t, rank: 1, order: -1, idx: i, d: nt.d})
+		notes.pre = append(notes.pre, stamped{ts: t.UnixMicro(), rank: 1, order: -1, idx: i, d: nt.d})
 	}
-	for _, a := range s.agents {
-		out = append(out, a.stream()...)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		x, y := &out[i], &out[j]
-		if c := x.ts.Compare(y.ts); c != 0 {
-			return c < 0
+	slices.SortFunc(notes.pre, func(x, y stamped) int {
+		if x.less(&y) {
+			return -1
 		}
-		if x.rank != y.rank {
-			return x.rank < y.rank
+		if y.less(&x) {
+			return 1
 		}
-		if x.order != y.order {
-			return x.order < y.order
-		}
-		return x.idx < y.idx
+		return 0
 	})
-	return out, start, end
+	mg.end = end
+	mg.streams = append(mg.streams, notes)
+	for _, a := range s.agents {
+		mg.streams = append(mg.streams, a.stream())
+	}
+	for _, st := range mg.streams {
+		mg.total += st.n()
+	}
+	s.built = mg
+	return mg
+}
+
+// each calls f with every event in recording order, reading the spooled ones back.
+func (mg *merged) each(sp *spool, f func(ts time.Time, sub string, d session.Data) error) error {
+	if err := sp.flush(); err != nil {
+		return err
+	}
+	h := mg.heads[:0]
+	for _, st := range mg.streams {
+		st.cur.sp = sp
+		if st.next() {
+			h = append(h, st)
+		}
+	}
+	less := func(i, j int) bool { return h[i].head.less(&h[j].head) }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			if r := l + 1; r < len(h) && less(r, l) {
+				l = r
+			}
+			if !less(l, i) {
+				return
+			}
+			h[i], h[l] = h[l], h[i]
+			i = l
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(h) > 0 {
+		st := h[0]
+		e := &st.head
+		d := e.d
+		if d == nil {
+			var err error
+			if d, err = st.cur.at(e.off); err != nil {
+				return err
+			}
+		}
+		if err := f(fromMicros(e.ts), e.sub, d); err != nil {
+			return err
+		}
+		if !st.next() {
+			st.cur.release()
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return nil
 }
 
 // stream is an agent's events with its lifecycle around them.
-func (a *agent) stream() []stamped {
-	out := make([]stamped, 0, len(a.evs)+5)
+func (a *agent) stream() *agentStream {
+	st := &agentStream{a: a}
 	i := 0
-	put := func(ts time.Time, rank int, d session.Data) {
-		out = append(out, stamped{ts: ts, rank: rank, order: a.order, idx: i, sub: a.id, d: d})
+	put := func(list *[]stamped, ts time.Time, rank int, d session.Data) {
+		*list = append(*list, stamped{ts: ts.UnixMicro(), rank: rank, order: a.order, idx: i, sub: a.id, d: d})
 		i++
 	}
 	sp := session.SubagentSpawned{AgentType: a.typ, AgentName: a.name, PermissionMode: a.perm,
@@ -490,20 +641,18 @@ func (a *agent) stream() []stamped {
 	if a.parent != nil {
 		sp.ParentSubagentID = a.parent.id
 	}
-	put(a.start, 0, sp)
-	put(a.start, 0, session.SubagentActive{InitialState: "active"})
+	put(&st.pre, a.start, 0, sp)
+	put(&st.pre, a.start, 0, session.SubagentActive{InitialState: "active"})
 	if a.model != "" || a.provider != "" {
-		put(a.start, 0, session.ModelRouted{Provider: a.provider, Model: a.model, Requested: a.model, Why: "imported: the model the source names"})
+		put(&st.pre, a.start, 0, session.ModelRouted{Provider: a.provider, Model: a.model, Requested: a.model, Why: "imported: the model the source names"})
 	}
-	for _, e := range a.evs {
-		put(e.ts, 1, e.d)
-	}
+	i += len(a.evs)
 	// Requests the source never answered: the call did not run.
 	for _, id := range slices.Sorted(maps.Keys(a.perms)) {
-		put(a.stop, 2, session.PermissionDenied{RequestID: id, Reason: "imported: no decision recorded, and the call did not run"})
+		put(&st.post, a.stop, 2, session.PermissionDenied{RequestID: id, Reason: "imported: no decision recorded, and the call did not run"})
 	}
 	if ch := a.changes(); ch != nil {
-		put(a.stop, 2, *ch)
+		put(&st.post, a.stop, 2, *ch)
 	}
 	outcome := a.outcome
 	if outcome == "" {
@@ -513,11 +662,11 @@ func (a *agent) stream() []stamped {
 		outcome = session.OutcomeFailure
 	}
 	if a.stopNote != "" {
-		put(a.stop, 2, session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "[imported: outcome] " + a.stopNote})
+		put(&st.post, a.stop, 2, session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "[imported: outcome] " + a.stopNote})
 	}
-	put(a.stop, 2, session.SubagentStop{Outcome: outcome, ToolInvocationCount: a.tools, ArtifactPaths: []string{},
+	put(&st.post, a.stop, 2, session.SubagentStop{Outcome: outcome, ToolInvocationCount: a.tools, ArtifactPaths: []string{},
 		DurationMS: a.stop.Sub(a.start).Milliseconds(), Tokens: a.totalTokens()})
-	return out
+	return st
 }
 
 // summary is the closing note: what the source held that is not replayed item by item.
