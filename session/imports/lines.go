@@ -249,6 +249,7 @@ const readBlock = 4 << 20
 
 // decoded is one block of decoded lines.
 type decoded[T any] struct {
+	buf   []byte // the block the lines are in, reused once they are mapped
 	lines []srcLine
 	out   []T
 	errs  []error
@@ -269,6 +270,7 @@ func readLines[T any](path string, decode func([]byte, *T) error, each func(ln s
 		return lineErr(path, 0, "%d bytes is over the %d-byte cap of one source file", fi.Size(), int64(MaxFileBytes))
 	}
 	ch := make(chan decoded[T], 1)
+	free := make(chan []byte, 3) // blocks whose lines are mapped (decoding copies what it keeps)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -285,8 +287,16 @@ func readLines[T any](path string, decode func([]byte, *T) error, each func(ln s
 		n := 0           // lines so far
 		var total int64
 		for eof := false; !eof; {
-			buf := make([]byte, len(carry), max(readBlock, 2*len(carry)))
-			copy(buf, carry)
+			var buf []byte
+			select {
+			case buf = <-free:
+			default:
+			}
+			if want := max(readBlock, 2*len(carry)); cap(buf) < want {
+				buf = make([]byte, 0, want)
+			}
+			buf = buf[:len(carry)]
+			copy(buf, carry) // carry may lie in buf itself: copy moves overlapping bytes right
 			for len(buf) < cap(buf) {
 				k, err := f.Read(buf[len(buf):cap(buf)])
 				buf = buf[:len(buf)+k]
@@ -325,7 +335,7 @@ func readLines[T any](path string, decode func([]byte, *T) error, each func(ln s
 				send(decoded[T]{err: err})
 				return
 			}
-			d := decoded[T]{lines: lines, out: make([]T, len(lines))}
+			d := decoded[T]{buf: buf, lines: lines, out: make([]T, len(lines))}
 			d.errs = decodeAll(lines, d.out, decode)
 			if !send(d) {
 				return
@@ -340,6 +350,10 @@ func readLines[T any](path string, decode func([]byte, *T) error, each func(ln s
 			if err := each(d.lines[i], &d.out[i], d.errs[i]); err != nil {
 				return err
 			}
+		}
+		select {
+		case free <- d.buf:
+		default:
 		}
 	}
 	return nil

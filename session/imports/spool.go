@@ -57,8 +57,8 @@ const (
 
 type spool struct {
 	f    *os.File
-	w    *bufio.Writer
-	n    int64 // bytes written
+	wb   []byte // records not yet written to f; wb[0] is at offset n-len(wb)
+	n    int64  // bytes spooled
 	buf  []byte
 	mem  []session.Data // events that are not spooled; referenced by offset -(i+1)
 	err  error
@@ -84,7 +84,7 @@ func (sp *spool) open() error {
 	if os.Remove(f.Name()) != nil {
 		defer os.Remove(f.Name())
 	}
-	sp.f, sp.w = f, bufio.NewWriterSize(f, 1<<20)
+	sp.f = f
 	return nil
 }
 
@@ -93,7 +93,7 @@ func (sp *spool) close() {
 	if sp.f != nil {
 		sp.f.Close()
 		os.Remove(sp.f.Name())
-		sp.f, sp.w = nil, nil
+		sp.f, sp.wb = nil, nil
 	}
 }
 
@@ -178,17 +178,15 @@ func (sp *spool) write() int64 {
 		return 0
 	}
 	off := sp.n
-	var hdr [binary.MaxVarintLen64]byte
-	h := binary.PutUvarint(hdr[:], uint64(len(sp.buf)))
-	if _, err := sp.w.Write(hdr[:h]); err != nil && sp.err == nil {
-		sp.err = fmt.Errorf("import spool: %w", err)
-	}
-	if _, err := sp.w.Write(sp.buf); err != nil && sp.err == nil {
-		sp.err = fmt.Errorf("import spool: %w", err)
-	}
-	sp.n += int64(h + len(sp.buf))
+	l := len(sp.wb)
+	sp.wb = binary.AppendUvarint(sp.wb, uint64(len(sp.buf)))
+	sp.wb = append(sp.wb, sp.buf...)
+	sp.n += int64(len(sp.wb) - l)
 	if cap(sp.buf) > 1<<20 {
 		sp.buf = nil
+	}
+	if len(sp.wb) >= 1<<20 {
+		sp.flush()
 	}
 	return off
 }
@@ -205,23 +203,47 @@ func (sp *spool) flush() error {
 	if sp.err != nil {
 		return sp.err
 	}
-	if sp.w != nil {
-		if err := sp.w.Flush(); err != nil {
+	if len(sp.wb) > 0 {
+		if _, err := sp.f.Write(sp.wb); err != nil {
 			sp.err = fmt.Errorf("import spool: %w", err)
 		}
+		if cap(sp.wb) > 4<<20 {
+			sp.wb = nil
+		}
+		sp.wb = sp.wb[:0]
 	}
 	return sp.err
 }
 
-// get reads back the event at off (for the rare look-up of an earlier event while reading).
+// get reads back the event at off while the spool is being written (a refusal reads its
+// call's arguments): from the records not yet written out, or from the file.
 func (sp *spool) get(off int64) (session.Data, error) {
-	var c cursor
-	c.sp = sp
-	defer c.release()
-	if err := sp.flush(); err != nil {
-		return nil, err
+	if off < 0 {
+		return sp.mem[-off-1], nil
 	}
-	return c.at(off)
+	if sp.err != nil {
+		return nil, sp.err
+	}
+	var rec []byte
+	if base := sp.n - int64(len(sp.wb)); off >= base {
+		rec = sp.wb[off-base:]
+	} else {
+		var hdr [binary.MaxVarintLen64]byte
+		k, _ := sp.f.ReadAt(hdr[:], off)
+		n, h := binary.Uvarint(hdr[:k])
+		if h <= 0 {
+			return nil, errSpool
+		}
+		rec = make([]byte, int64(h)+int64(n))
+		if _, err := sp.f.ReadAt(rec, off); err != nil {
+			return nil, fmt.Errorf("import spool: %w", err)
+		}
+	}
+	n, h := binary.Uvarint(rec)
+	if h <= 0 || uint64(len(rec)-h) < n {
+		return nil, errSpool
+	}
+	return decodeSpooled(rec[h : h+int(n)])
 }
 
 // cursor reads one agent's events out of the spool, in the order they were spooled: a
