@@ -43,7 +43,9 @@ type agent struct {
 	evs   []ev
 	sp    *spool
 	edits []edit
-	perms map[string]string // open permission request id -> the call it asks for
+	// diffSize is the bytes of diff kept per file so far (-1: cut; see addEdits).
+	diffSize map[string]int
+	perms    map[string]string // open permission request id -> the call it asks for
 
 	// Settled by build.
 	id       string
@@ -75,6 +77,33 @@ type edit struct {
 	diff    string
 	added   int
 	removed int
+	cut     bool // its diff was dropped: the file's diffs were over maxDiff with it
+}
+
+// maxDiff caps the diffs kept for one file of an agent's changes.
+const maxDiff = 64 << 10
+
+// addEdits keeps an agent's edits, dropping at once the diff text changes would cut (so a
+// session that writes big files many times does not hold every version): per file, the
+// diffs are kept until they would pass maxDiff, and none after.
+func (a *agent) addEdits(es ...edit) {
+	if a.diffSize == nil {
+		a.diffSize = map[string]int{}
+	}
+	for _, e := range es {
+		e.path, e.oldPath = strings.Clone(e.path), strings.Clone(e.oldPath)
+		n := a.diffSize[e.path]
+		switch {
+		case n < 0 || e.diff == "":
+			e.diff = ""
+		case n+len(e.diff) > maxDiff:
+			e.diff, e.cut = "", true
+			a.diffSize[e.path] = -1
+		default:
+			a.diffSize[e.path] = n + len(e.diff)
+		}
+		a.edits = append(a.edits, e)
+	}
 }
 
 // sess is a foreign session read into agents, ready to be written as a recording.
@@ -302,7 +331,6 @@ func (a *agent) changes() *session.SubagentChanges {
 	if len(a.edits) == 0 {
 		return nil
 	}
-	const maxDiff = 64 << 10
 	byPath := map[string]*session.FileChange{}
 	var order []string
 	ch := &session.SubagentChanges{Base: "imported"}
@@ -321,10 +349,10 @@ func (a *agent) changes() *session.SubagentChanges {
 		fc.Removed += e.removed
 		ch.Added += e.added
 		ch.Removed += e.removed
-		if fc.Truncated || e.diff == "" {
+		if fc.Truncated || e.diff == "" && !e.cut {
 			continue
 		}
-		if len(fc.Diff)+len(e.diff) > maxDiff {
+		if e.cut || len(fc.Diff)+len(e.diff) > maxDiff {
 			fc.Diff += "[cut by summit import: the rest of this file's edits]\n"
 			fc.Truncated, ch.Truncated = true, true
 			continue

@@ -241,7 +241,7 @@ type ccReader struct {
 	// progress holds the messages agent_progress lines carried, per subagent id, in order
 	// (repeats by uuid dropped); those of a subagent without a file of its own are replayed
 	// as its transcript once every file is read.
-	progress map[string][]*ccLine
+	progress map[string][]int64 // subagent id -> its progress lines, spooled raw
 	progSeen map[uint64]bool
 	progOrd  []string
 	// alone is set when the file imported is a subagent's transcript without its session: its
@@ -252,7 +252,7 @@ type ccReader struct {
 func readClaude(u Unit, opts Options) (*sess, error) {
 	r := &ccReader{s: newSess(Claude, u.Path), opts: opts, calls: map[uint64]ccCall{}, names: map[string]string{}, tasks: map[string]*taskCall{},
 		links: map[string]string{}, status: map[string]string{}, prompt: map[string]string{}, chain: map[uint64]string{},
-		seen: map[uint64]bool{}, progress: map[string][]*ccLine{}, progSeen: map[uint64]bool{}}
+		seen: map[uint64]bool{}, progress: map[string][]int64{}, progSeen: map[uint64]bool{}}
 	r.s.provider = "anthropic"
 	r.alone = strings.HasPrefix(filepath.Base(u.Path), "agent-")
 	if err := r.file(u.Path, ""); err != nil {
@@ -268,7 +268,9 @@ func readClaude(u Unit, opts Options) (*sess, error) {
 			return nil, err
 		}
 	}
-	r.replayProgress()
+	if err := r.replayProgress(); err != nil {
+		return nil, err
+	}
 	r.link()
 	return r.s, nil
 }
@@ -443,7 +445,7 @@ func (r *ccReader) line(key string, l *ccLine, raw []byte) {
 			}
 		}
 		if d := l.Data; d != nil && d.Type == "agent_progress" && d.AgentID != "" && d.Message != nil && key == "" {
-			r.keepProgress(d)
+			r.keepProgress(d, raw)
 			return
 		}
 		s.skipped["progress lines (streamed updates of what the transcripts hold)"]++
@@ -534,7 +536,7 @@ func (r *ccReader) toolResult(a *agent, ts time.Time, l *ccLine, b *ccBlock) {
 		}
 		if tr.FilePath != "" && (len(tr.StructuredPatch) > 0 || tr.Kind == "create") && !b.IsError {
 			e := r.edit(&tr)
-			a.edits = append(a.edits, e)
+			a.addEdits(e)
 			if e.diff != "" {
 				text += "\n" + e.diff
 			}
@@ -766,7 +768,7 @@ func (r *ccReader) copied(l *ccLine) bool {
 
 // keepProgress keeps an agent_progress message until it is known whether its subagent has a
 // file of its own.
-func (r *ccReader) keepProgress(d *ccProgress) {
+func (r *ccReader) keepProgress(d *ccProgress, raw []byte) {
 	m := d.Message
 	if m.UUID != "" {
 		if r.progSeen[r.s.sp.hash(m.UUID)] {
@@ -776,25 +778,36 @@ func (r *ccReader) keepProgress(d *ccProgress) {
 		r.progSeen[r.s.sp.hash(m.UUID)] = true
 	}
 	if _, ok := r.progress[d.AgentID]; !ok {
-		r.progOrd = append(r.progOrd, d.AgentID)
+		r.progOrd = append(r.progOrd, strings.Clone(d.AgentID))
 	}
-	m.AgentID, m.IsSidechain = d.AgentID, true
-	r.progress[d.AgentID] = append(r.progress[d.AgentID], m)
+	// The line itself waits in the spool, decoded again if it is replayed.
+	r.progress[d.AgentID] = append(r.progress[d.AgentID], r.s.sp.putBlob(raw))
 }
 
 // replayProgress builds the subagents that only agent_progress lines record; for one with a
 // file of its own, the lines repeated that file and are counted.
-func (r *ccReader) replayProgress() {
+func (r *ccReader) replayProgress() error {
 	for _, id := range r.progOrd {
-		msgs := r.progress[id]
+		offs := r.progress[id]
 		if r.s.byKey[id] != nil {
-			r.s.skipped["progress lines (streamed updates of what the transcripts hold)"] += len(msgs)
+			r.s.skipped["progress lines (streamed updates of what the transcripts hold)"] += len(offs)
 			continue
 		}
 		a := r.s.agent(id)
 		a.sessionID = id
-		for _, m := range msgs {
+		for _, off := range offs {
+			raw, err := r.s.sp.blob(off)
+			if err != nil {
+				return err
+			}
+			var l ccLine
+			if err := json.Unmarshal(raw, &l); err != nil || l.Data == nil || l.Data.Message == nil {
+				return fmt.Errorf("%s: import spool: a progress line does not decode again", r.s.path)
+			}
+			m := l.Data.Message
+			m.AgentID, m.IsSidechain = id, true
 			r.line(id, m, nil)
 		}
 	}
+	return nil
 }

@@ -563,7 +563,7 @@ func (r *cxReader) applied(a *agent, call string, ok bool) {
 	if e, has := r.pending[call]; has {
 		r.settled[strings.Clone(call)] = true
 		if ok {
-			a.edits = append(a.edits, e...)
+			a.addEdits(e...)
 		}
 		delete(r.pending, call)
 	}

@@ -412,7 +412,7 @@ func (r *gmReader) message(a *agent, m *gmMessage) {
 			}
 			if !failed {
 				if e, ok := r.edit(c); ok {
-					a.edits = append(a.edits, e)
+					a.addEdits(e)
 					res += "\n" + e.diff
 				}
 			}

@@ -53,6 +53,7 @@ const (
 	spRequested  = 'Q'
 	spGranted    = 'G'
 	spDenied     = 'D'
+	spBlob       = 'B'
 )
 
 type spool struct {
@@ -173,6 +174,25 @@ func (sp *spool) putToolRaw(id, tool string, raw []byte) int64 {
 	return sp.write()
 }
 
+// putBlob spools bytes for the reader itself (an agent_progress line kept until the end).
+func (sp *spool) putBlob(b []byte) int64 {
+	sp.buf = append(sp.buf[:0], spBlob)
+	sp.buf = append(sp.buf, b...)
+	return sp.write()
+}
+
+// blob reads back what putBlob spooled.
+func (sp *spool) blob(off int64) ([]byte, error) {
+	rec, err := sp.record(off)
+	if err != nil {
+		return nil, err
+	}
+	if len(rec) == 0 || rec[0] != spBlob {
+		return nil, errSpool
+	}
+	return rec[1:], nil
+}
+
 func (sp *spool) write() int64 {
 	if sp.open() != nil {
 		return 0
@@ -221,6 +241,15 @@ func (sp *spool) get(off int64) (session.Data, error) {
 	if off < 0 {
 		return sp.mem[-off-1], nil
 	}
+	rec, err := sp.record(off)
+	if err != nil {
+		return nil, err
+	}
+	return decodeSpooled(rec)
+}
+
+// record is the body of the record at off, while the spool is being written.
+func (sp *spool) record(off int64) ([]byte, error) {
 	if sp.err != nil {
 		return nil, sp.err
 	}
@@ -243,7 +272,7 @@ func (sp *spool) get(off int64) (session.Data, error) {
 	if h <= 0 || uint64(len(rec)-h) < n {
 		return nil, errSpool
 	}
-	return decodeSpooled(rec[h : h+int(n)])
+	return rec[h : h+int(n)], nil
 }
 
 // cursor reads one agent's events out of the spool, in the order they were spooled: a

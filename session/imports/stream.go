@@ -233,7 +233,7 @@ func codexExecItem(s *sess, m *agent, byThread map[string]*agent, it *cxExecItem
 				case "delete":
 					e.kind = session.ChangeDeleted
 				}
-				a.edits = append(a.edits, e)
+				a.addEdits(e)
 			}
 		}
 	case "mcp_tool_call":
