@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,6 +56,22 @@ type ccLine struct {
 	NumTurns        int             `json:"num_turns"`
 	AITitle         string          `json:"aiTitle"`
 	AgentName       string          `json:"agentName"`
+
+	// tur is ToolUseResult decoded by toolUseResult when turDone: done with the line's
+	// decoding, on every core, rather than by the mapping.
+	tur     ccToolResult
+	turOK   bool
+	turDone bool
+}
+
+// decodeCC decodes a Claude Code line, its tool result included.
+func decodeCC(b []byte, l *ccLine) error {
+	if err := json.Unmarshal(b, l); err != nil {
+		return err
+	}
+	l.tur, l.turOK = toolUseResult(l.ToolUseResult)
+	l.turDone = true
+	return nil
 }
 
 type ccMessage struct {
@@ -203,6 +220,34 @@ type taskCall struct {
 	}
 }
 
+// hashSet is a set of hashes that is filled, then mostly read: 8 bytes an entry while it is
+// filled (a slice), sorted at the first look-up; what is added after that goes in a map.
+type hashSet struct {
+	list   []uint64
+	sorted bool
+	more   map[uint64]bool
+}
+
+func (h *hashSet) add(x uint64) {
+	if !h.sorted {
+		h.list = append(h.list, x)
+		return
+	}
+	if h.more == nil {
+		h.more = map[uint64]bool{}
+	}
+	h.more[x] = true
+}
+
+func (h *hashSet) has(x uint64) bool {
+	if !h.sorted {
+		slices.Sort(h.list)
+		h.sorted = true
+	}
+	_, ok := slices.BinarySearch(h.list, x)
+	return ok || h.more[x]
+}
+
 // ccCall is a tool call as later lines look it up.
 type ccCall struct {
 	name  string
@@ -237,7 +282,7 @@ type ccReader struct {
 	// seen holds the uuids of the lines read so far and owner the agent that made each tool
 	// call: a subagent file that starts with a copy of the main history (an aside question
 	// forks the conversation) repeats them, and those lines are not the subagent's work.
-	seen map[uint64]bool
+	seen hashSet
 	// progress holds the messages agent_progress lines carried, per subagent id, in order
 	// (repeats by uuid dropped); those of a subagent without a file of its own are replayed
 	// as its transcript once every file is read.
@@ -252,7 +297,7 @@ type ccReader struct {
 func readClaude(u Unit, opts Options) (*sess, error) {
 	r := &ccReader{s: newSess(Claude, u.Path), opts: opts, calls: map[uint64]ccCall{}, names: map[string]string{}, tasks: map[string]*taskCall{},
 		links: map[string]string{}, status: map[string]string{}, prompt: map[string]string{}, chain: map[uint64]string{},
-		seen: map[uint64]bool{}, progress: map[string][]int64{}, progSeen: map[uint64]bool{}}
+		progress: map[string][]int64{}, progSeen: map[uint64]bool{}}
 	r.s.provider = "anthropic"
 	r.alone = strings.HasPrefix(filepath.Base(u.Path), "agent-")
 	if err := r.file(u.Path, ""); err != nil {
@@ -314,7 +359,7 @@ func (r *ccReader) file(path, key string) error {
 	// Read a block at a time (see readLines): the structs of a block (and the raw tool
 	// results they hold) are garbage once mapped. The agent_progress messages kept are their
 	// own allocations.
-	return readLines(path, func(b []byte, l *ccLine) error { return json.Unmarshal(b, l) }, func(ln srcLine, l *ccLine, err error) error {
+	return readLines(path, decodeCC, func(ln srcLine, l *ccLine, err error) error {
 		r.s.lines++
 		if err != nil {
 			return r.s.badLine(path, ln, err, r.opts)
@@ -378,7 +423,7 @@ func (r *ccReader) line(key string, l *ccLine, raw []byte) {
 		return
 	}
 	if l.UUID != "" {
-		r.seen[r.s.sp.hash(l.UUID)] = true
+		r.seen.add(r.s.sp.hash(l.UUID))
 	}
 	ts := parseTS(l.Timestamp)
 	if key == "" && (!l.IsSidechain || r.alone) {
@@ -527,7 +572,11 @@ func (r *ccReader) toolResult(a *agent, ts time.Time, l *ccLine, b *ccBlock) {
 		r.s.ask(a, ts, b.ToolUseID, tool, args, "imported: Claude Code asked the user")
 		r.s.decide(a, ts, b.ToolUseID, false, clip(text, 512))
 	}
-	if tr, ok := toolUseResult(l.ToolUseResult); ok {
+	if !l.turDone {
+		l.tur, l.turOK = toolUseResult(l.ToolUseResult)
+		l.turDone = true
+	}
+	if tr, ok := l.tur, l.turOK; ok {
 		if tr.AgentID != "" {
 			if _, ok := r.links[tr.AgentID]; !ok {
 				r.links[tr.AgentID] = b.ToolUseID
@@ -706,7 +755,7 @@ func (r *ccReader) stream(l *ccLine, raw []byte) bool {
 	s := r.s
 	l.SessionID = l.StreamSessionID
 	if len(l.ToolUseResult) == 0 {
-		l.ToolUseResult = l.StreamResult
+		l.ToolUseResult, l.turDone = l.StreamResult, false
 	}
 	if l.ParentToolUse != nil && *l.ParentToolUse != "" {
 		l.IsSidechain, l.AgentID = true, *l.ParentToolUse
@@ -751,7 +800,7 @@ func (r *ccReader) stream(l *ccLine, raw []byte) bool {
 // copied reports whether a line of a subagent's file repeats the history it was forked from:
 // a uuid already read, or a model message whose tool call another agent made.
 func (r *ccReader) copied(l *ccLine) bool {
-	if l.UUID != "" && r.seen[r.s.sp.hash(l.UUID)] {
+	if l.UUID != "" && r.seen.has(r.s.sp.hash(l.UUID)) {
 		return true
 	}
 	if l.Type == "assistant" && l.Message != nil {

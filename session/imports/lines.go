@@ -245,7 +245,7 @@ func partsText(b []byte) (string, error) {
 // readBlock is how much of a source file is read at a time: the lines in one block are
 // decoded (on every core) while the previous block's are mapped, so about three blocks of
 // source and their decoded structs are alive at once, whatever the file's size.
-const readBlock = 4 << 20
+const readBlock = 1 << 20
 
 // decoded is one block of decoded lines.
 type decoded[T any] struct {
