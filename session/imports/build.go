@@ -40,12 +40,11 @@ type agent struct {
 	usage map[uint64]session.Tokens
 	tools int
 	// evs is the agent's stream: each event's time and its place in the spool.
-	evs   []ev
+	evs   evList
 	sp    *spool
-	edits []edit
-	// diffSize is the bytes of diff kept per file so far (-1: cut; see addEdits).
-	diffSize map[string]int
-	perms    map[string]string // open permission request id -> the call it asks for
+	chg   *session.SubagentChanges // its edits so far (see addEdits)
+	chgAt map[string]int           // file path -> its place in chg.Files
+	perms map[string]string        // open permission request id -> the call it asks for
 
 	// Settled by build.
 	id       string
@@ -63,6 +62,29 @@ type ev struct {
 	off int64
 }
 
+// evList is an agent's events in chunks of evChunk (the last one may be shorter): past the
+// first chunk it grows without copying, and without the slack of a doubling slice.
+type evList struct {
+	chunks [][]ev
+	n      int
+}
+
+const evChunk = 4096
+
+func (l *evList) add(e ev) {
+	if l.n%evChunk == 0 {
+		// Small at first (most subagents have few events), doubling up to evChunk.
+		l.chunks = append(l.chunks, make([]ev, 0, min(evChunk, max(16, l.n))))
+	}
+	c := &l.chunks[len(l.chunks)-1]
+	*c = append(*c, e)
+	l.n++
+}
+
+func (l *evList) len() int { return l.n }
+
+func (l *evList) at(i int) *ev { return &l.chunks[i/evChunk][i%evChunk] }
+
 // noteEv is a session-level note; notes are few and stay in memory.
 type noteEv struct {
 	ts time.Time
@@ -77,32 +99,48 @@ type edit struct {
 	diff    string
 	added   int
 	removed int
-	cut     bool // its diff was dropped: the file's diffs were over maxDiff with it
 }
 
 // maxDiff caps the diffs kept for one file of an agent's changes.
 const maxDiff = 64 << 10
 
-// addEdits keeps an agent's edits, dropping at once the diff text changes would cut (so a
-// session that writes big files many times does not hold every version): per file, the
-// diffs are kept until they would pass maxDiff, and none after.
+// addEdits folds edits into the agent's changes as they come (see changes), so what an agent
+// holds grows with the files it touched, not with its edits.
 func (a *agent) addEdits(es ...edit) {
-	if a.diffSize == nil {
-		a.diffSize = map[string]int{}
-	}
 	for _, e := range es {
-		e.path, e.oldPath = strings.Clone(e.path), strings.Clone(e.oldPath)
-		n := a.diffSize[e.path]
-		switch {
-		case n < 0 || e.diff == "":
-			e.diff = ""
-		case n+len(e.diff) > maxDiff:
-			e.diff, e.cut = "", true
-			a.diffSize[e.path] = -1
-		default:
-			a.diffSize[e.path] = n + len(e.diff)
+		ch := a.chg
+		if ch == nil {
+			ch = &session.SubagentChanges{Base: "imported"}
+			a.chg, a.chgAt = ch, map[string]int{}
 		}
-		a.edits = append(a.edits, e)
+		i, ok := a.chgAt[e.path]
+		if !ok {
+			i = len(ch.Files)
+			path := strings.Clone(e.path)
+			a.chgAt[path] = i
+			ch.Files = append(ch.Files, session.FileChange{Path: path, OldPath: strings.Clone(e.oldPath), Kind: e.kind})
+		}
+		fc := &ch.Files[i]
+		if ok {
+			if fc.Kind == session.ChangeAdded && e.kind == session.ChangeDeleted {
+				fc.Kind = session.ChangeDeleted
+			} else if fc.Kind != session.ChangeAdded {
+				fc.Kind = e.kind
+			}
+		}
+		fc.Added += e.added
+		fc.Removed += e.removed
+		ch.Added += e.added
+		ch.Removed += e.removed
+		if fc.Truncated || e.diff == "" {
+			continue
+		}
+		if len(fc.Diff)+len(e.diff) > maxDiff {
+			fc.Diff += "[cut by summit import: the rest of this file's edits]\n"
+			fc.Truncated, ch.Truncated = true, true
+			continue
+		}
+		fc.Diff += e.diff
 	}
 }
 
@@ -150,14 +188,14 @@ func (s *sess) agent(key string) *agent {
 	return a
 }
 
-func (a *agent) add(ts time.Time, d session.Data) { a.evs = append(a.evs, ev{micros(ts), a.sp.put(d)}) }
+func (a *agent) add(ts time.Time, d session.Data) { a.evs.add(ev{micros(ts), a.sp.put(d)}) }
 
 // callRaw is call with the source's raw JSON input as the arguments (decoded by rawArgs when
 // the event is written); it returns the event's spool offset.
 func (a *agent) callRaw(ts time.Time, id, tool string, raw []byte) int64 {
 	a.tools++
 	off := a.sp.putToolRaw(id, tool, raw)
-	a.evs = append(a.evs, ev{micros(ts), off})
+	a.evs.add(ev{micros(ts), off})
 	return off
 }
 
@@ -324,46 +362,11 @@ func permMode(s string) string {
 	return "acceptEdits"
 }
 
-// changes folds an agent's edits into one SubagentChanges: per file, the edits' diffs in the
-// order they were made (each is a diff against the file as it was then, so together they are
-// a history, not one patch git could apply) and the lines they added and removed.
-func (a *agent) changes() *session.SubagentChanges {
-	if len(a.edits) == 0 {
-		return nil
-	}
-	byPath := map[string]*session.FileChange{}
-	var order []string
-	ch := &session.SubagentChanges{Base: "imported"}
-	for _, e := range a.edits {
-		fc := byPath[e.path]
-		if fc == nil {
-			fc = &session.FileChange{Path: e.path, OldPath: e.oldPath, Kind: e.kind}
-			byPath[e.path] = fc
-			order = append(order, e.path)
-		} else if fc.Kind == session.ChangeAdded && e.kind == session.ChangeDeleted {
-			fc.Kind = session.ChangeDeleted
-		} else if fc.Kind != session.ChangeAdded {
-			fc.Kind = e.kind
-		}
-		fc.Added += e.added
-		fc.Removed += e.removed
-		ch.Added += e.added
-		ch.Removed += e.removed
-		if fc.Truncated || e.diff == "" && !e.cut {
-			continue
-		}
-		if e.cut || len(fc.Diff)+len(e.diff) > maxDiff {
-			fc.Diff += "[cut by summit import: the rest of this file's edits]\n"
-			fc.Truncated, ch.Truncated = true, true
-			continue
-		}
-		fc.Diff += e.diff
-	}
-	for _, p := range order {
-		ch.Files = append(ch.Files, *byPath[p])
-	}
-	return ch
-}
+// changes is an agent's edits as one SubagentChanges (nil when it made none): per file, the
+// edits' diffs in the order they were made (each is a diff against the file as it was then,
+// so together they are a history, not one patch git could apply; past maxDiff the rest is
+// cut) and the lines they added and removed. addEdits builds it.
+func (a *agent) changes() *session.SubagentChanges { return a.chg }
 
 // diffStat counts the added and removed lines of a unified diff's hunks.
 func diffStat(diff string) (added, removed int) {
@@ -429,7 +432,7 @@ type agentStream struct {
 func (st *agentStream) n() int {
 	n := len(st.pre) + len(st.post)
 	if st.a != nil {
-		n += len(st.a.evs)
+		n += st.a.evs.len()
 	}
 	return n
 }
@@ -443,13 +446,13 @@ func (st *agentStream) next() bool {
 		return true
 	}
 	i -= len(st.pre)
-	if st.a != nil && i < len(st.a.evs) {
-		e := st.a.evs[i]
+	if st.a != nil && i < st.a.evs.len() {
+		e := *st.a.evs.at(i)
 		st.head = stamped{ts: e.ts, rank: 1, order: st.a.order, idx: len(st.pre) + i, sub: st.a.id, off: e.off}
 		return true
 	}
 	if st.a != nil {
-		i -= len(st.a.evs)
+		i -= st.a.evs.len()
 	}
 	if i < len(st.post) {
 		st.cur.release()
@@ -504,8 +507,8 @@ func (s *sess) build() *merged {
 		if !a.spawnAt.IsZero() {
 			return a.spawnAt
 		}
-		for _, e := range a.evs {
-			if e.ts != noTime {
+		for i := range a.evs.len() {
+			if e := a.evs.at(i); e.ts != noTime {
 				return fromMicros(e.ts)
 			}
 		}
@@ -543,12 +546,13 @@ func (s *sess) build() *merged {
 		}
 		a.start = a.start.Truncate(time.Microsecond)
 		last := a.start.UnixMicro()
-		for i := range a.evs {
-			t := a.evs[i].ts
+		for i := range a.evs.len() {
+			e := a.evs.at(i)
+			t := e.ts
 			if t < last {
 				t = last
 			}
-			a.evs[i].ts, last = t, t
+			e.ts, last = t, t
 		}
 		a.stop = fromMicros(last)
 		slices.SortStableFunc(a.children, func(x, y *agent) int { return first(x).Compare(first(y)) })
@@ -730,7 +734,7 @@ func (a *agent) stream() *agentStream {
 	if a.model != "" || a.provider != "" {
 		put(&st.pre, a.start, 0, session.ModelRouted{Provider: a.provider, Model: a.model, Requested: a.model, Why: "imported: the model the source names"})
 	}
-	i += len(a.evs)
+	i += a.evs.len()
 	// Requests the source never answered: the call did not run.
 	for _, id := range slices.Sorted(maps.Keys(a.perms)) {
 		put(&st.post, a.stop, 2, session.PermissionDenied{RequestID: id, Reason: "imported: no decision recorded, and the call did not run"})
