@@ -389,15 +389,23 @@ func decodeGm(b []byte, l *gmRecord) error { return json.Unmarshal(b, l) }
 // core.
 func (r *gmReader) replay(a *agent, offs []int64) error {
 	const batch = 1024
+	if err := r.s.sp.flush(); err != nil {
+		return err
+	}
+	c := cursor{sp: r.s.sp}
+	defer c.release()
 	for lo := 0; lo < len(offs); lo += batch {
 		part := offs[lo:min(lo+batch, len(offs))]
 		lines := make([]srcLine, len(part))
 		for i, off := range part {
-			raw, err := r.s.sp.blob(off)
+			raw, err := c.record(off)
 			if err != nil {
 				return err
 			}
-			lines[i].b = bytes.Clone(raw) // the spool's buffer moves on as the mapping spools
+			if len(raw) == 0 || raw[0] != spBlob {
+				return errSpool
+			}
+			lines[i].b = bytes.Clone(raw[1:])
 		}
 		out := make([]gmRecord, len(part))
 		for i, err := range decodeAll(lines, out, decodeGm) {

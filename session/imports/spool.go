@@ -292,6 +292,20 @@ func (c *cursor) at(off int64) (session.Data, error) {
 	if off < 0 {
 		return c.sp.mem[-off-1], nil
 	}
+	body, err := c.record(off)
+	if err != nil {
+		return nil, err
+	}
+	d, err := decodeSpooled(body)
+	if cap(c.body) > 1<<20 {
+		c.body = nil
+	}
+	return d, err
+}
+
+// record is the body of the record at off, valid until the next call. Everything up to off
+// must have been flushed.
+func (c *cursor) record(off int64) ([]byte, error) {
 	if c.r == nil || off < c.pos || off-c.pos > 1<<20 {
 		sec := io.NewSectionReader(c.sp.f, off, c.sp.n-off)
 		if c.r == nil {
@@ -318,11 +332,7 @@ func (c *cursor) at(off int64) (session.Data, error) {
 		return nil, fmt.Errorf("import spool: %w", err)
 	}
 	c.pos = off + int64(uvarintLen(n)) + int64(n)
-	d, err := decodeSpooled(c.body)
-	if cap(c.body) > 1<<20 {
-		c.body = nil
-	}
-	return d, err
+	return c.body, nil
 }
 
 func uvarintLen(n uint64) int {
