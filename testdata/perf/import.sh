@@ -2,7 +2,8 @@
 # import.sh: `summit import` against `jq -c .` on the same real-shaped input, side by side,
 # COUNT times each, with the medians of wall time, MB/s and peak RSS, and the ratio of the
 # throughputs. Each round also runs the import with GOMAXPROCS=1 ("import1"): its MB/s is the
-# single-core figure. The input (SIZE_MB) repeats the lines of the project's own fixtures (a
+# single-core figure, and MB_per_cpu_s (MB over user+system CPU seconds) is what one core does
+# unshared, whatever the load. The input (SIZE_MB) repeats the lines of the project's own fixtures (a
 # Claude Code session, a Codex rollout, a Gemini CLI chat) with varied ids (uuids, message,
 # request and tool-call ids), so every repetition is new work for the importer, not a repeat
 # it can drop. Nothing is kept: the input, the binary and the recordings live in a temporary
@@ -48,10 +49,10 @@ with open(out, "w") as f:
 PY
 size=$(stat -c %s "$dir/in.jsonl")
 echo "input: $size bytes ($format, $(wc -l <"$dir/in.jsonl") lines)"
-run() { # name, command...: prints "name seconds peak_kb"
+run() { # name, command...: prints "name seconds peak_kb cpu_seconds"
 	local name=$1
 	shift
-	/usr/bin/time -f "$name %e %M" -o "$dir/t" "$@" >/dev/null
+	/usr/bin/time -f "$name %e %M %U %S" -o "$dir/t" "$@" >/dev/null
 	cat "$dir/t"
 }
 for i in $(seq "$count"); do
@@ -65,7 +66,9 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for v in jq import import1; do
 	s=$(grep "^$v " "$dir/runs.txt" | cut -d' ' -f2 | median)
 	kb=$(grep "^$v " "$dir/runs.txt" | cut -d' ' -f3 | median)
-	echo "$v median_s=$s MB/s=$(awk -v b="$size" -v s="$s" 'BEGIN{printf "%.1f", b/1048576/s}') peak_rss_MB=$((kb / 1024))"
+	cpu=$(grep "^$v " "$dir/runs.txt" | awk '{print $4 + $5}' | median)
+	# MB per CPU second: what one core does when it is not shared (the machine may be loaded).
+	echo "$v median_s=$s MB/s=$(awk -v b="$size" -v s="$s" 'BEGIN{printf "%.1f", b/1048576/s}') peak_rss_MB=$((kb / 1024)) cpu_s=$cpu MB_per_cpu_s=$(awk -v b="$size" -v s="$cpu" 'BEGIN{printf "%.1f", b/1048576/s}')"
 	echo "$v $s" >>"$dir/med.txt"
 done
 awk '$1=="jq"{j=$2} $1=="import"{i=$2} $1=="import1"{o=$2} END{printf "import/jq throughput ratio: %.2fx (GOMAXPROCS=1: %.2fx)\n", j/i, j/o}' "$dir/med.txt"
