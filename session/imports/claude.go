@@ -96,7 +96,9 @@ type ccContent struct {
 
 func (c *ccContent) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &c.Text)
+		var err error
+		c.Text, err = jsonString(b)
+		return err
 	}
 	if len(b) > 0 && b[0] == '[' {
 		return json.Unmarshal(b, &c.Blocks)

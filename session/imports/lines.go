@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 )
@@ -214,9 +215,7 @@ func lineAt(data []byte, off int64) int {
 func partsText(b []byte) (string, error) {
 	switch {
 	case len(b) > 0 && b[0] == '"':
-		var s string
-		err := json.Unmarshal(b, &s)
-		return s, err
+		return jsonString(b)
 	case len(b) > 0 && b[0] == '[':
 		var parts []struct {
 			Type string `json:"type"`
@@ -383,4 +382,26 @@ func splitFrom(path string, data []byte, n int, eof bool) ([]srcLine, int, error
 		lines = append(lines, srcLine{n: n, b: l, last: last})
 	}
 	return lines, n, nil
+}
+
+// jsonString decodes a JSON string value. One with nothing to unescape (no backslash, no
+// control character, valid UTF-8: most tool output) is its bytes between the quotes, without
+// a second pass of the decoder.
+func jsonString(b []byte) (string, error) {
+	if n := len(b); n >= 2 && b[n-1] == '"' {
+		in := b[1 : n-1]
+		plain := utf8.Valid(in)
+		for _, c := range in {
+			if c == '\\' || c == '"' || c < 0x20 {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(in), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err
 }
