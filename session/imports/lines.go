@@ -101,37 +101,6 @@ func readAll(r io.Reader, b []byte) ([]byte, error) {
 	}
 }
 
-// splitLines cuts data into its non-blank lines. A line over MaxLineBytes is an error naming
-// it.
-func splitLines(path string, data []byte) ([]srcLine, error) {
-	lines := make([]srcLine, 0, bytes.Count(data, []byte{'\n'})+1)
-	n := 0
-	for len(data) > 0 {
-		n++
-		i := bytes.IndexByte(data, '\n')
-		var l []byte
-		last := false
-		if i < 0 {
-			l, data, last = data, nil, true
-		} else {
-			l, data = data[:i], data[i+1:]
-		}
-		if len(l) > MaxLineBytes {
-			return nil, lineErr(path, n, "a line of %d bytes is over the %d-byte cap", len(l), MaxLineBytes)
-		}
-		l = bytes.TrimRight(l, "\r")
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		lines = append(lines, srcLine{n: n, b: l, last: last})
-	}
-	return lines, nil
-}
-
-// decodeChunk is how many lines are decoded before they are mapped: enough to keep every
-// core busy, few enough that the decoded structs of a long session are not all alive at once.
-const decodeChunk = 4096
-
 // decodeAll decodes every line into out[i] with decode, on every core: lines are independent,
 // so only the mapping that follows (which needs order) runs on one goroutine. errs[i] is the
 // decode error of line i, or nil.
