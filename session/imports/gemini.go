@@ -325,7 +325,8 @@ func (r *gmReader) file(path, parent string) error {
 func (r *gmReader) records(path string) ([]int64, gmRecord, error) {
 	var meta gmRecord
 	var msgs []int64
-	at := map[string]int{}
+	at := map[uint64]int{} // by the hash of the message id
+	h := r.s.sp.hash
 	err := readLines(path, decodeGm, func(ln srcLine, rec *gmRecord, lerr error) error {
 		r.s.lines++
 		if lerr != nil {
@@ -333,7 +334,7 @@ func (r *gmReader) records(path string) ([]int64, gmRecord, error) {
 		}
 		switch {
 		case rec.RewindTo != "":
-			j, ok := at[rec.RewindTo]
+			j, ok := at[h(rec.RewindTo)]
 			if !ok {
 				j = 0
 			}
@@ -347,7 +348,7 @@ func (r *gmReader) records(path string) ([]int64, gmRecord, error) {
 					return fmt.Errorf("%s: import spool: a message does not decode again: %v", path, err)
 				}
 				m := &old.gmMessage
-				delete(at, m.ID)
+				delete(at, h(m.ID))
 				r.s.sessionNote(parseTS(m.Timestamp), "rewound", fmt.Sprintf("a %s message the user rewound past: %s", m.Type, clip(m.Content.text(), 1024)))
 			}
 			msgs = msgs[:j]
@@ -361,11 +362,11 @@ func (r *gmReader) records(path string) ([]int64, gmRecord, error) {
 			r.s.skipped["metadata updates"]++
 		case rec.ID != "":
 			off := r.s.sp.putBlob(ln.b)
-			if j, ok := at[rec.ID]; ok {
+			if j, ok := at[h(rec.ID)]; ok {
 				msgs[j] = off
 				r.s.skipped["message records that update an earlier one"]++
 			} else {
-				at[strings.Clone(rec.ID)] = len(msgs)
+				at[h(rec.ID)] = len(msgs)
 				msgs = append(msgs, off)
 			}
 		case rec.SessionID != "":
