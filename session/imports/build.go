@@ -85,10 +85,11 @@ func (l *evList) len() int { return l.n }
 
 func (l *evList) at(i int) *ev { return &l.chunks[i/evChunk][i%evChunk] }
 
-// noteEv is a session-level note; notes are few and stay in memory.
+// noteEv is a session-level note: its time and its place in the spool (a chat rewound at
+// every turn has as many notes as turns).
 type noteEv struct {
-	ts time.Time
-	d  session.Data
+	ts  time.Time
+	off int64
 }
 
 // edit is one file change a tool recorded.
@@ -264,7 +265,7 @@ func (s *sess) decide(a *agent, ts time.Time, call string, granted bool, reason 
 }
 
 func (s *sess) sessionNote(ts time.Time, what, text string) {
-	s.notes = append(s.notes, noteEv{ts, session.UserNote{Text: "[imported: " + what + "] " + text}})
+	s.notes = append(s.notes, noteEv{ts, s.sp.put(session.UserNote{Text: "[imported: " + what + "] " + text})})
 }
 
 // unknownLine keeps a line of a kind this importer does not map: a note with its start.
@@ -582,7 +583,7 @@ func (s *sess) build() *merged {
 		if t.After(end) {
 			end = t
 		}
-		notes.pre = append(notes.pre, stamped{ts: t.UnixMicro(), rank: 1, order: -1, idx: i, d: nt.d})
+		notes.pre = append(notes.pre, stamped{ts: t.UnixMicro(), rank: 1, order: -1, idx: i, off: nt.off})
 	}
 	slices.SortFunc(notes.pre, func(x, y stamped) int {
 		if x.less(&y) {
