@@ -197,9 +197,10 @@
 //     decoded on every core (goccy/go-json into structs of the fields the mapping reads; a
 //     Claude Code line's toolUseResult with it) while the previous block is mapped, in order,
 //     on one goroutine; decoding copies what it keeps, so a block is reused once mapped.
-//   - Each event the mapping makes goes at once to the spool, one unlinked temporary file
-//     (spool.go: a kind byte and length-prefixed fields; tool arguments as the source's raw
-//     JSON, decoded only when written). An agent keeps its events' times and spool offsets
+//   - Each event the mapping makes goes at once to the spool, one unlinked temporary file in
+//     $TMPDIR (os.TempDir; it needs about the recording's size there), spool.go: a kind byte
+//     and length-prefixed fields, tool arguments as the source's raw JSON, decoded only when
+//     written. An agent keeps its events' times and spool offsets
 //     in fixed chunks; what later lines look up is kept by a 64-bit hash of the id (uuids in
 //     a sorted list, tool calls in a map with interned names), never as a string that would
 //     keep its line alive. Edits are folded into the agent's changes as they come (at most
