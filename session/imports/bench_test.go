@@ -127,11 +127,17 @@ func BenchmarkReferenceStdJSON(b *testing.B) {
 // importer; keep lines matching head once, first. The same way testdata/perf/import.sh builds
 // its input.
 func fixtureRepeat(b *testing.B, path string, size int, head func(string) bool) []byte {
+	return fixtureRepeatIDs(b, path, size, head, fixtureIDs)
+}
+
+// fixtureIDs are the ids of the Claude Code and Codex fixtures that fixtureRepeat varies.
+var fixtureIDs = regexp.MustCompile(`(toolu_|msg_|call_|req_|"uuid":"|"parentUuid":"|"messageId":"|"leafUuid":")([0-9A-Za-z-]+)`)
+
+func fixtureRepeatIDs(b *testing.B, path string, size int, head func(string) bool, ids *regexp.Regexp) []byte {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ids := regexp.MustCompile(`(toolu_|msg_|call_|req_|"uuid":"|"parentUuid":"|"messageId":"|"leafUuid":")([0-9A-Za-z-]+)`)
 	var out bytes.Buffer
 	var body []string
 	for l := range strings.Lines(string(raw)) {
@@ -167,4 +173,17 @@ func BenchmarkImportCodexFixture(b *testing.B) {
 	data := fixtureRepeat(b, filepath.Join(td, "codex/sessions/2026/01/15/rollout-2026-01-15T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"), 40<<20,
 		func(l string) bool { return strings.Contains(l, `"type":"session_meta"`) })
 	benchImport(b, "rollout-fixture.jsonl", data, Codex)
+}
+
+// BenchmarkImportGeminiFixture imports ~40 MB built from the Gemini CLI JSONL fixture (its
+// metadata line once; message ids and rewinds varied, as testdata/perf/import.sh does).
+func BenchmarkImportGeminiFixture(b *testing.B) {
+	first := true
+	data := fixtureRepeatIDs(b, filepath.Join(td, "gemini/tmp/5d1c3e/chats/session-2026-05-01T12-00-9b8c7d6e.jsonl"), 40<<20,
+		func(string) bool {
+			h := first
+			first = false
+			return h
+		}, regexp.MustCompile(`("id":"|"\$rewindTo":")([0-9A-Za-z_-]+)`))
+	benchImport(b, "session-2026-05-01T12-00-fixture.jsonl", data, Gemini)
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
+
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -37,11 +37,14 @@ type agent struct {
 	tokens    session.Tokens
 	// usage keeps one usage per model message: Claude Code repeats a message's usage on
 	// every content block line of it.
-	usage map[string]session.Tokens
+	usage map[uint64]session.Tokens
 	tools int
-	evs   []ev
-	edits []edit
-	perms map[string]string // open permission request id -> the call it asks for
+	// evs is the agent's stream: each event's time and its place in the spool.
+	evs   evList
+	sp    *spool
+	chg   *session.SubagentChanges // its edits so far (see addEdits)
+	chgAt map[string]int           // file path -> its place in chg.Files
+	perms map[string]string        // open permission request id -> the call it asks for
 
 	// Settled by build.
 	id       string
@@ -52,10 +55,41 @@ type agent struct {
 	stop     time.Time
 }
 
-// ev is one event of an agent's stream (or of the session, on session.notes).
+// ev is one event of an agent's stream: its time (Unix microseconds, noTime when the source
+// gave none) and its offset in the spool.
 type ev struct {
-	ts time.Time
-	d  session.Data
+	ts  int64
+	off int64
+}
+
+// evList is an agent's events in chunks of evChunk (the last one may be shorter): past the
+// first chunk it grows without copying, and without the slack of a doubling slice.
+type evList struct {
+	chunks [][]ev
+	n      int
+}
+
+const evChunk = 4096
+
+func (l *evList) add(e ev) {
+	if l.n%evChunk == 0 {
+		// Small at first (most subagents have few events), doubling up to evChunk.
+		l.chunks = append(l.chunks, make([]ev, 0, min(evChunk, max(16, l.n))))
+	}
+	c := &l.chunks[len(l.chunks)-1]
+	*c = append(*c, e)
+	l.n++
+}
+
+func (l *evList) len() int { return l.n }
+
+func (l *evList) at(i int) *ev { return &l.chunks[i/evChunk][i%evChunk] }
+
+// noteEv is a session-level note: its time and its place in the spool (a chat rewound at
+// every turn has as many notes as turns).
+type noteEv struct {
+	ts  time.Time
+	off int64
 }
 
 // edit is one file change a tool recorded.
@@ -66,6 +100,49 @@ type edit struct {
 	diff    string
 	added   int
 	removed int
+}
+
+// maxDiff caps the diffs kept for one file of an agent's changes.
+const maxDiff = 64 << 10
+
+// addEdits folds edits into the agent's changes as they come (see changes), so what an agent
+// holds grows with the files it touched, not with its edits.
+func (a *agent) addEdits(es ...edit) {
+	for _, e := range es {
+		ch := a.chg
+		if ch == nil {
+			ch = &session.SubagentChanges{Base: "imported"}
+			a.chg, a.chgAt = ch, map[string]int{}
+		}
+		i, ok := a.chgAt[e.path]
+		if !ok {
+			i = len(ch.Files)
+			path := strings.Clone(e.path)
+			a.chgAt[path] = i
+			ch.Files = append(ch.Files, session.FileChange{Path: path, OldPath: strings.Clone(e.oldPath), Kind: e.kind})
+		}
+		fc := &ch.Files[i]
+		if ok {
+			if fc.Kind == session.ChangeAdded && e.kind == session.ChangeDeleted {
+				fc.Kind = session.ChangeDeleted
+			} else if fc.Kind != session.ChangeAdded {
+				fc.Kind = e.kind
+			}
+		}
+		fc.Added += e.added
+		fc.Removed += e.removed
+		ch.Added += e.added
+		ch.Removed += e.removed
+		if fc.Truncated || e.diff == "" {
+			continue
+		}
+		if len(fc.Diff)+len(e.diff) > maxDiff {
+			fc.Diff += "[cut by summit import: the rest of this file's edits]\n"
+			fc.Truncated, ch.Truncated = true, true
+			continue
+		}
+		fc.Diff += e.diff
+	}
 }
 
 // sess is a foreign session read into agents, ready to be written as a recording.
@@ -80,7 +157,9 @@ type sess struct {
 	start    time.Time
 	agents   []*agent // [0] is the main agent
 	byKey    map[string]*agent
-	notes    []ev // session-level notes
+	notes    []noteEv // session-level notes
+	sp       *spool
+	built    *merged // set by build
 	// skipped counts source lines and items that are not replayed one by one, by what they
 	// are; the recording ends with a note that lists them, so nothing goes silently.
 	skipped map[string]int
@@ -91,8 +170,8 @@ type sess struct {
 }
 
 func newSess(format Format, path string) *sess {
-	s := &sess{format: format, path: path, byKey: map[string]*agent{}, skipped: map[string]int{}, unknown: map[string]int{}}
-	s.agents = []*agent{{typ: format.agentType(), name: "main", usage: map[string]session.Tokens{}, perms: map[string]string{}}}
+	s := &sess{format: format, path: path, byKey: map[string]*agent{}, skipped: map[string]int{}, unknown: map[string]int{}, sp: newSpool()}
+	s.agents = []*agent{{typ: format.agentType(), name: "main", usage: map[uint64]session.Tokens{}, perms: map[string]string{}, sp: s.sp}}
 	s.byKey[""] = s.agents[0]
 	return s
 }
@@ -104,13 +183,22 @@ func (s *sess) agent(key string) *agent {
 	if a := s.byKey[key]; a != nil {
 		return a
 	}
-	a := &agent{key: key, typ: "subagent", usage: map[string]session.Tokens{}, perms: map[string]string{}}
+	a := &agent{key: key, typ: "subagent", usage: map[uint64]session.Tokens{}, perms: map[string]string{}, sp: s.sp}
 	s.byKey[key] = a
 	s.agents = append(s.agents, a)
 	return a
 }
 
-func (a *agent) add(ts time.Time, d session.Data) { a.evs = append(a.evs, ev{ts, d}) }
+func (a *agent) add(ts time.Time, d session.Data) { a.evs.add(ev{micros(ts), a.sp.put(d)}) }
+
+// callRaw is call with the source's raw JSON input as the arguments (decoded by rawArgs when
+// the event is written); it returns the event's spool offset.
+func (a *agent) callRaw(ts time.Time, id, tool string, raw []byte) int64 {
+	a.tools++
+	off := a.sp.putToolRaw(id, tool, raw)
+	a.evs.add(ev{micros(ts), off})
+	return off
+}
 
 func (a *agent) text(ts time.Time, kind, text string) {
 	if text == "" {
@@ -140,7 +228,7 @@ func (a *agent) useTokens(msgID string, t session.Tokens) {
 		a.tokens.Output += t.Output
 		return
 	}
-	a.usage[msgID] = t
+	a.usage[a.sp.hash(msgID)] = t
 }
 
 func (a *agent) totalTokens() session.Tokens {
@@ -177,7 +265,7 @@ func (s *sess) decide(a *agent, ts time.Time, call string, granted bool, reason 
 }
 
 func (s *sess) sessionNote(ts time.Time, what, text string) {
-	s.notes = append(s.notes, ev{ts, session.UserNote{Text: "[imported: " + what + "] " + text}})
+	s.notes = append(s.notes, noteEv{ts, s.sp.put(session.UserNote{Text: "[imported: " + what + "] " + text})})
 }
 
 // unknownLine keeps a line of a kind this importer does not map: a note with its start.
@@ -275,47 +363,11 @@ func permMode(s string) string {
 	return "acceptEdits"
 }
 
-// changes folds an agent's edits into one SubagentChanges: per file, the edits' diffs in the
-// order they were made (each is a diff against the file as it was then, so together they are
-// a history, not one patch git could apply) and the lines they added and removed.
-func (a *agent) changes() *session.SubagentChanges {
-	if len(a.edits) == 0 {
-		return nil
-	}
-	const maxDiff = 64 << 10
-	byPath := map[string]*session.FileChange{}
-	var order []string
-	ch := &session.SubagentChanges{Base: "imported"}
-	for _, e := range a.edits {
-		fc := byPath[e.path]
-		if fc == nil {
-			fc = &session.FileChange{Path: e.path, OldPath: e.oldPath, Kind: e.kind}
-			byPath[e.path] = fc
-			order = append(order, e.path)
-		} else if fc.Kind == session.ChangeAdded && e.kind == session.ChangeDeleted {
-			fc.Kind = session.ChangeDeleted
-		} else if fc.Kind != session.ChangeAdded {
-			fc.Kind = e.kind
-		}
-		fc.Added += e.added
-		fc.Removed += e.removed
-		ch.Added += e.added
-		ch.Removed += e.removed
-		if fc.Truncated || e.diff == "" {
-			continue
-		}
-		if len(fc.Diff)+len(e.diff) > maxDiff {
-			fc.Diff += "[cut by summit import: the rest of this file's edits]\n"
-			fc.Truncated, ch.Truncated = true, true
-			continue
-		}
-		fc.Diff += e.diff
-	}
-	for _, p := range order {
-		ch.Files = append(ch.Files, *byPath[p])
-	}
-	return ch
-}
+// changes is an agent's edits as one SubagentChanges (nil when it made none): per file, the
+// edits' diffs in the order they were made (each is a diff against the file as it was then,
+// so together they are a history, not one patch git could apply; past maxDiff the rest is
+// cut) and the lines they added and removed. addEdits builds it.
+func (a *agent) changes() *session.SubagentChanges { return a.chg }
 
 // diffStat counts the added and removed lines of a unified diff's hunks.
 func diffStat(diff string) (added, removed int) {
@@ -331,20 +383,93 @@ func diffStat(diff string) (added, removed int) {
 	return
 }
 
-// stamped is an event of the merged stream, with what orders it.
+// stamped is an event of the merged stream, with what orders it. d is nil for an event still
+// in the spool (off).
 type stamped struct {
-	ts    time.Time
-	rank  int // 0 lifecycle start, 1 body, 2 lifecycle end: keeps each agent's stream in order
-	order int // the agent's place in the tree (-1 for session notes)
-	idx   int // its place in the agent's stream
+	ts    int64 // Unix microseconds
+	rank  int   // 0 lifecycle start, 1 body, 2 lifecycle end: keeps each agent's stream in order
+	order int   // the agent's place in the tree (-1 for session notes)
+	idx   int   // its place in the agent's stream
 	sub   string
 	d     session.Data
+	off   int64
+}
+
+func (x *stamped) less(y *stamped) bool {
+	if x.ts != y.ts {
+		return x.ts < y.ts
+	}
+	if x.rank != y.rank {
+		return x.rank < y.rank
+	}
+	if x.order != y.order {
+		return x.order < y.order
+	}
+	return x.idx < y.idx
+}
+
+// merged is the session's events in recording order, read lazily: a merge of the agents'
+// streams (each already in order by time, rank and index) and the session notes. Only the
+// heads of the streams are in memory.
+type merged struct {
+	start, end time.Time
+	total      int // events, SessionStarted, the summary note and SessionEnded not counted
+	streams    []*agentStream
+	heads      []*agentStream // a heap by head
+}
+
+// agentStream is one agent's stream: the lifecycle events before its body (pre), the body
+// from the spool (a.evs) and the lifecycle events after it (post). Session notes are a
+// stream with pre only.
+type agentStream struct {
+	a    *agent
+	pre  []stamped
+	post []stamped
+	i    int // next event: pre, then body, then post
+	head stamped
+	cur  cursor
+}
+
+func (st *agentStream) n() int {
+	n := len(st.pre) + len(st.post)
+	if st.a != nil {
+		n += st.a.evs.len()
+	}
+	return n
+}
+
+// next loads the stream's next event into head; false at its end.
+func (st *agentStream) next() bool {
+	i := st.i
+	st.i++
+	if i < len(st.pre) {
+		st.head = st.pre[i]
+		return true
+	}
+	i -= len(st.pre)
+	if st.a != nil && i < st.a.evs.len() {
+		e := *st.a.evs.at(i)
+		st.head = stamped{ts: e.ts, rank: 1, order: st.a.order, idx: len(st.pre) + i, sub: st.a.id, off: e.off}
+		return true
+	}
+	if st.a != nil {
+		i -= st.a.evs.len()
+	}
+	if i < len(st.post) {
+		st.cur.release()
+		st.head = st.post[i]
+		return true
+	}
+	return false
 }
 
 // build settles the tree (parents, summit ids in spawn order), the times (each stream made
 // non-decreasing, a child started no earlier than its parent and a parent stopped no earlier
-// than its children) and merges every stream into one by time.
-func (s *sess) build() ([]stamped, time.Time, time.Time) {
+// than its children) and prepares the merge of every stream by time. It runs once.
+func (s *sess) build() *merged {
+	if s.built != nil {
+		return s.built
+	}
 	m := s.main()
 	// Parents: a subagent whose parent is unknown or would make a cycle is the main agent's.
 	for _, a := range s.agents[1:] {
@@ -383,9 +508,9 @@ func (s *sess) build() ([]stamped, time.Time, time.Time) {
 		if !a.spawnAt.IsZero() {
 			return a.spawnAt
 		}
-		for _, e := range a.evs {
-			if !e.ts.IsZero() {
-				return e.ts
+		for i := range a.evs.len() {
+			if e := a.evs.at(i); e.ts != noTime {
+				return fromMicros(e.ts)
 			}
 		}
 		return time.Time{}
@@ -421,17 +546,19 @@ func (s *sess) build() ([]stamped, time.Time, time.Time) {
 			a.start = t
 		}
 		a.start = a.start.Truncate(time.Microsecond)
-		last := a.start
-		for i := range a.evs {
-			t := a.evs[i].ts.Truncate(time.Microsecond)
-			if t.Before(last) {
+		last := a.start.UnixMicro()
+		for i := range a.evs.len() {
+			e := a.evs.at(i)
+			t := e.ts
+			if t < last {
 				t = last
 			}
-			a.evs[i].ts, last = t, t
+			e.ts, last = t, t
 		}
+		a.stop = fromMicros(last)
 		slices.SortStableFunc(a.children, func(x, y *agent) int { return first(x).Compare(first(y)) })
 		for _, c := range a.children {
-			from := last
+			from := a.stop
 			if t := first(c); !t.IsZero() {
 				from = t.Truncate(time.Microsecond)
 			}
@@ -439,15 +566,15 @@ func (s *sess) build() ([]stamped, time.Time, time.Time) {
 				from = a.start
 			}
 			walk(c, from)
-			if c.stop.After(last) {
-				last = c.stop
+			if c.stop.After(a.stop) {
+				a.stop = c.stop
 			}
 		}
-		a.stop = last
 	}
 	walk(m, start)
 	end := m.stop
-	var out []stamped
+	mg := &merged{start: start}
+	notes := &agentStream{}
 	for i, nt := range s.notes {
 		t := nt.ts.Truncate(time.Microsecond)
 		if t.Before(start) {
@@ -456,33 +583,146 @@ func (s *sess) build() ([]stamped, time.Time, time.Time) {
 		if t.After(end) {
 			end = t
 		}
-		out = append(out, stamped{ts: t, rank: 1, order: -1, idx: i, d: nt.d})
+		notes.pre = append(notes.pre, stamped{ts: t.UnixMicro(), rank: 1, order: -1, idx: i, off: nt.off})
 	}
-	for _, a := range s.agents {
-		out = append(out, a.stream()...)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		x, y := &out[i], &out[j]
-		if c := x.ts.Compare(y.ts); c != 0 {
-			return c < 0
+	slices.SortFunc(notes.pre, func(x, y stamped) int {
+		if x.less(&y) {
+			return -1
 		}
-		if x.rank != y.rank {
-			return x.rank < y.rank
+		if y.less(&x) {
+			return 1
 		}
-		if x.order != y.order {
-			return x.order < y.order
-		}
-		return x.idx < y.idx
+		return 0
 	})
-	return out, start, end
+	mg.end = end
+	mg.streams = append(mg.streams, notes)
+	for _, a := range s.agents {
+		mg.streams = append(mg.streams, a.stream())
+	}
+	for _, st := range mg.streams {
+		mg.total += st.n()
+	}
+	s.built = mg
+	return mg
+}
+
+// each calls f with every event in recording order. The merge and the reading back of
+// spooled events run on their own goroutine, a few batches ahead of f (which encodes and
+// folds).
+func (mg *merged) each(sp *spool, f func(ts time.Time, sub string, d session.Data) error) error {
+	type item struct {
+		ts  time.Time
+		sub string
+		d   session.Data
+	}
+	type batch struct {
+		items []item
+		err   error
+	}
+	ch := make(chan batch, 4)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(ch)
+		var b []item
+		send := func(bt batch) bool {
+			select {
+			case ch <- bt:
+				return true
+			case <-stop:
+				return false
+			}
+		}
+		err := mg.merge(sp, func(ts time.Time, sub string, d session.Data) error {
+			b = append(b, item{ts, sub, d})
+			if len(b) == 256 {
+				if !send(batch{items: b}) {
+					return errSpool
+				}
+				b = nil
+			}
+			return nil
+		})
+		if err == nil && len(b) > 0 {
+			send(batch{items: b})
+		} else if err != nil {
+			send(batch{err: err})
+		}
+	}()
+	for bt := range ch {
+		if bt.err != nil {
+			return bt.err
+		}
+		for _, it := range bt.items {
+			if err := f(it.ts, it.sub, it.d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// merge calls f with every event in recording order, reading the spooled ones back.
+func (mg *merged) merge(sp *spool, f func(ts time.Time, sub string, d session.Data) error) error {
+	if err := sp.flush(); err != nil {
+		return err
+	}
+	h := mg.heads[:0]
+	for _, st := range mg.streams {
+		st.cur.sp = sp
+		if st.next() {
+			h = append(h, st)
+		}
+	}
+	less := func(i, j int) bool { return h[i].head.less(&h[j].head) }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			if r := l + 1; r < len(h) && less(r, l) {
+				l = r
+			}
+			if !less(l, i) {
+				return
+			}
+			h[i], h[l] = h[l], h[i]
+			i = l
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(h) > 0 {
+		st := h[0]
+		e := &st.head
+		d := e.d
+		if d == nil {
+			var err error
+			if d, err = st.cur.at(e.off); err != nil {
+				return err
+			}
+		}
+		if err := f(fromMicros(e.ts), e.sub, d); err != nil {
+			return err
+		}
+		if !st.next() {
+			st.cur.release()
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return nil
 }
 
 // stream is an agent's events with its lifecycle around them.
-func (a *agent) stream() []stamped {
-	out := make([]stamped, 0, len(a.evs)+5)
+func (a *agent) stream() *agentStream {
+	st := &agentStream{a: a}
 	i := 0
-	put := func(ts time.Time, rank int, d session.Data) {
-		out = append(out, stamped{ts: ts, rank: rank, order: a.order, idx: i, sub: a.id, d: d})
+	put := func(list *[]stamped, ts time.Time, rank int, d session.Data) {
+		*list = append(*list, stamped{ts: ts.UnixMicro(), rank: rank, order: a.order, idx: i, sub: a.id, d: d})
 		i++
 	}
 	sp := session.SubagentSpawned{AgentType: a.typ, AgentName: a.name, PermissionMode: a.perm,
@@ -490,20 +730,18 @@ func (a *agent) stream() []stamped {
 	if a.parent != nil {
 		sp.ParentSubagentID = a.parent.id
 	}
-	put(a.start, 0, sp)
-	put(a.start, 0, session.SubagentActive{InitialState: "active"})
+	put(&st.pre, a.start, 0, sp)
+	put(&st.pre, a.start, 0, session.SubagentActive{InitialState: "active"})
 	if a.model != "" || a.provider != "" {
-		put(a.start, 0, session.ModelRouted{Provider: a.provider, Model: a.model, Requested: a.model, Why: "imported: the model the source names"})
+		put(&st.pre, a.start, 0, session.ModelRouted{Provider: a.provider, Model: a.model, Requested: a.model, Why: "imported: the model the source names"})
 	}
-	for _, e := range a.evs {
-		put(e.ts, 1, e.d)
-	}
+	i += a.evs.len()
 	// Requests the source never answered: the call did not run.
 	for _, id := range slices.Sorted(maps.Keys(a.perms)) {
-		put(a.stop, 2, session.PermissionDenied{RequestID: id, Reason: "imported: no decision recorded, and the call did not run"})
+		put(&st.post, a.stop, 2, session.PermissionDenied{RequestID: id, Reason: "imported: no decision recorded, and the call did not run"})
 	}
 	if ch := a.changes(); ch != nil {
-		put(a.stop, 2, *ch)
+		put(&st.post, a.stop, 2, *ch)
 	}
 	outcome := a.outcome
 	if outcome == "" {
@@ -513,11 +751,11 @@ func (a *agent) stream() []stamped {
 		outcome = session.OutcomeFailure
 	}
 	if a.stopNote != "" {
-		put(a.stop, 2, session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "[imported: outcome] " + a.stopNote})
+		put(&st.post, a.stop, 2, session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "[imported: outcome] " + a.stopNote})
 	}
-	put(a.stop, 2, session.SubagentStop{Outcome: outcome, ToolInvocationCount: a.tools, ArtifactPaths: []string{},
+	put(&st.post, a.stop, 2, session.SubagentStop{Outcome: outcome, ToolInvocationCount: a.tools, ArtifactPaths: []string{},
 		DurationMS: a.stop.Sub(a.start).Milliseconds(), Tokens: a.totalTokens()})
-	return out
+	return st
 }
 
 // summary is the closing note: what the source held that is not replayed item by item.

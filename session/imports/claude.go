@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,6 +56,22 @@ type ccLine struct {
 	NumTurns        int             `json:"num_turns"`
 	AITitle         string          `json:"aiTitle"`
 	AgentName       string          `json:"agentName"`
+
+	// tur is ToolUseResult decoded by toolUseResult when turDone: done with the line's
+	// decoding, on every core, rather than by the mapping.
+	tur     ccToolResult
+	turOK   bool
+	turDone bool
+}
+
+// decodeCC decodes a Claude Code line, its tool result included.
+func decodeCC(b []byte, l *ccLine) error {
+	if err := json.Unmarshal(b, l); err != nil {
+		return err
+	}
+	l.tur, l.turOK = toolUseResult(l.ToolUseResult)
+	l.turDone = true
+	return nil
 }
 
 type ccMessage struct {
@@ -79,7 +96,9 @@ type ccContent struct {
 
 func (c *ccContent) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &c.Text)
+		var err error
+		c.Text, err = jsonString(b)
+		return err
 	}
 	if len(b) > 0 && b[0] == '[' {
 		return json.Unmarshal(b, &c.Blocks)
@@ -203,27 +222,74 @@ type taskCall struct {
 	}
 }
 
+// hashSet is a set of hashes that is filled, then mostly read: 8 bytes an entry while it is
+// filled (a slice), sorted at the first look-up; what is added after that goes in a map.
+type hashSet struct {
+	list   []uint64
+	sorted bool
+	more   map[uint64]bool
+}
+
+func (h *hashSet) add(x uint64) {
+	if !h.sorted {
+		h.list = append(h.list, x)
+		return
+	}
+	if h.more == nil {
+		h.more = map[uint64]bool{}
+	}
+	h.more[x] = true
+}
+
+func (h *hashSet) has(x uint64) bool {
+	if !h.sorted {
+		slices.Sort(h.list)
+		h.sorted = true
+	}
+	_, ok := slices.BinarySearch(h.list, x)
+	return ok || h.more[x]
+}
+
+// ccCall is a tool call as later lines look it up.
+type ccCall struct {
+	name  string
+	owner *agent
+	off   int64
+}
+
+// intern is name as a string of its own, one per distinct name.
+func (r *ccReader) intern(name string) string {
+	if v, ok := r.names[name]; ok {
+		return v
+	}
+	v := strings.Clone(name)
+	r.names[v] = v
+	return v
+}
+
 // ccReader carries what links a Claude Code session's files together.
 type ccReader struct {
-	s      *sess
-	opts   Options
-	calls  map[string]string         // tool_use id -> tool name
-	args   map[string]map[string]any // tool_use id -> its input
-	tasks  map[string]*taskCall      // Task/Agent tool_use id -> the call
-	links  map[string]string         // subagent key -> the tool_use id that started it
-	status map[string]string         // subagent key -> the status its call reported
-	prompt map[string]string         // subagent key -> its first prompt (to link old sidechains)
-	chain  map[string]string         // uuid of a sidechain line -> its subagent key
+	s    *sess
+	opts Options
+	// calls holds, by the hash of its tool_use id, each tool call's name, the agent that made
+	// it and its event in the spool (its input is read back from there when a refusal asks
+	// for it). Hashes and interned names: a kept string would keep its whole line alive.
+	calls  map[uint64]ccCall
+	names  map[string]string    // tool names, interned
+	tasks  map[string]*taskCall // Task/Agent tool_use id -> the call
+	links  map[string]string    // subagent key -> the tool_use id that started it
+	status map[string]string    // subagent key -> the status its call reported
+	prompt map[string]string    // subagent key -> its first prompt (to link old sidechains)
+	chain  map[uint64]string    // hash of the uuid of a sidechain line -> its subagent key
 	// seen holds the uuids of the lines read so far and owner the agent that made each tool
 	// call: a subagent file that starts with a copy of the main history (an aside question
 	// forks the conversation) repeats them, and those lines are not the subagent's work.
-	seen  map[string]bool
-	owner map[string]*agent
+	seen hashSet
 	// progress holds the messages agent_progress lines carried, per subagent id, in order
 	// (repeats by uuid dropped); those of a subagent without a file of its own are replayed
 	// as its transcript once every file is read.
-	progress map[string][]*ccLine
-	progSeen map[string]bool
+	progress map[string][]int64 // subagent id -> its progress lines, spooled raw
+	progSeen map[uint64]bool
 	progOrd  []string
 	// alone is set when the file imported is a subagent's transcript without its session: its
 	// lines are the main agent's, and the recording says whose subagent it was.
@@ -231,9 +297,9 @@ type ccReader struct {
 }
 
 func readClaude(u Unit, opts Options) (*sess, error) {
-	r := &ccReader{s: newSess(Claude, u.Path), opts: opts, calls: map[string]string{}, args: map[string]map[string]any{}, tasks: map[string]*taskCall{},
-		links: map[string]string{}, status: map[string]string{}, prompt: map[string]string{}, chain: map[string]string{},
-		seen: map[string]bool{}, owner: map[string]*agent{}, progress: map[string][]*ccLine{}, progSeen: map[string]bool{}}
+	r := &ccReader{s: newSess(Claude, u.Path), opts: opts, calls: map[uint64]ccCall{}, names: map[string]string{}, tasks: map[string]*taskCall{},
+		links: map[string]string{}, status: map[string]string{}, prompt: map[string]string{}, chain: map[uint64]string{},
+		progress: map[string][]int64{}, progSeen: map[uint64]bool{}}
 	r.s.provider = "anthropic"
 	r.alone = strings.HasPrefix(filepath.Base(u.Path), "agent-")
 	if err := r.file(u.Path, ""); err != nil {
@@ -249,7 +315,9 @@ func readClaude(u Unit, opts Options) (*sess, error) {
 			return nil, err
 		}
 	}
-	r.replayProgress()
+	if err := r.replayProgress(); err != nil {
+		return nil, err
+	}
 	r.link()
 	return r.s, nil
 }
@@ -290,33 +358,17 @@ func offsetOf(err error) int64 {
 
 // file reads one transcript: the main session (key "") or a subagent's.
 func (r *ccReader) file(path, key string) error {
-	data, err := readFile(path)
-	if err != nil {
-		return err
-	}
-	lines, err := splitLines(path, data)
-	if err != nil {
-		return err
-	}
-	r.s.lines += len(lines)
-	// Decoded a chunk at a time: a chunk's structs (and the raw tool results they hold) are
-	// garbage once mapped, so only one chunk of them is alive at once. Fresh structs per
-	// chunk: the agent_progress messages kept point into them.
-	for lo := 0; lo < len(lines); lo += decodeChunk {
-		chunk := lines[lo:min(lo+decodeChunk, len(lines))]
-		out := make([]ccLine, len(chunk))
-		errs := decodeAll(chunk, out, func(b []byte, l *ccLine) error { return json.Unmarshal(b, l) })
-		for i := range chunk {
-			if errs[i] != nil {
-				if err := r.s.badLine(path, chunk[i], errs[i], r.opts); err != nil {
-					return err
-				}
-				continue
-			}
-			r.line(key, &out[i], chunk[i].b)
+	// Read a block at a time (see readLines): the structs of a block (and the raw tool
+	// results they hold) are garbage once mapped. The agent_progress messages kept are their
+	// own allocations.
+	return readLines(path, decodeCC, func(ln srcLine, l *ccLine, err error) error {
+		r.s.lines++
+		if err != nil {
+			return r.s.badLine(path, ln, err, r.opts)
 		}
-	}
-	return nil
+		r.line(key, l, ln.b)
+		return nil
+	})
 }
 
 // badLine handles a line that does not decode: a torn last line is a warning, any other an
@@ -349,13 +401,14 @@ func (r *ccReader) agentOf(key string, l *ccLine) *agent {
 	}
 	k := l.AgentID
 	if k == "" {
-		k = r.chain[l.ParentUUID]
+		k = r.chain[r.s.sp.hash(l.ParentUUID)]
 		if k == "" {
 			k = "sidechain-" + l.UUID
 		}
 	}
 	if l.UUID != "" {
-		r.chain[l.UUID] = k
+		k = strings.Clone(k)
+		r.chain[r.s.sp.hash(l.UUID)] = k
 	}
 	return r.s.agent(k)
 }
@@ -372,7 +425,7 @@ func (r *ccReader) line(key string, l *ccLine, raw []byte) {
 		return
 	}
 	if l.UUID != "" {
-		r.seen[l.UUID] = true
+		r.seen.add(r.s.sp.hash(l.UUID))
 	}
 	ts := parseTS(l.Timestamp)
 	if key == "" && (!l.IsSidechain || r.alone) {
@@ -439,7 +492,7 @@ func (r *ccReader) line(key string, l *ccLine, raw []byte) {
 			}
 		}
 		if d := l.Data; d != nil && d.Type == "agent_progress" && d.AgentID != "" && d.Message != nil && key == "" {
-			r.keepProgress(d)
+			r.keepProgress(d, raw)
 			return
 		}
 		s.skipped["progress lines (streamed updates of what the transcripts hold)"]++
@@ -508,13 +561,24 @@ func refused(text string) bool {
 }
 
 func (r *ccReader) toolResult(a *agent, ts time.Time, l *ccLine, b *ccBlock) {
-	tool := r.calls[b.ToolUseID]
+	call, known := r.calls[r.s.sp.hash(b.ToolUseID)]
+	tool := call.name
 	text := string(b.Content)
 	if b.IsError && refused(text) {
-		r.s.ask(a, ts, b.ToolUseID, tool, r.args[b.ToolUseID], "imported: Claude Code asked the user")
+		var args map[string]any
+		if known {
+			if d, err := r.s.sp.get(call.off); err == nil {
+				args = d.(session.TranscriptEvent).Args
+			}
+		}
+		r.s.ask(a, ts, b.ToolUseID, tool, args, "imported: Claude Code asked the user")
 		r.s.decide(a, ts, b.ToolUseID, false, clip(text, 512))
 	}
-	if tr, ok := toolUseResult(l.ToolUseResult); ok {
+	if !l.turDone {
+		l.tur, l.turOK = toolUseResult(l.ToolUseResult)
+		l.turDone = true
+	}
+	if tr, ok := l.tur, l.turOK; ok {
 		if tr.AgentID != "" {
 			if _, ok := r.links[tr.AgentID]; !ok {
 				r.links[tr.AgentID] = b.ToolUseID
@@ -523,7 +587,7 @@ func (r *ccReader) toolResult(a *agent, ts time.Time, l *ccLine, b *ccBlock) {
 		}
 		if tr.FilePath != "" && (len(tr.StructuredPatch) > 0 || tr.Kind == "create") && !b.IsError {
 			e := r.edit(&tr)
-			a.edits = append(a.edits, e)
+			a.addEdits(e)
 			if e.diff != "" {
 				text += "\n" + e.diff
 			}
@@ -618,15 +682,15 @@ func (r *ccReader) assistant(a *agent, ts time.Time, l *ccLine) {
 		case "redacted_thinking":
 			r.s.skipped["redacted thinking blocks (encrypted by the model's provider)"]++
 		case "tool_use", "server_tool_use":
-			r.calls[b.ID], r.args[b.ID], r.owner[b.ID] = b.Name, rawArgs(b.Input), a
-			a.call(ts, b.ID, b.Name, r.args[b.ID])
+			off := a.callRaw(ts, b.ID, b.Name, b.Input)
+			r.calls[r.s.sp.hash(b.ID)] = ccCall{name: r.intern(b.Name), owner: a, off: off}
 			if b.Name == "Task" || b.Name == "Agent" {
 				t := &taskCall{by: a, ts: ts}
 				_ = json.Unmarshal(b.Input, &t.input)
 				r.tasks[b.ID] = t
 			}
 		case "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "advisor_tool_result":
-			a.result(ts, b.ToolUseID, r.calls[b.ToolUseID], string(b.Content), false)
+			a.result(ts, b.ToolUseID, r.calls[r.s.sp.hash(b.ToolUseID)].name, string(b.Content), false)
 		default:
 			r.s.unknown["claude-code assistant content block "+fmt.Sprintf("%q", b.Type)]++
 			a.note(ts, "assistant content block "+b.Type, "")
@@ -693,7 +757,7 @@ func (r *ccReader) stream(l *ccLine, raw []byte) bool {
 	s := r.s
 	l.SessionID = l.StreamSessionID
 	if len(l.ToolUseResult) == 0 {
-		l.ToolUseResult = l.StreamResult
+		l.ToolUseResult, l.turDone = l.StreamResult, false
 	}
 	if l.ParentToolUse != nil && *l.ParentToolUse != "" {
 		l.IsSidechain, l.AgentID = true, *l.ParentToolUse
@@ -738,13 +802,13 @@ func (r *ccReader) stream(l *ccLine, raw []byte) bool {
 // copied reports whether a line of a subagent's file repeats the history it was forked from:
 // a uuid already read, or a model message whose tool call another agent made.
 func (r *ccReader) copied(l *ccLine) bool {
-	if l.UUID != "" && r.seen[l.UUID] {
+	if l.UUID != "" && r.seen.has(r.s.sp.hash(l.UUID)) {
 		return true
 	}
 	if l.Type == "assistant" && l.Message != nil {
 		for _, b := range l.Message.Content.Blocks {
 			if b.Type == "tool_use" && b.ID != "" {
-				if o := r.owner[b.ID]; o != nil && o.key != l.AgentID {
+				if o := r.calls[r.s.sp.hash(b.ID)].owner; o != nil && o.key != l.AgentID {
 					return true
 				}
 			}
@@ -755,35 +819,46 @@ func (r *ccReader) copied(l *ccLine) bool {
 
 // keepProgress keeps an agent_progress message until it is known whether its subagent has a
 // file of its own.
-func (r *ccReader) keepProgress(d *ccProgress) {
+func (r *ccReader) keepProgress(d *ccProgress, raw []byte) {
 	m := d.Message
 	if m.UUID != "" {
-		if r.progSeen[m.UUID] {
+		if r.progSeen[r.s.sp.hash(m.UUID)] {
 			r.s.skipped["agent_progress lines that repeat a message"]++
 			return
 		}
-		r.progSeen[m.UUID] = true
+		r.progSeen[r.s.sp.hash(m.UUID)] = true
 	}
 	if _, ok := r.progress[d.AgentID]; !ok {
-		r.progOrd = append(r.progOrd, d.AgentID)
+		r.progOrd = append(r.progOrd, strings.Clone(d.AgentID))
 	}
-	m.AgentID, m.IsSidechain = d.AgentID, true
-	r.progress[d.AgentID] = append(r.progress[d.AgentID], m)
+	// The line itself waits in the spool, decoded again if it is replayed.
+	r.progress[d.AgentID] = append(r.progress[d.AgentID], r.s.sp.putBlob(raw))
 }
 
 // replayProgress builds the subagents that only agent_progress lines record; for one with a
 // file of its own, the lines repeated that file and are counted.
-func (r *ccReader) replayProgress() {
+func (r *ccReader) replayProgress() error {
 	for _, id := range r.progOrd {
-		msgs := r.progress[id]
+		offs := r.progress[id]
 		if r.s.byKey[id] != nil {
-			r.s.skipped["progress lines (streamed updates of what the transcripts hold)"] += len(msgs)
+			r.s.skipped["progress lines (streamed updates of what the transcripts hold)"] += len(offs)
 			continue
 		}
 		a := r.s.agent(id)
 		a.sessionID = id
-		for _, m := range msgs {
+		for _, off := range offs {
+			raw, err := r.s.sp.blob(off)
+			if err != nil {
+				return err
+			}
+			var l ccLine
+			if err := json.Unmarshal(raw, &l); err != nil || l.Data == nil || l.Data.Message == nil {
+				return fmt.Errorf("%s: import spool: a progress line does not decode again", r.s.path)
+			}
+			m := l.Data.Message
+			m.AgentID, m.IsSidechain = id, true
 			r.line(id, m, nil)
 		}
 	}
+	return nil
 }

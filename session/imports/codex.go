@@ -2,6 +2,7 @@ package imports
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -228,11 +229,12 @@ type cxReader struct {
 	pending map[string][]edit    // call_id of an apply_patch -> its edits, until it is known to have applied
 	settled map[string]bool
 	sandbox map[*agent]string
+	names   map[string]string // tool names, interned
 }
 
 func readCodex(u Unit, opts Options) (*sess, error) {
 	r := &cxReader{s: newSess(Codex, u.Path), opts: opts, calls: map[string]string{}, callAt: map[string]time.Time{},
-		pending: map[string][]edit{}, settled: map[string]bool{}, sandbox: map[*agent]string{}}
+		pending: map[string][]edit{}, settled: map[string]bool{}, sandbox: map[*agent]string{}, names: map[string]string{}}
 	r.s.provider = "openai"
 	if err := r.file(u.Path, true); err != nil {
 		return nil, err
@@ -254,41 +256,38 @@ func readCodex(u Unit, opts Options) (*sess, error) {
 }
 
 func (r *cxReader) file(path string, isMain bool) error {
-	data, err := readFile(path)
-	if err != nil {
-		return err
+	fork := 0
+	if m, ok := readCodexMeta(path); !ok || m.parent != "" {
+		var err error
+		if fork, err = forkPoint(path); err != nil {
+			return err
+		}
 	}
-	lines, err := splitLines(path, data)
-	if err != nil {
-		return err
-	}
-	out := make([]cxLine, len(lines))
-	errs := decodeAll(lines, out, func(b []byte, l *cxLine) error { return json.Unmarshal(b, l) })
-	r.s.lines += len(lines)
 	a := r.s.main()
-	fork := forkPoint(out, errs)
-	for i := range lines {
-		l, ln := &out[i], lines[i]
-		if i < fork && errs[i] == nil && l.Type != "session_meta" {
+	i := -1
+	return readLines(path, decodeCx, func(ln srcLine, l *cxLine, lerr error) error {
+		i++
+		r.s.lines++
+		if i < fork && lerr == nil && l.Type != "session_meta" {
 			// The history a forked thread copied from its parent: the parent's own rollout
 			// holds it when imported with it; alone, it is kept as notes, not as the thread's
 			// work (its first prompt is the parent's, not its task).
 			if !isMain {
 				r.s.skipped["lines a spawned thread's rollout copied from its parent"]++
-				continue
+				return nil
 			}
 			if p := l.Payload; l.Type == "response_item" && p != nil && p.Type == "message" && p.Content != "" {
 				a.note(parseTS(l.Timestamp), "history copied from the parent thread", p.Role+": "+string(p.Content))
 			} else {
 				r.s.skipped["lines of the history copied from the parent thread"]++
 			}
-			continue
+			return nil
 		}
-		if errs[i] != nil {
-			if err := r.s.badLine(path, ln, errs[i], r.opts); err != nil {
+		if lerr != nil {
+			if err := r.s.badLine(path, ln, lerr, r.opts); err != nil {
 				return err
 			}
-			continue
+			return nil
 		}
 		ts := parseTS(l.Timestamp)
 		p := l.Payload
@@ -297,7 +296,7 @@ func (r *cxReader) file(path string, isMain bool) error {
 			p, l.Type = &cxItem{ID: l.ID}, "session_meta"
 		} else if p == nil && l.RecordType != "" {
 			r.s.skipped["rollout state records"]++
-			continue
+			return nil
 		} else if p == nil && l.Type != "" {
 			// Unwrapped rollout: a bare response item.
 			var it cxItem
@@ -305,36 +304,52 @@ func (r *cxReader) file(path string, isMain bool) error {
 				if err := r.s.badLine(path, ln, err, r.opts); err != nil {
 					return err
 				}
-				continue
+				return nil
 			}
 			p, l.Type = &it, "response_item"
 		}
 		if p == nil {
 			r.s.unknownLine(a, ts, fmt.Sprintf("codex line of type %q", l.Type), ln.b)
-			continue
+			return nil
 		}
 		if l.Type == "session_meta" {
 			a = r.meta(a, p, ts, isMain)
-			continue
+			return nil
 		}
 		r.item(a, ts, l.Type, p, ln.b)
-	}
-	return nil
+		return nil
+	})
 }
+
+func decodeCx(b []byte, l *cxLine) error { return json.Unmarshal(b, l) }
 
 // forkPoint is the index of the first line of a spawned thread's own work when its rollout
 // starts with a copy of its parent's history (Codex forks the context into the thread): the
 // copy ends with the parent's spawn_agent call, and the thread's own first prompt is that
 // call's message. 0 when the rollout is not a forked thread's.
-func forkPoint(out []cxLine, errs []error) int {
-	if len(out) == 0 || errs[0] != nil || out[0].Type != "session_meta" || out[0].Payload == nil || metaOf(out[0].Payload).parent == "" {
-		return 0
-	}
+func forkPoint(path string) (int, error) {
 	want := map[string]bool{}
-	for i := 1; i < len(out); i++ {
-		p := out[i].Payload
-		if errs[i] != nil || p == nil || out[i].Type != "response_item" {
-			continue
+	fork, i, run := 0, -1, 0 // run: the turn_context lines just before line i
+	errFound := errors.New("found")
+	err := readLines(path, decodeCx, func(_ srcLine, l *cxLine, lerr error) error {
+		i++
+		if i == 0 {
+			if lerr != nil || l.Type != "session_meta" || l.Payload == nil || metaOf(l.Payload).parent == "" {
+				return errFound
+			}
+			return nil
+		}
+		p := l.Payload
+		tc := l.Type == "turn_context"
+		defer func() {
+			if tc {
+				run++
+			} else {
+				run = 0
+			}
+		}()
+		if lerr != nil || p == nil || l.Type != "response_item" {
+			return nil
 		}
 		switch {
 		case p.Type == "function_call" && p.Name == "spawn_agent":
@@ -347,14 +362,15 @@ func forkPoint(out []cxLine, errs []error) int {
 			}
 		case p.Type == "message" && p.Role == "user" && len(want) > 0 && want[string(p.Content)]:
 			// Its turn context, when written just before the prompt, is the thread's too.
-			j := i
-			for j > 1 && out[j-1].Type == "turn_context" {
-				j--
-			}
-			return j
+			fork = i - run
+			return errFound
 		}
+		return nil
+	})
+	if err != nil && err != errFound {
+		return 0, err
 	}
-	return 0
+	return fork, nil
 }
 
 // meta starts a file: the main thread, or a spawned thread's agent.
@@ -482,6 +498,12 @@ func (r *cxReader) response(a *agent, ts time.Time, p *cxItem, raw []byte) {
 		}
 		a.text(ts, session.TranscriptThinking, t)
 	case "function_call":
+		if p.Name != "apply_patch" && p.Name != "shell" && p.Name != "container.exec" {
+			// The arguments are decoded only when the event is written (see spool).
+			r.note(p.CallID, p.Name, ts)
+			a.callRaw(ts, p.CallID, p.Name, []byte(p.Arguments))
+			return
+		}
 		args := rawArgs([]byte(p.Arguments))
 		r.call(a, ts, p.CallID, p.Name, args)
 		if p.Name == "apply_patch" {
@@ -517,8 +539,20 @@ func (r *cxReader) response(a *agent, ts time.Time, p *cxItem, raw []byte) {
 }
 
 func (r *cxReader) call(a *agent, ts time.Time, id, name string, args map[string]any) {
-	r.calls[id], r.callAt[id] = name, ts
+	r.note(id, name, ts)
 	a.call(ts, id, name, args)
+}
+
+// note keeps a call's tool and time by its id: copies of both, since a kept string would keep
+// its whole line alive, and the names are few.
+func (r *cxReader) note(id, name string, ts time.Time) {
+	id = strings.Clone(id)
+	n, ok := r.names[name]
+	if !ok {
+		n = strings.Clone(name)
+		r.names[n] = n
+	}
+	r.calls[id], r.callAt[id] = n, ts
 }
 
 // applied settles an apply_patch call's edits once: kept when it applied, dropped when not.
@@ -527,9 +561,9 @@ func (r *cxReader) applied(a *agent, call string, ok bool) {
 		return
 	}
 	if e, has := r.pending[call]; has {
-		r.settled[call] = true
+		r.settled[strings.Clone(call)] = true
 		if ok {
-			a.edits = append(a.edits, e...)
+			a.addEdits(e...)
 		}
 		delete(r.pending, call)
 	}

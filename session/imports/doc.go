@@ -185,12 +185,41 @@
 // the file fails with its line. A malformed line fails its file with "file:line: malformed
 // JSON …" (with Options.Lenient it is skipped and noted); a torn last line (a tool killed
 // mid-write) is skipped with a warning. A file whose format cannot be told fails naming the
-// formats tried. Lines are decoded on every core (goccy/go-json into structs of the fields
-// the mapping reads; Claude Code lines a chunk of 4096 at a time, so one chunk of decoded
-// structs is alive at once); the mapping, merge and fold run in order on one goroutine.
+// formats tried.
 //
-// Figures (testdata/perf/import.sh 3 300 claude, medians of 3 beside jq -c . on the same
-// 300 MB, a shared 2-core machine at load ~47): 4.6 MB/s against jq's 5.5 (0.84×), peak RSS
-// 1158 MB. The file is read whole and every event is held until the recording is written:
-// the import does not stream yet.
+// # Streaming: memory and speed
+//
+// An import holds per source event 16 bytes, never the event: memory stays flat whatever the
+// file's size (a 1 GB Claude Code session imports in about 250 MB of RSS, 70 MB of it the
+// binary itself).
+//
+//   - Source files are read a 1 MiB block at a time (readLines). The lines of a block are
+//     decoded on every core (goccy/go-json into structs of the fields the mapping reads; a
+//     Claude Code line's toolUseResult with it) while the previous block is mapped, in order,
+//     on one goroutine; decoding copies what it keeps, so a block is reused once mapped.
+//   - Each event the mapping makes goes at once to the spool, one unlinked temporary file in
+//     $TMPDIR (os.TempDir; it needs about the recording's size there), spool.go: a kind byte
+//     and length-prefixed fields, tool arguments as the source's raw JSON, decoded only when
+//     written. An agent keeps its events' times and spool offsets
+//     in fixed chunks; what later lines look up is kept by a 64-bit hash of the id (uuids in
+//     a sorted list, tool calls in a map with interned names), never as a string that would
+//     keep its line alive. Edits are folded into the agent's changes as they come (at most
+//     64 KiB of diff per file); agent_progress lines wait in the spool until the end says
+//     whether their subagent has a file of its own.
+//   - Gemini CLI JSONL chats spool each message record as its line (a later record with the
+//     same id replaces it, a rewind drops it), and the surviving ones are decoded again, on
+//     every core, once the file is read. The whole-JSON sessions of Gemini CLI before JSONL
+//     and /chat save checkpoints are one JSON document each and are read whole.
+//   - When every file is read, the tree and times are settled on the 16-byte records and the
+//     recording is written by merging the agents' streams (a heap of their heads, each
+//     stream read forward from the spool) one merge ahead of the writer, which encodes,
+//     redacts and folds each event into a counting state (session.State.SetCountOnly: the
+//     same fold and errors, nothing kept per transcript event).
+//
+// Figures: testdata/perf/import.sh COUNT SIZE_MB FORMAT builds SIZE_MB from a fixture
+// repeated with varied ids and times `summit import` beside `jq -c .` on the same file,
+// medians of COUNT, and an import with GOMAXPROCS=1; BenchmarkImport*Fixture do the same at
+// 40 MB in `go test -bench`. Measured on a shared 2-core machine at load 10–20, so the
+// absolute rates are low and only the ratios in one run compare (see the README's import
+// section for the figures).
 package imports

@@ -250,25 +250,35 @@ func readGemini(u Unit, opts Options) (*sess, error) {
 // file reads one chat: the main session (parent "") or a subagent's (parent: the session id
 // its folder is named after).
 func (r *gmReader) file(path, parent string) error {
-	data, err := readFile(path)
+	head, err := readHead(path, 64<<10)
 	if err != nil {
+		_, err = readFile(path) // the error, named as every read names it
 		return err
 	}
-	body := bytes.TrimSpace(data)
+	body := bytes.TrimLeft(head, " \t\r\n")
 	var meta gmRecord
 	var msgs []gmMessage
+	var offs []int64 // JSONL: the messages, spooled (see records)
 	switch {
 	case len(body) > 0 && body[0] == '[':
+		data, err := readFile(path)
+		if err != nil {
+			return err
+		}
 		return r.checkpoint(path, data)
 	case strings.HasSuffix(path, ".json") || len(body) > 0 && body[0] == '{' && bytes.Contains(body[:min(len(body), 4096)], []byte("\n  \"")):
-		// The whole-JSON session of Gemini CLI before JSONL.
+		// The whole-JSON session of Gemini CLI before JSONL: one document, read whole.
+		data, err := readFile(path)
+		if err != nil {
+			return err
+		}
 		if err := json.Unmarshal(data, &meta); err != nil {
 			return lineErr(path, lineAt(data, offsetOf(err)), "%s", jsonMsg(err))
 		}
 		msgs = meta.Messages
 		r.s.lines += bytes.Count(data, []byte{'\n'}) + 1
 	default:
-		if msgs, meta, err = r.records(path, data); err != nil {
+		if offs, meta, err = r.records(path); err != nil {
 			return err
 		}
 	}
@@ -297,6 +307,9 @@ func (r *gmReader) file(path, parent string) error {
 	for i := range msgs {
 		r.message(a, &msgs[i])
 	}
+	if err := r.replay(a, offs); err != nil {
+		return err
+	}
 	if a.name == "" {
 		a.name = a.key
 	}
@@ -305,65 +318,105 @@ func (r *gmReader) file(path, parent string) error {
 
 // records reads a JSONL chat into its final messages: a record whose id was seen replaces
 // that message, a rewind drops the messages from the one it names on (each dropped one is
-// kept as a note, since the source held it), and $set updates the metadata.
-func (r *gmReader) records(path string, data []byte) ([]gmMessage, gmRecord, error) {
-	lines, err := splitLines(path, data)
-	if err != nil {
-		return nil, gmRecord{}, err
-	}
-	out := make([]gmRecord, len(lines))
-	errs := decodeAll(lines, out, func(b []byte, l *gmRecord) error { return json.Unmarshal(b, l) })
-	r.s.lines += len(lines)
+// kept as a note, since the source held it), and $set updates the metadata. The messages are
+// spooled as their lines (the offsets returned, in order) and decoded again by replay: which
+// of them stay is known only at the end, and holding them decoded would take memory in
+// proportion to the chat.
+func (r *gmReader) records(path string) ([]int64, gmRecord, error) {
 	var meta gmRecord
-	var msgs []gmMessage
-	at := map[string]int{}
-	for i := range out {
-		rec := &out[i]
-		if errs[i] != nil {
-			if err := r.s.badLine(path, lines[i], errs[i], r.opts); err != nil {
-				return nil, meta, err
-			}
-			continue
+	var msgs []int64
+	at := map[uint64]int{} // by the hash of the message id
+	h := r.s.sp.hash
+	err := readLines(path, decodeGm, func(ln srcLine, rec *gmRecord, lerr error) error {
+		r.s.lines++
+		if lerr != nil {
+			return r.s.badLine(path, ln, lerr, r.opts)
 		}
 		switch {
 		case rec.RewindTo != "":
-			j, ok := at[rec.RewindTo]
+			j, ok := at[h(rec.RewindTo)]
 			if !ok {
 				j = 0
 			}
-			for _, m := range msgs[j:] {
-				delete(at, m.ID)
+			for _, off := range msgs[j:] {
+				var old gmRecord
+				raw, err := r.s.sp.blob(off)
+				if err == nil {
+					err = decodeGm(raw, &old)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: import spool: a message does not decode again: %v", path, err)
+				}
+				m := &old.gmMessage
+				delete(at, h(m.ID))
 				r.s.sessionNote(parseTS(m.Timestamp), "rewound", fmt.Sprintf("a %s message the user rewound past: %s", m.Type, clip(m.Content.text(), 1024)))
 			}
 			msgs = msgs[:j]
 		case rec.Set != nil:
 			if rec.Set.Summary != "" {
-				meta.Summary = rec.Set.Summary
+				meta.Summary = strings.Clone(rec.Set.Summary)
 			}
 			if rec.Set.SessionID != "" && meta.SessionID == "" {
-				meta.SessionID = rec.Set.SessionID
+				meta.SessionID = strings.Clone(rec.Set.SessionID)
 			}
 			r.s.skipped["metadata updates"]++
 		case rec.ID != "":
-			if j, ok := at[rec.ID]; ok {
-				msgs[j] = rec.gmMessage
+			off := r.s.sp.putBlob(ln.b)
+			if j, ok := at[h(rec.ID)]; ok {
+				msgs[j] = off
 				r.s.skipped["message records that update an earlier one"]++
 			} else {
-				at[rec.ID] = len(msgs)
-				msgs = append(msgs, rec.gmMessage)
+				at[h(rec.ID)] = len(msgs)
+				msgs = append(msgs, off)
 			}
 		case rec.SessionID != "":
 			if meta.SessionID == "" {
-				meta.SessionID, meta.StartTime, meta.Kind = rec.SessionID, rec.StartTime, rec.Kind
+				meta.SessionID, meta.StartTime, meta.Kind = strings.Clone(rec.SessionID), strings.Clone(rec.StartTime), strings.Clone(rec.Kind)
 			}
 			if rec.Summary != "" {
-				meta.Summary = rec.Summary
+				meta.Summary = strings.Clone(rec.Summary)
 			}
 		default:
-			r.s.unknownLine(r.s.main(), time.Time{}, "gemini-cli record", lines[i].b)
+			r.s.unknownLine(r.s.main(), time.Time{}, "gemini-cli record", ln.b)
+		}
+		return nil
+	})
+	return msgs, meta, err
+}
+
+func decodeGm(b []byte, l *gmRecord) error { return json.Unmarshal(b, l) }
+
+// replay maps the messages records spooled, decoding them again a batch at a time on every
+// core.
+func (r *gmReader) replay(a *agent, offs []int64) error {
+	const batch = 1024
+	if err := r.s.sp.flush(); err != nil {
+		return err
+	}
+	c := cursor{sp: r.s.sp}
+	defer c.release()
+	for lo := 0; lo < len(offs); lo += batch {
+		part := offs[lo:min(lo+batch, len(offs))]
+		lines := make([]srcLine, len(part))
+		for i, off := range part {
+			raw, err := c.record(off)
+			if err != nil {
+				return err
+			}
+			if len(raw) == 0 || raw[0] != spBlob {
+				return errSpool
+			}
+			lines[i].b = bytes.Clone(raw[1:])
+		}
+		out := make([]gmRecord, len(part))
+		for i, err := range decodeAll(lines, out, decodeGm) {
+			if err != nil {
+				return fmt.Errorf("%s: import spool: a message does not decode again: %v", r.s.path, err)
+			}
+			r.message(a, &out[i].gmMessage)
 		}
 	}
-	return msgs, meta, nil
+	return nil
 }
 
 func (r *gmReader) message(a *agent, m *gmMessage) {
@@ -412,7 +465,7 @@ func (r *gmReader) message(a *agent, m *gmMessage) {
 			}
 			if !failed {
 				if e, ok := r.edit(c); ok {
-					a.edits = append(a.edits, e)
+					a.addEdits(e)
 					res += "\n" + e.diff
 				}
 			}

@@ -53,7 +53,8 @@ func (f Format) agentType() string {
 // are whole files read or written by a tool), so a longer one is damage.
 const MaxLineBytes = 64 << 20
 
-// MaxFileBytes caps one source file: it is read whole.
+// MaxFileBytes caps one source file. JSONL files are read a block at a time; only a Gemini
+// CLI whole-JSON session or checkpoint is read whole.
 const MaxFileBytes = 4 << 30
 
 // LineError is a source file that cannot be read, with the line where it fails (0: the file

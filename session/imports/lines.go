@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 )
@@ -100,37 +101,6 @@ func readAll(r io.Reader, b []byte) ([]byte, error) {
 	}
 }
 
-// splitLines cuts data into its non-blank lines. A line over MaxLineBytes is an error naming
-// it.
-func splitLines(path string, data []byte) ([]srcLine, error) {
-	lines := make([]srcLine, 0, bytes.Count(data, []byte{'\n'})+1)
-	n := 0
-	for len(data) > 0 {
-		n++
-		i := bytes.IndexByte(data, '\n')
-		var l []byte
-		last := false
-		if i < 0 {
-			l, data, last = data, nil, true
-		} else {
-			l, data = data[:i], data[i+1:]
-		}
-		if len(l) > MaxLineBytes {
-			return nil, lineErr(path, n, "a line of %d bytes is over the %d-byte cap", len(l), MaxLineBytes)
-		}
-		l = bytes.TrimRight(l, "\r")
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		lines = append(lines, srcLine{n: n, b: l, last: last})
-	}
-	return lines, nil
-}
-
-// decodeChunk is how many lines are decoded before they are mapped: enough to keep every
-// core busy, few enough that the decoded structs of a long session are not all alive at once.
-const decodeChunk = 4096
-
 // decodeAll decodes every line into out[i] with decode, on every core: lines are independent,
 // so only the mapping that follows (which needs order) runs on one goroutine. errs[i] is the
 // decode error of line i, or nil.
@@ -214,9 +184,7 @@ func lineAt(data []byte, off int64) int {
 func partsText(b []byte) (string, error) {
 	switch {
 	case len(b) > 0 && b[0] == '"':
-		var s string
-		err := json.Unmarshal(b, &s)
-		return s, err
+		return jsonString(b)
 	case len(b) > 0 && b[0] == '[':
 		var parts []struct {
 			Type string `json:"type"`
@@ -240,4 +208,169 @@ func partsText(b []byte) (string, error) {
 		return sb.String(), nil
 	}
 	return "", nil
+}
+
+// readBlock is how much of a source file is read at a time: the lines in one block are
+// decoded (on every core) while the previous block's are mapped, so about three blocks of
+// source and their decoded structs are alive at once, whatever the file's size.
+const readBlock = 1 << 20
+
+// decoded is one block of decoded lines.
+type decoded[T any] struct {
+	buf   []byte // the block the lines are in, reused once they are mapped
+	lines []srcLine
+	out   []T
+	errs  []error
+	err   error // reading the file failed here
+}
+
+// readLines reads the file at path a block at a time, decodes its non-blank lines into T on
+// every core, and calls each with every line in order (err: the line's decode error). Reading
+// and decoding run ahead of each by one block. A line over MaxLineBytes, a file over
+// MaxFileBytes or a read error stops it with that error.
+func readLines[T any](path string, decode func([]byte, *T) error, each func(ln srcLine, l *T, err error) error) error {
+	f, fi, err := openRegular(path)
+	if err != nil {
+		return lineErr(path, 0, "%v", unwrapPath(err))
+	}
+	defer f.Close()
+	if fi.Size() > MaxFileBytes {
+		return lineErr(path, 0, "%d bytes is over the %d-byte cap of one source file", fi.Size(), int64(MaxFileBytes))
+	}
+	ch := make(chan decoded[T], 1)
+	free := make(chan []byte, 3) // blocks whose lines are mapped (decoding copies what it keeps)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(ch)
+		send := func(d decoded[T]) bool {
+			select {
+			case ch <- d:
+				return true
+			case <-stop:
+				return false
+			}
+		}
+		var carry []byte // the start of a line the last block cut
+		n := 0           // lines so far
+		var total int64
+		for eof := false; !eof; {
+			var buf []byte
+			select {
+			case buf = <-free:
+			default:
+			}
+			if want := max(readBlock, 2*len(carry)); cap(buf) < want {
+				buf = make([]byte, 0, want)
+			}
+			buf = buf[:len(carry)]
+			copy(buf, carry) // carry may lie in buf itself: copy moves overlapping bytes right
+			for len(buf) < cap(buf) {
+				k, err := f.Read(buf[len(buf):cap(buf)])
+				buf = buf[:len(buf)+k]
+				total += int64(k)
+				if err == io.EOF {
+					eof = true
+					break
+				}
+				if err != nil {
+					send(decoded[T]{err: lineErr(path, 0, "%v", unwrapPath(err))})
+					return
+				}
+			}
+			if total > MaxFileBytes {
+				send(decoded[T]{err: lineErr(path, 0, "over the %d-byte cap of one source file", int64(MaxFileBytes))})
+				return
+			}
+			data := buf
+			if !eof {
+				i := bytes.LastIndexByte(buf, '\n')
+				if i < 0 {
+					if len(buf) > MaxLineBytes {
+						send(decoded[T]{err: lineErr(path, n+1, "a line of over %d bytes is over the %d-byte cap", len(buf), MaxLineBytes)})
+						return
+					}
+					carry = buf // a longer line than the block: read on with a bigger one
+					continue
+				}
+				data, carry = buf[:i+1], buf[i+1:]
+			} else {
+				carry = nil
+			}
+			var lines []srcLine
+			lines, n, err = splitFrom(path, data, n, eof)
+			if err != nil {
+				send(decoded[T]{err: err})
+				return
+			}
+			d := decoded[T]{buf: buf, lines: lines, out: make([]T, len(lines))}
+			d.errs = decodeAll(lines, d.out, decode)
+			if !send(d) {
+				return
+			}
+		}
+	}()
+	for d := range ch {
+		if d.err != nil {
+			return d.err
+		}
+		for i := range d.lines {
+			if err := each(d.lines[i], &d.out[i], d.errs[i]); err != nil {
+				return err
+			}
+		}
+		select {
+		case free <- d.buf:
+		default:
+		}
+	}
+	return nil
+}
+
+// splitFrom cuts a block into its non-blank lines, numbering them on from n (the lines before
+// the block); the block's last line is the file's last when eof. It returns the new count.
+func splitFrom(path string, data []byte, n int, eof bool) ([]srcLine, int, error) {
+	var lines []srcLine
+	for len(data) > 0 {
+		n++
+		i := bytes.IndexByte(data, '\n')
+		var l []byte
+		last := false
+		if i < 0 {
+			l, data, last = data, nil, eof
+		} else {
+			l, data = data[:i], data[i+1:]
+		}
+		if len(l) > MaxLineBytes {
+			return nil, n, lineErr(path, n, "a line of %d bytes is over the %d-byte cap", len(l), MaxLineBytes)
+		}
+		l = bytes.TrimRight(l, "\r")
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		lines = append(lines, srcLine{n: n, b: l, last: last})
+	}
+	return lines, n, nil
+}
+
+// jsonString decodes a JSON string value. One with nothing to unescape (no backslash, no
+// control character, valid UTF-8: most tool output) is its bytes between the quotes, without
+// a second pass of the decoder.
+func jsonString(b []byte) (string, error) {
+	if n := len(b); n >= 2 && b[n-1] == '"' {
+		in := b[1 : n-1]
+		plain := utf8.Valid(in)
+		for _, c := range in {
+			if c == '\\' || c == '"' || c < 0x20 {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(in), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err
 }

@@ -97,27 +97,14 @@ func fileStream(path string) streamKind {
 // streamLines reads a headless output's lines, decoding each into T; bad lines go through
 // badLine like a session file's.
 func streamLines[T any](s *sess, path string, opts Options, each func(l *T, raw []byte)) error {
-	data, err := readFile(path)
-	if err != nil {
-		return err
-	}
-	lines, err := splitLines(path, data)
-	if err != nil {
-		return err
-	}
-	out := make([]T, len(lines))
-	errs := decodeAll(lines, out, func(b []byte, l *T) error { return json.Unmarshal(b, l) })
-	s.lines += len(lines)
-	for i := range lines {
-		if errs[i] != nil {
-			if err := s.badLine(path, lines[i], errs[i], opts); err != nil {
-				return err
-			}
-			continue
+	return readLines(path, func(b []byte, l *T) error { return json.Unmarshal(b, l) }, func(ln srcLine, l *T, err error) error {
+		s.lines++
+		if err != nil {
+			return s.badLine(path, ln, err, opts)
 		}
-		each(&out[i], lines[i].b)
-	}
-	return nil
+		each(l, ln.b)
+		return nil
+	})
 }
 
 // codex exec --json: {"type":"thread.started","thread_id"}, turn.started, turn.completed
@@ -246,7 +233,7 @@ func codexExecItem(s *sess, m *agent, byThread map[string]*agent, it *cxExecItem
 				case "delete":
 					e.kind = session.ChangeDeleted
 				}
-				a.edits = append(a.edits, e)
+				a.addEdits(e)
 			}
 		}
 	case "mcp_tool_call":

@@ -68,6 +68,7 @@ func Import(u Unit, out string, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer s.sp.close()
 	id := sessionID(s.format, s.sourceID, s.path)
 	dest := out
 	if filepath.Ext(out) != ".jsonl" {
@@ -77,7 +78,7 @@ func Import(u Unit, out string, opts Options) (Result, error) {
 	if dup && prev.Source != u.Path {
 		// The fuller copy wins, whichever came first: the count is what write will record
 		// (the events, the start, the summary note and the end).
-		if evs, _, _ := s.build(); len(evs)+3 <= prev.Events {
+		if s.build().total+3 <= prev.Events {
 			return Result{}, fmt.Errorf("%s: the same session (%s) as %s, which holds more; kept that recording (import this file on its own to replace it)", u.Path, s.sourceID, prev.Source)
 		}
 	}
@@ -102,7 +103,8 @@ func Import(u Unit, out string, opts Options) (Result, error) {
 
 // write writes the recording to dest and returns the number of events.
 func (s *sess) write(dest, id string, opts Options) (int, error) {
-	evs, start, end := s.build()
+	mg := s.build()
+	start, end := mg.start, mg.end
 	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 		return 0, fmt.Errorf("create %s: %w", filepath.Dir(dest), err)
 	}
@@ -117,7 +119,10 @@ func (s *sess) write(dest, id string, opts Options) (int, error) {
 		os.Remove(tmp)
 		return 0, err
 	}
+	// A counting state: the same fold, rules and errors, but it holds nothing per transcript
+	// event, so checking a recording of any length takes the same memory.
 	st := &session.State{}
+	st.SetCountOnly()
 	seq := uint64(0)
 	appendEv := func(ts time.Time, sub string, d session.Data) error {
 		seq++
@@ -150,10 +155,8 @@ func (s *sess) write(dest, id string, opts Options) (int, error) {
 	if err := appendEv(start, "", info); err != nil {
 		return fail(err)
 	}
-	for _, e := range evs {
-		if err := appendEv(e.ts, e.sub, e.d); err != nil {
-			return fail(err)
-		}
+	if err := mg.each(s.sp, appendEv); err != nil {
+		return fail(err)
 	}
 	if sum := s.summary(); sum != "" {
 		if err := appendEv(end, "", session.UserNote{Text: "[imported: summary] " + sum}); err != nil {
