@@ -50,7 +50,7 @@ func TestDoctor(t *testing.T) {
 			fmt.Fprint(w, `{"models":[{"name":"models/gemini-3-pro-preview","displayName":"Gemini 3 Pro Preview"},{"name":"models/gemini-3-flash-preview"}],"nextPageToken":"p2"}`)
 			return
 		}
-		fmt.Fprint(w, `{"models":[{"name":"models/gemini-2.5-pro"}]}`)
+		fmt.Fprint(w, `{"models":[{"name":"models/gemini-2.5-pro"},{"name":"models/gemini-2.5-flash"}]}`)
 	}))
 	defer gem.Close()
 	t.Setenv("T_OAI", "bad")
@@ -77,9 +77,11 @@ default_provider: claude
 		`(?m)^✓ claude \(anthropic at http://[^)]+\), key T_ANT accepted: 2 models listed$`,
 		`(?m)^    ✓ claude-sonnet-4-5, for analyzer, builder, general, tester$`,
 		`(?m)^    ✗ claude-opus-9 is not in its model list, for plan$`,
-		`(?m)^✓ gem \(gemini at http://[^)]+\), key T_GEM accepted: 3 models listed$`,
+		`(?m)^✓ gem \(gemini at http://[^)]+\), key T_GEM accepted: 4 models listed$`,
 		`(?m)^    ✓ gemini-3-pro-preview, for api-designer, architect, `,
 		`(?m)^    ✓ gemini-2.5-pro, for analyzer \(fallback\), `,
+		// The built-in chain keeps a model's kind: a Gemini 3 flash falls back to 2.5 flash.
+		`(?m)^    ✓ gemini-2.5-flash, for [^\n]*technical-writer \(fallback\)`,
 		`(?m)^✗ oai \(openai at http://[^)]+/v1\): the key was refused \(HTTP 401: Incorrect API key provided: bad\.`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
@@ -87,7 +89,7 @@ default_provider: claude
 		}
 	}
 	if !regexp.MustCompile(`summit: 2 problems found`).MatchString(errOut) {
-		t.Errorf("stderr: %s", errOut)
+		t.Errorf("stderr: %s\n%s", errOut, out)
 	}
 	// External ACP agents: a configured one whose command is missing is a problem; a missing
 	// built-in says how to install it.
