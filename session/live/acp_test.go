@@ -592,7 +592,9 @@ func TestACPCancelKillsTheGroup(t *testing.T) {
 // A hang ends at the subagent's timeout, as a timeout with the agent's stderr.
 func TestACPTimeout(t *testing.T) {
 	c := newACPCase(t, "stderr thinking very hard\nhang\n", nil)
-	o := c.live(nil, "/delegate go --agent-type fake --timeout 1")
+	// 3 s of wall time, not 1: under the race detector on a loaded 2-core machine the fake
+	// agent can take over a second to start and write its stderr line (CI saw it miss).
+	o := c.live(nil, "/delegate go --agent-type fake --timeout 3")
 	if st := o.stop(t, "sa-1"); st.Outcome != session.OutcomeTimeout {
 		t.Errorf("outcome %s", st.Outcome)
 	}
