@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -31,7 +32,20 @@ func newTerm(t *testing.T, w, h int, command string) *tmuxTerm {
 	}
 	tm := &tmuxTerm{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock"), name: "e2e"}
 	tm.tmux("new-session", "-d", "-s", tm.name, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), command)
-	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
+	// The pane's command leads its own process group (tmux starts it in a session of its own).
+	pgid, _ := strconv.Atoi(strings.TrimSpace(tm.tmux("display-message", "-p", "-t", tm.name, "#{pane_pid}")))
+	t.Cleanup(func() {
+		exec.Command("tmux", "-S", tm.sock, "kill-server").Run()
+		// The hangup reaches summit, which still closes its files (the workspace's .summit);
+		// wait for the pane's processes to end, so the test's temporary directories are
+		// removed after their last write, not beside it (CI saw "directory not empty").
+		for deadline := time.Now().Add(10 * time.Second); pgid > 0 && time.Now().Before(deadline); {
+			if syscall.Kill(-pgid, 0) != nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 	return tm
 }
 
