@@ -220,3 +220,65 @@ func (r *Router) Forward(ctx context.Context, name, method, path string, h http.
 	}
 	return res, err
 }
+
+// An ACP agent placed on a runner calls its models itself, over its own provider's HTTP API.
+// Its route (RelayRoute) has no chain: only, for each API an ACP agent speaks (RelayKinds),
+// the provider of this session's configuration that takes those calls. On the runner a loopback
+// relay (session/runners' ModelRelay) takes the agent's requests and tells the API from the
+// path (RelayPath); each goes to the session like a native subagent's, and Forward makes it.
+
+// RelayKinds are the provider kinds an ACP agent's requests are relayed to: Claude Code's,
+// Codex's and Gemini CLI's APIs.
+var RelayKinds = []string{"anthropic", "openai", "gemini"}
+
+// RelayRoute is the route of an ACP agent's model calls through this session: for each of
+// RelayKinds the provider that serves it (the forced --provider when of that kind, else the
+// provider named after the kind when it is of that kind, else the first of that kind by name).
+// An error when the session is on script tapes: it makes no HTTP calls.
+func (r *Router) RelayRoute() (JobRoute, error) {
+	if r.Describe() == "script" {
+		return JobRoute{}, fmt.Errorf("the session is on script tapes: it makes no model calls over HTTP")
+	}
+	jr := JobRoute{Providers: map[string]JobProvider{}}
+	for _, kind := range RelayKinds {
+		name := ""
+		switch {
+		case r.forced != "" && r.config(r.forced).Kind == kind:
+			name = r.forced
+		case r.config(kind).Kind == kind:
+			name = kind
+		default:
+			for _, n := range sortedKeys(r.c.Providers) {
+				if r.c.Providers[n].Kind == kind {
+					name = n
+					break
+				}
+			}
+		}
+		if name != "" && nameOK.MatchString(name) {
+			pc := r.config(name)
+			jr.Providers[name] = JobProvider{Kind: kind, Model: pc.Model}
+		}
+	}
+	return jr, nil
+}
+
+// RelayPath is the kind of API a request path on the relay (after its root) belongs to, and
+// the path Forward takes for it: v1/messages[/count_tokens] is Anthropic's, v1/responses and
+// v1/chat/completions OpenAI's (its base URL ends in /v1), v1beta/models/M:… Gemini's.
+func RelayPath(path string) (kind, rest string, ok bool) {
+	path = strings.TrimPrefix(path, "/")
+	for _, kind := range RelayKinds {
+		p := path
+		if kind == "openai" {
+			var cut bool
+			if p, cut = strings.CutPrefix(path, "v1/"); !cut {
+				continue
+			}
+		}
+		if forwardKinds[kind].MatchString(p) {
+			return kind, p, true
+		}
+	}
+	return "", "", false
+}

@@ -56,8 +56,9 @@ func newRunner(stdout, stderr io.Writer) *cobra.Command {
 	var slots int
 	var trusted []string
 	var localModels bool
+	var modelWait time.Duration
 	c := &cobra.Command{
-		Use:   "runner --nats URL [--name N] [--labels k=v,…] [--slots N] [--creds FILE] [--insecure] [--local-models] [--trust KEY]…",
+		Use:   "runner --nats URL [--name N] [--labels k=v,…] [--slots N] [--creds FILE] [--insecure] [--local-models] [--model-wait D] [--trust KEY]…",
 		Short: "Run subagents placed on this machine by sessions (/delegate --on), through NATS JetStream",
 		Long: `Runner is summit in a headless mode for another machine: it dials out to NATS (it listens
 on no port), registers its name, labels and free slots (with a lease that expires when it
@@ -71,7 +72,10 @@ without them only a loopback NATS with --insecure is accepted.
 
 Model calls go back to the session that placed the job, which makes them with its own keys
 and records them: the runner needs no key. --local-models uses this machine's own model
-configuration and environment instead; --tapes DIR plays script tapes.`,
+configuration and environment instead; --tapes DIR plays script tapes. An ACP agent (Claude
+Code, Codex, Gemini CLI) is pointed at a loopback relay of its job that does the same. While
+the session is down (killed, about to be resumed) a model call waits for it up to
+--model-wait (60s; 0 fails at once).`,
 		Example: "  summit runner --nats nats://127.0.0.1:4222 --insecure --name ci-1 --labels gpu=a100 --slots 4 --trust $(summit runner key)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -99,6 +103,9 @@ configuration and environment instead; --tapes DIR plays script tapes.`,
 			if slots < 1 {
 				return usageErr("--slots must be at least 1, got %d", slots)
 			}
+			if modelWait < 0 {
+				return usageErr("--model-wait must be 0 or more, got %s", modelWait)
+			}
 			if len(trusted) == 0 {
 				return usageErr("give --trust KEY: the key 'summit runner key' prints on the machine of each session whose jobs this runner may run")
 			}
@@ -110,7 +117,11 @@ configuration and environment instead; --tapes DIR plays script tapes.`,
 			log := &syncWriter{w: stderr}
 			inner := *f
 			inner.nats = "" // a job's session places nothing further
-			r := &runners.Runner{Name: name, Labels: lab, Slots: slots, Version: "summit " + version, Trusted: trusted,
+			wait := modelWait
+			if wait == 0 {
+				wait = -1 // fail at once
+			}
+			r := &runners.Runner{Name: name, Labels: lab, Slots: slots, Version: "summit " + version, Trusted: trusted, ModelWait: wait,
 				Log: func(l string) { fmt.Fprintln(log, "summit: "+session.Sanitize(l)) },
 				Exec: func(ctx context.Context, j runners.Job, dir string, jio runners.JobIO) runners.End {
 					// Jobs run at once (--slots) and runJob sets the job's workspace and
@@ -135,6 +146,7 @@ configuration and environment instead; --tapes DIR plays script tapes.`,
 	fl.IntVar(&slots, "slots", 2, "jobs at once")
 	fl.StringArrayVar(&trusted, "trust", nil, "the public key of a session whose jobs this runner runs (summit runner key prints it); repeatable")
 	fl.BoolVar(&localModels, "local-models", false, "make model calls with this machine's own configuration and environment (default: through the session that placed the job, with its keys)")
+	fl.DurationVar(&modelWait, "model-wait", runners.ModelWait, "how long a model call waits for its session while none serves it (down, about to be resumed); 0 fails at once")
 	f.register(c)
 	key := &cobra.Command{
 		Use:   "key",

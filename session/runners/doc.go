@@ -191,8 +191,13 @@
 // The runner accepts a message only when its signature verifies with the key that signed the
 // job and its SEQ is the next one: a reply from anyone else, or a gap (core NATS dropped a
 // message), fails the call, and the runtime retries it as a transient failure. Nothing for 30 s
-// (ModelIdle) fails it too ("the session … ended or is cut off"), and "no responders" at once
-// ("the session serves no model calls for job JOB"). The session makes at most 16 calls of a
+// (ModelIdle) fails it too ("the session … ended or is cut off"). "No responders" (no session
+// subscribes to the job's subject: it is down, e.g. killed and not yet resumed) is retried: the
+// whole request is sent again, as a new call, every second (ModelRetry) for up to `summit runner
+// --model-wait` (ModelWait, 60 s; 0 fails at once), so a session resumed within it (`summit
+// resume` serves its jobs' calls again) takes the call; the job's cancellation ends the wait; past
+// it the call fails ("the session serves no model calls for job JOB (… down for over 1m0s)") and
+// the runtime's own retries apply. The session makes at most 16 calls of a
 // job at once. The runner's ModelTurn events (tokens per call), ModelSwitched and its
 // SubagentStop's cost (at the route's prices) are folded into the local recording; its
 // ModelRouted (the placeholder route) is not: the session records its own before placing.
@@ -265,7 +270,7 @@
 // # CLI
 //
 //	summit runner --nats URL [--name N] [--labels k=v,…] [--slots N] [--creds FILE]
-//	              [--insecure] [--local-models] [--trust KEY]… [--tapes DIR]
+//	              [--insecure] [--local-models] [--model-wait D] [--trust KEY]… [--tapes DIR]
 //	summit runner key
 //	summit run --nats URL [--creds FILE] [--insecure] …
 //	summit --nats URL [--creds FILE] [--insecure]

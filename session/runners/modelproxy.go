@@ -40,6 +40,10 @@ const (
 	// session that is gone or cut off goes quiet that long.
 	ModelIdle      = 30 * time.Second
 	ModelKeepalive = 5 * time.Second
+	// ModelWait is how long a runner's call waits, by default, for a session that serves no
+	// model calls (down, and about to be resumed), sending it again every ModelRetry.
+	ModelWait  = 60 * time.Second
+	ModelRetry = time.Second
 	// maxModelCalls is how many calls of one job the session makes at once.
 	maxModelCalls = 16
 
@@ -102,6 +106,9 @@ type ModelTransport struct {
 	NC     *nats.Conn
 	Job    string
 	Signer string // the job's signer (a public nkey)
+	// Wait is how long a call waits for a session to serve the job while none does (0:
+	// ModelWait; negative: not at all).
+	Wait time.Duration
 }
 
 func (t *ModelTransport) chunk() int {
@@ -112,7 +119,10 @@ func (t *ModelTransport) chunk() int {
 	return n
 }
 
-// RoundTrip sends req to the session and returns its response as it streams in.
+// RoundTrip sends req to the session and returns its response as it streams in. While no
+// session serves the job (NATS says "no responders": the session is down, e.g. between a kill
+// and `summit resume`), it sends the request again every ModelRetry up to Wait, so a session
+// that comes back takes the call; the request's context ends the wait.
 func (t *ModelTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	pk, err := nkeys.FromPublicKey(t.Signer)
@@ -139,6 +149,32 @@ func (t *ModelTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	head, _ := json.Marshal(ModelCall{Provider: prov, Method: req.Method, Path: rest, Header: CleanHeader(req.Header)})
+	wait := t.Wait
+	if wait == 0 {
+		wait = ModelWait
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		res, err := t.call(ctx, pk, head, body, req)
+		if !errors.Is(err, errNoSession) || wait < 0 || !time.Now().Before(deadline) {
+			if errors.Is(err, errNoSession) {
+				err = fmt.Errorf("model call: the session serves no model calls for job %s (it ended, gave the job up, or was down for over %s)", t.Job, max(wait, 0))
+			}
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(min(ModelRetry, time.Until(deadline))):
+		}
+	}
+}
+
+// errNoSession is NATS's "no responders" for a call: no session subscribes to the job's subject.
+var errNoSession = errors.New("model call: no session serves the job's model calls (no responders)")
+
+// call sends one request of a call and reads the head of its response.
+func (t *ModelTransport) call(ctx context.Context, pk nkeys.KeyPair, head, body []byte, req *http.Request) (*http.Response, error) {
 	call := nuid.Next()
 	inbox := t.NC.NewInbox() // its own subject: not under the connection's request mux
 	sub, err := t.NC.SubscribeSync(inbox)
@@ -220,7 +256,7 @@ func (r *modelReader) next() (string, []byte, error) {
 			return "", nil, r.ctx.Err()
 		}
 		if errors.Is(err, nats.ErrNoResponders) || err == nil && m.Header.Get("Status") == "503" {
-			return "", nil, fmt.Errorf("model call: the session serves no model calls for job %s (it ended, or gave the job up)", r.t.Job)
+			return "", nil, errNoSession
 		}
 		if err != nil {
 			return "", nil, fmt.Errorf("model call: nothing from the session for %s (it ended or is cut off): %w", ModelIdle, err)

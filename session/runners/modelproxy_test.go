@@ -11,7 +11,7 @@ import (
 )
 
 func modelClient(t *testing.T, url string, job, signer string) *http.Client {
-	return &http.Client{Transport: &ModelTransport{NC: dial(t, url), Job: job, Signer: signer}}
+	return &http.Client{Transport: &ModelTransport{NC: dial(t, url), Job: job, Signer: signer, Wait: -1}}
 }
 
 // A model call over NATS: the request (3 MiB, so it travels in chunks) reaches the session
@@ -105,5 +105,57 @@ func TestModelCallRefusalsAndCancel(t *testing.T) {
 	case <-cancelled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the session's call was not cancelled")
+	}
+}
+
+// While no session serves the job (it is down, about to be resumed), a call waits for one up
+// to the transport's Wait: a session that comes back within it answers the call; one that does
+// not is a clear error after the bound; a cancelled call stops waiting at once.
+func TestModelCallWaitsForSession(t *testing.T) {
+	url := startNATS(t)
+	key := newKey(t)
+	c, err := NewClient(context.Background(), dial(t, url), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(ctx context.Context, job string, wait time.Duration) (string, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://summit-session.invalid/p/chat/completions", strings.NewReader("{}"))
+		cl := &http.Client{Transport: &ModelTransport{NC: dial(t, url), Job: job, Signer: pub(t, key), Wait: wait}}
+		res, err := cl.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return string(b), err
+	}
+	// The session comes back 1.5 s after the call was made.
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		stop, err := c.ServeModels("JOBW", func(ctx context.Context, call ModelCall) (*http.Response, error) {
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("answered after the outage"))}, nil
+		})
+		if err == nil {
+			t.Cleanup(stop)
+		}
+	}()
+	start := time.Now()
+	body, err := post(context.Background(), "JOBW", 20*time.Second)
+	if err != nil || body != "answered after the outage" || time.Since(start) < 1500*time.Millisecond {
+		t.Fatalf("a call made while the session was down: %q, %v after %s", body, err, time.Since(start))
+	}
+	// No session ever comes: the call fails once the bound has passed, saying why.
+	start = time.Now()
+	_, err = post(context.Background(), "JOBX", 2*time.Second)
+	if el := time.Since(start); err == nil || !strings.Contains(err.Error(), "serves no model calls for job JOBX") ||
+		!strings.Contains(err.Error(), "down for over 2s") || el < 2*time.Second || el > 15*time.Second {
+		t.Fatalf("a call nobody serves, waiting 2s: %v after %s", err, el)
+	}
+	// The job is cancelled while its call waits: the wait ends with it.
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	if _, err = post(ctx, "JOBY", time.Minute); err == nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("a cancelled call: %v after %s", err, time.Since(start))
 	}
 }

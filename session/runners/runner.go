@@ -45,8 +45,11 @@ type Runner struct {
 	Trusted []string // public nkeys of the sessions whose jobs it runs
 	Exec    Exec
 	Log     func(string)
-	WorkDir string        // where jobs' workspaces go ("" = os.TempDir())
-	Git     gitws.Options // the private git dirs of the restored bases
+	WorkDir string // where jobs' workspaces go ("" = os.TempDir())
+	// ModelWait is how long a job's model call waits for its session while none serves it
+	// (ModelTransport.Wait: 0 ModelWait, negative not at all).
+	ModelWait time.Duration
+	Git       gitws.Options // the private git dirs of the restored bases
 
 	mu   sync.Mutex
 	reg  Registration
@@ -243,7 +246,7 @@ func (r *Runner) job(ctx context.Context, js jetstream.JetStream, obj jetstream.
 	if j.Models == ModelsSession {
 		// Only the session that signed the job answers its model calls: its replies are
 		// checked against the signer verifyJob accepted.
-		jio.Models = &ModelTransport{NC: r.nc, Job: id, Signer: msg.Headers().Get(hdrSigner)}
+		jio.Models = &ModelTransport{NC: r.nc, Job: id, Signer: msg.Headers().Get(hdrSigner), Wait: r.ModelWait}
 	}
 	end := r.runJob(jctx, obj, j, jio)
 	end.Runner = r.Name
