@@ -73,6 +73,9 @@ type Config struct {
 	// will not retry (default 10 s). Both keep the failure within a minute of the agent's last
 	// error, where the subagent's timeout would leave it minutes in silence.
 	Quiet, QuietFinal time.Duration
+	// Relay, when set, points the agent's model calls at a loopback relay (relay.go): a
+	// runner's, for an agent whose models come from the session.
+	Relay *Relay
 }
 
 // Run is a started agent: its process (a process group of its own), the ACP connection and
@@ -159,7 +162,7 @@ func Start(ctx context.Context, c Config) (*Run, error) {
 				Terminal: true,
 				// A gateway (a local model endpoint) is offered only when the agent's
 				// environment names one: agents then list a "gateway" auth method.
-				Auth: sdk.AuthCapabilities{Meta: gatewayMeta(c.Agent.Environ(c.Environ))},
+				Auth: sdk.AuthCapabilities{Meta: gatewayMeta(c.agentEnv())},
 			},
 		})
 	})
@@ -182,7 +185,7 @@ func Start(ctx context.Context, c Config) (*Run, error) {
 	}
 	sess, err := call(r, ctx, newSession)
 	if isAuthRequired(err) {
-		m, how, ok := chooseAuth(hello.AuthMethods, c.Agent.Environ(c.Environ))
+		m, how, ok := chooseAuth(hello.AuthMethods, c.agentEnv())
 		if !ok {
 			return r, fmt.Errorf("the agent needs authentication and offers no method that works without a browser: %s", how)
 		}
@@ -231,6 +234,9 @@ func (r *Run) spawn() error {
 		if k, _, _ := strings.Cut(kv, "="); slices.Contains(r.c.Sandbox.PassEnv(), k) {
 			env = append(slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") }), kv)
 		}
+	}
+	if r.c.Relay != nil {
+		env = r.c.Relay.Env(env) // after the pass-through: a passed key does not reach it either
 	}
 	var rw []string
 	tmp := ""

@@ -89,6 +89,8 @@ type sessionFlags struct {
 	// jobModels the transport of its model calls to the session (nil: the runner's own).
 	job       *runners.Job
 	jobModels http.RoundTripper
+	// jobRelay points an ACP agent of the job at its loopback model relay (runner.go).
+	jobRelay *acp.Relay
 }
 
 func (f *sessionFlags) register(c *cobra.Command) {
@@ -402,7 +404,7 @@ func (f *sessionFlags) wire(seed string, stderr io.Writer, onEvent func(session.
 			model, fallbacks := f.jobModel(def) // runner_models.go
 			return router.ResolveModel(model, fallbacks)
 		},
-		Models: router, Inherited: f.jobContext(),
+		Models: router, Inherited: f.jobContext(), ACPRelay: f.jobRelay,
 		ProviderName: describe, Clock: clock, Recorder: rec, MaxParallel: f.parallel, ChangedFiles: changed,
 		ACPAgents: cfg.ACPAgents, Remotes: cfg.Remotes,
 		Approve: f.approve, OnEvent: onEvent, KeepWorktrees: f.keepWorktrees,

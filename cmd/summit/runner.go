@@ -206,6 +206,11 @@ func runJob(ctx context.Context, f *sessionFlags, j runners.Job, dir string, jio
 			outcome, calls, artifacts, cost = d.Outcome, d.ToolInvocationCount, d.ArtifactPaths, d.CostUSD
 		}
 	}
+	stopRelay, err := f.startJobRelay() // runner_models.go: an ACP agent's models through the session
+	if err != nil {
+		return runners.End{Outcome: session.OutcomeFailure, Error: "the job's model relay: " + err.Error()}
+	}
+	defer stopRelay()
 	w, err := f.wire(j.ID, stderr, onEvent)
 	if err != nil {
 		return runners.End{Outcome: session.OutcomeFailure, Error: "the job's session: " + err.Error()}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/acp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/session/runners"
 )
@@ -24,7 +25,7 @@ func (f *sessionFlags) jobCatalogue(cat *agents.Catalogue) *agents.Catalogue {
 // jobRouter is the router of a job whose models come from the session: the job's route, no
 // key and no endpoint of this machine, every request through the session; router otherwise.
 func (f *sessionFlags) jobRouter(router *provider.Router, script provider.Provider) (*provider.Router, error) {
-	if f.job == nil || f.job.Route == nil || f.jobModels == nil {
+	if !f.jobRouted() {
 		return router, nil
 	}
 	cfg, err := f.job.Route.RunnerConfig()
@@ -41,9 +42,29 @@ func (f *sessionFlags) jobRouter(router *provider.Router, script provider.Provid
 	return provider.NewRouter(cfg, script, getenv).Via(f.jobModels), nil
 }
 
+// jobRouted reports whether the job's model is routed by the session's route: its models come
+// from the session and the route has a chain (an ACP agent's has none: startJobRelay).
+func (f *sessionFlags) jobRouted() bool {
+	return f.job != nil && f.job.Route != nil && len(f.job.Route.Chain) > 0 && f.jobModels != nil
+}
+
+// startJobRelay starts the loopback model relay of a job whose ACP agent's models come from the
+// session (a route with no chain), and points the job's ACP agents at it; stop closes it.
+func (f *sessionFlags) startJobRelay() (stop func(), err error) {
+	if f.job == nil || f.job.Route == nil || len(f.job.Route.Chain) > 0 || f.jobModels == nil {
+		return func() {}, nil
+	}
+	r, err := runners.StartModelRelay(f.jobModels, f.job.Route)
+	if err != nil {
+		return nil, err
+	}
+	f.jobRelay = &acp.Relay{URL: r.URL, Kinds: r.Kinds, Key: runners.RelayKey}
+	return func() { _ = r.Close() }, nil
+}
+
 // jobModel is the model a definition routes by: the job's route when it has one.
 func (f *sessionFlags) jobModel(def *agents.Definition) (string, []string) {
-	if f.job != nil && f.job.Route != nil && f.jobModels != nil {
+	if f.jobRouted() {
 		return provider.JobModel, nil
 	}
 	return def.Model.Name, def.Model.Fallbacks

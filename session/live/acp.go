@@ -188,6 +188,7 @@ func (x *Orchestrator) runACP(s *sub, deadline time.Time) (res runtime.Result) {
 	cfg := acp.Config{
 		Agent: a, Sandbox: sb, Environ: environ, Mode: s.policy.Mode, Decide: s.policy.Decide,
 		Version: x.o.ProgramVersion, CancelGrace: acpCancelGrace,
+		Relay: x.o.ACPRelay, // a runner's job whose models come from the session (runnermodels.go)
 		Emit: func(d session.Data) error {
 			if te, ok := d.(session.TranscriptEvent); ok && te.EventType == session.TranscriptPolicyDenied {
 				notes = append(notes, fmt.Sprintf("%s refused: %s", te.Tool, te.Reason))

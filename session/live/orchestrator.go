@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/summit-dev/summit/agents"
+	"github.com/summit-dev/summit/agents/acp"
 	"github.com/summit-dev/summit/agents/mcp"
 	"github.com/summit-dev/summit/agents/provider"
 	"github.com/summit-dev/summit/agents/tools"
@@ -79,6 +80,10 @@ type Options struct {
 	// Inherited is the context chain a runner's job brings from its session (runnermodels.go):
 	// an --inherit-context prompt shows it before this session's own.
 	Inherited *runners.ContextChain
+	// ACPRelay points this session's ACP agents' model calls at a runner job's loopback relay
+	// (session/runners' ModelRelay): set on a runner for a job whose models come from the
+	// session; nil = the agents call their models with their own environment.
+	ACPRelay *acp.Relay
 	// ChangedFiles are the agent and config files that changed since the last session (see
 	// session/inventory); SessionStarted records them and /status names them.
 	ChangedFiles []session.AgentFileChange

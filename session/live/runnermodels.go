@@ -31,6 +31,21 @@ func (x *Orchestrator) jobSpec(s *sub, j *runners.Job) (stop func(), err error) 
 		j.Context = x.contextChain(s)
 	}
 	j.Models = runners.ModelsRunner
+	if x.o.Models != nil && x.isACP(s.def) {
+		// An ACP agent calls its models itself: the runner points it at a loopback relay of
+		// the job (session/runners' ModelRelay), whose requests come here like a native
+		// subagent's, for the providers of this session that serve its APIs.
+		jr, err := x.o.Models.RelayRoute()
+		if err != nil || len(jr.Providers) == 0 {
+			return stop, nil // script tapes: the agent calls its models with the runner's environment
+		}
+		serve, err := x.serveJobModels(j.ID, jr)
+		if err != nil {
+			return stop, err
+		}
+		j.Models, j.Route = runners.ModelsSession, &jr
+		return serve, nil
+	}
 	if x.o.Models == nil || x.isACP(s.def) || x.o.Route == nil {
 		return stop, nil
 	}
@@ -47,12 +62,7 @@ func (x *Orchestrator) jobSpec(s *sub, j *runners.Job) (stop func(), err error) 
 	if err != nil {
 		return stop, nil
 	}
-	serve, err := x.o.Runners.ServeModels(j.ID, func(ctx context.Context, c runners.ModelCall) (*http.Response, error) {
-		if _, ok := jr.Providers[c.Provider]; !ok { // only the providers of this job's route
-			return nil, fmt.Errorf("provider %q is not in job %s's model route", c.Provider, j.ID)
-		}
-		return x.o.Models.Forward(ctx, c.Provider, c.Method, c.Path, c.Header, c.Body)
-	})
+	serve, err := x.serveJobModels(j.ID, jr)
 	if err != nil {
 		return stop, err
 	}
@@ -79,6 +89,17 @@ func (x *Orchestrator) jobSpec(s *sub, j *runners.Job) (stop func(), err error) 
 		return stop, err
 	}
 	return serve, nil
+}
+
+// serveJobModels makes job id's model calls with this session's keys until the returned stop:
+// only for the providers of its route, only model endpoints (Forward).
+func (x *Orchestrator) serveJobModels(id string, jr provider.JobRoute) (stop func(), err error) {
+	return x.o.Runners.ServeModels(id, func(ctx context.Context, c runners.ModelCall) (*http.Response, error) {
+		if _, ok := jr.Providers[c.Provider]; !ok {
+			return nil, fmt.Errorf("provider %q is not in job %s's model route", c.Provider, id)
+		}
+		return x.o.Models.Forward(ctx, c.Provider, c.Method, c.Path, c.Header, c.Body)
+	})
 }
 
 // jobAgent is s's definition as it runs: the policy's mode and tools, the file's source path

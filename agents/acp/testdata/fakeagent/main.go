@@ -27,6 +27,12 @@
 //	term CMD | termkill CMD         terminal/create … output, wait_for_exit or kill, release
 //	direct PATH TEXT                the agent writes a file itself (relative to its cwd)
 //	switch MODE                     a current_mode_update: the agent changes its own mode
+//	model KIND TEXT                 a model call of the agent's own over its provider's HTTP API
+//	                                (KIND anthropic, openai or gemini: ANTHROPIC_BASE_URL and
+//	                                ANTHROPIC_API_KEY, OPENAI_…, GOOGLE_GEMINI_BASE_URL and
+//	                                GEMINI_API_KEY), TEXT the user message; it says the model's
+//	                                text, or "model error: …", and logs (and thinks) the URL and
+//	                                key it used
 //	stderr TEXT | child | sleep MS
 //	exit CODE | hang | garbage | huge BYTES
 //	stop REASON                     the turn's stop reason (default end_turn)
@@ -59,9 +65,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -462,6 +472,8 @@ func (a *agent) step(ctx context.Context, line string) string {
 	case "direct": // written by the agent itself, as Claude Code does
 		err := os.WriteFile(arg(0), []byte(after(1)), 0o644)
 		logf("direct %s: err=%v", arg(0), err)
+	case "model": // a model call of its own, as Claude Code, Codex and Gemini CLI make
+		a.update(ctx, acp.UpdateAgentMessageText(modelCall(ctx, a, arg(0), after(1))))
 	case "stderr":
 		fmt.Fprintln(os.Stderr, unescape(rest))
 	case "child":
@@ -624,4 +636,80 @@ func (a *agent) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.Re
 
 func (a *agent) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
 	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
+}
+
+// modelCall makes one non-streaming model call of kind with text as the user message, from the
+// agent's environment, and returns the reply's text (or the error).
+func modelCall(ctx context.Context, a *agent, kind, text string) string {
+	var url, key string
+	var body map[string]any
+	h := http.Header{"Content-Type": {"application/json"}}
+	switch kind {
+	case "anthropic":
+		url, key = os.Getenv("ANTHROPIC_BASE_URL")+"/v1/messages", os.Getenv("ANTHROPIC_API_KEY")
+		h.Set("X-Api-Key", key)
+		h.Set("Anthropic-Version", "2023-06-01")
+		body = map[string]any{"model": "claude-fake", "max_tokens": 64, "messages": []any{map[string]any{"role": "user", "content": text}}}
+	case "openai":
+		url, key = os.Getenv("OPENAI_BASE_URL")+"/chat/completions", os.Getenv("OPENAI_API_KEY")
+		h.Set("Authorization", "Bearer "+key)
+		body = map[string]any{"model": "gpt-fake", "messages": []any{map[string]any{"role": "user", "content": text}}}
+	case "gemini":
+		url, key = os.Getenv("GOOGLE_GEMINI_BASE_URL")+"/v1beta/models/gemini-fake:generateContent", os.Getenv("GEMINI_API_KEY")
+		h.Set("X-Goog-Api-Key", key)
+		body = map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": text}}}}}
+	default:
+		return "model error: unknown kind " + kind
+	}
+	logf("model %s url=%s key=%s", kind, url, key)
+	// Said too (a confined agent may not write its log): the host it called and the key.
+	host := url
+	if u, err := neturl.Parse(url); err == nil {
+		host = u.Scheme + "://" + u.Host
+	}
+	a.update(ctx, acp.UpdateAgentThoughtText(fmt.Sprintf("model call to %s with key %s", host, key)))
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		return "model error: " + err.Error()
+	}
+	req.Header = h
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "model error: " + err.Error()
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	if res.StatusCode != 200 {
+		return fmt.Sprintf("model error: %d %s", res.StatusCode, out)
+	}
+	var r struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+		Candidates []struct {
+			Content struct {
+				Parts []struct {
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return "model error: " + err.Error()
+	}
+	switch {
+	case len(r.Content) > 0:
+		return r.Content[0].Text
+	case len(r.Choices) > 0:
+		return r.Choices[0].Message.Content
+	case len(r.Candidates) > 0 && len(r.Candidates[0].Content.Parts) > 0:
+		return r.Candidates[0].Content.Parts[0].Text
+	}
+	return "model error: no text in " + string(out)
 }
