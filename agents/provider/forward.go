@@ -232,8 +232,9 @@ func (r *Router) Forward(ctx context.Context, name, method, path string, h http.
 var RelayKinds = []string{"anthropic", "openai", "gemini"}
 
 // RelayRoute is the route of an ACP agent's model calls through this session: for each of
-// RelayKinds the provider that serves it (the forced --provider when of that kind, else the
-// provider named after the kind when it is of that kind, else the first of that kind by name).
+// RelayKinds the provider that serves it: the forced --provider when of that kind, else the
+// configured provider named after the kind, else the first configured one of that kind by
+// name, else the built-in provider of that name (its key variable from the environment).
 // An error when the session is on script tapes: it makes no HTTP calls.
 func (r *Router) RelayRoute() (JobRoute, error) {
 	if r.Describe() == "script" {
@@ -245,7 +246,7 @@ func (r *Router) RelayRoute() (JobRoute, error) {
 		switch {
 		case r.forced != "" && r.config(r.forced).Kind == kind:
 			name = r.forced
-		case r.config(kind).Kind == kind:
+		case r.c.Providers[kind].Kind == kind:
 			name = kind
 		default:
 			for _, n := range sortedKeys(r.c.Providers) {
@@ -253,6 +254,9 @@ func (r *Router) RelayRoute() (JobRoute, error) {
 					name = n
 					break
 				}
+			}
+			if name == "" && builtins[kind].Kind == kind {
+				name = kind // the built-in provider of that name (its key from the environment)
 			}
 		}
 		if name != "" && nameOK.MatchString(name) {

@@ -102,3 +102,38 @@ func TestJobRouteRunnerConfig(t *testing.T) {
 		t.Fatalf("the runner routes %+v; the session %+v", rr, res)
 	}
 }
+
+// An ACP agent's relay route names, for each API an ACP agent speaks, the provider of the
+// session that serves it; the relay tells the API from the request's path.
+func TestRelayRoute(t *testing.T) {
+	r := NewRouter(Config{Providers: map[string]ProviderConfig{
+		"laptop": {Kind: "anthropic", BaseURL: "http://x", KeyEnv: "K"},
+		"zz-oai": {Kind: "openai", BaseURL: "http://y/v1"},
+		"aa-oai": {Kind: "openai", BaseURL: "http://z/v1"},
+	}}, nil, func(string) string { return "" })
+	jr, err := r.RelayRoute()
+	if err != nil || len(jr.Chain) != 0 || len(jr.Providers) != 3 || jr.Providers["laptop"].Kind != "anthropic" ||
+		jr.Providers["aa-oai"].Kind != "openai" || jr.Providers["gemini"].Kind != "gemini" {
+		t.Fatalf("relay route %+v, %v", jr, err)
+	}
+	if _, err := NewRouter(Config{}, nil, nil).RelayRoute(); err == nil {
+		t.Fatal("a session on script tapes relays model calls")
+	}
+	for path, want := range map[string]string{
+		"/v1/messages":                       "anthropic v1/messages",
+		"v1/messages/count_tokens":           "anthropic v1/messages/count_tokens",
+		"/v1/responses":                      "openai responses",
+		"/v1/chat/completions":               "openai chat/completions",
+		"/v1beta/models/g-2:generateContent": "gemini v1beta/models/g-2:generateContent",
+		"/v1/models/g:streamGenerateContent": "gemini v1/models/g:streamGenerateContent",
+		"/responses":                         "",
+		"/v1/models":                         "",
+		"/v1/messages/../x":                  "",
+		"/api/chat":                          "", // Ollama's: no ACP agent speaks it
+	} {
+		kind, rest, ok := RelayPath(path)
+		if got := strings.TrimSpace(kind + " " + rest); ok != (want != "") || got != want {
+			t.Errorf("RelayPath(%q) = %q %v, want %q", path, got, ok, want)
+		}
+	}
+}
