@@ -17,9 +17,11 @@ import (
 // What a job carries besides its task and base (session/runners' Job), and the session's half
 // of a runner's model calls: the job takes the effective agent definition after this
 // session's policy, the context chain its prompt inherits, and, when this session routes the
-// agent's model to a provider it can call (not script tapes, not an ACP agent, which brings its
-// own), that routing without endpoint or key. The runner then sends each model request back
-// here (runners.ModelTransport); this session makes it with its own key (Options.Models,
+// agent's model to a provider it can call (not script tapes), that routing without endpoint or
+// key; for an ACP agent, which picks its models itself, the providers of this session that
+// serve the APIs it may speak (provider.RelayRoute), which the runner's loopback relay sends
+// its requests to. The runner then sends each model request back here
+// (runners.ModelTransport); this session makes it with its own key (Options.Models,
 // provider.Router.Forward) and records its turns, tokens and cost from the runner's events.
 
 // jobSpec fills j's agent, context and models for s. stop ends serving its model calls (call

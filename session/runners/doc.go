@@ -87,12 +87,14 @@
 //	         chain: [{subagent_id, agent_name, downstream_context}]}, shown in the runner's
 //	         prompt as the session would show it.
 //	models   "session" (model calls come back to the session, below) or "runner" (the
-//	         runner's own configuration: the session is on script tapes, or the agent is an
-//	         ACP agent, which calls its models itself).
+//	         runner's own configuration: the session is on script tapes).
 //	route    with models "session": the session's routing of the agent's model
 //	         (provider.JobRoute): {chain: [{provider, model, price: {input, output},
 //	         reasoning_effort, thinking_budget}], providers: {NAME: {kind, model,
-//	         thinking_budget, num_ctx}}}: no base URL, key, key variable or header.
+//	         thinking_budget, num_ctx}}}: no base URL, key, key variable or header. An ACP
+//	         agent's has no chain (it picks its models itself): only providers, one per API
+//	         it may speak (kinds anthropic, openai, gemini; provider.RelayRoute), which its
+//	         runner relays to (Models, below).
 //	env      the names (never values) of the variables the agent's env takes from the
 //	         runner's environment.
 //
@@ -202,6 +204,30 @@
 // SubagentStop's cost (at the route's prices) are folded into the local recording; its
 // ModelRouted (the placeholder route) is not: the session records its own before placing.
 //
+// An ACP agent (Claude Code, Codex, Gemini CLI, any acp_agents entry) makes its model calls
+// itself, over its provider's HTTP API. For a job of one whose route has no chain, the runner
+// (unless --local-models) opens a loopback relay for the job (ModelRelay): an HTTP server on
+// 127.0.0.1, a port of its own, closed when the job ends, under a base path of 32 random hex
+// digits that only the agent is told (another local process gets 404). The agent's environment
+// (acp.Relay) gets, for each API of the route, ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/TOKEN,
+// OPENAI_BASE_URL=…/TOKEN/v1, GOOGLE_GEMINI_BASE_URL=…/TOKEN, and ANTHROPIC_API_KEY,
+// OPENAI_API_KEY, GEMINI_API_KEY set to a placeholder (RelayKey, not a secret); every other
+// key, endpoint and cloud-backend variable is taken out of it (acp.RelayDropped: the runner's
+// own keys, Bedrock and Vertex switches, SUMMIT_ACP_GATEWAY_URL), whatever its env entries or
+// env_passthrough name. The relay takes POST requests on the APIs' model endpoints only, tells the
+// API from the path (v1/messages[/count_tokens]: anthropic; v1/responses, v1/chat/completions:
+// openai; v1beta/models/M:…: gemini; provider.RelayPath), drops Gemini's key parameter, and
+// sends each as a call of the route's provider of that API through the job's ModelTransport:
+// the same messages, signatures and limits as above (at most 16 at once: more wait on the
+// runner for a slot), so the session makes it with provider.Router.Forward and its own key.
+// ACP agents run in the runner's network namespace (confined by Landlock to their worktree for
+// files, not for the network: they reach their model API themselves), so 127.0.0.1 reaches the
+// relay. What the recording holds of an ACP agent's model use: its transcript, tool calls and
+// the tokens it reports over ACP (SubagentStop); not a ModelTurn per call, nor a cost: the
+// session forwards the calls' bytes without reading their usage. Codex reads OPENAI_BASE_URL
+// for its built-in provider; a runner whose CODEX_HOME config.toml names a model provider of
+// its own sends Codex's calls there instead.
+//
 // # Faults
 //
 // The local session reads a placed subagent's runner's key every second. When the key is
@@ -293,7 +319,9 @@
 // Models "session" (tested with an embedded NATS and a runner holding no key: cmd/summit
 // TestRunnerModelsThroughSession), the agent definition and context chain in the job, ACP
 // agents on runners (TestRunnerRunsACPAgent), reattaching on `summit resume` (above; cmd/summit
-// TestRunnersE2EResume). Not built yet: an ACP agent's model calls through the session (it
-// calls its models with the runner's environment); the workbench does not offer to reattach
-// when it opens a recording (summit resume does).
+// TestRunnersE2EResume), an ACP agent's model calls through the session's keys (the relay;
+// cmd/summit TestRunnerACPAgentModelsThroughSession: the fake ACP agent on a runner process
+// with no key, an Anthropic server that refuses any other), a model call waiting out a short
+// session outage (TestModelCallWaitsForSession). Not built yet: the workbench does not offer to
+// reattach when it opens a recording (summit resume does); a ModelTurn per relayed ACP call.
 package runners
