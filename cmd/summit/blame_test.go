@@ -18,7 +18,7 @@ import (
 // unchanged. README.md's new lines are sa-5's (its own /apply). The default recording is the
 // newest in the workspace's .summit/sessions.
 func TestBlameDemo(t *testing.T) {
-	forkEnv(t)
+	t.Parallel()
 	ws, rec := demoParent(t, false)
 	st, _, err := record.LoadFile(rec, record.ReadOptions{})
 	if err != nil {

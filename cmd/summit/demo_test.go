@@ -238,7 +238,7 @@ func TestDemoTapesHeadless(t *testing.T) {
 // builders streams for at least 10 s. Measured on the session's own clock (simulated here, so
 // the test takes no such time): the real runtime, tapes and pacing.
 func TestDemoPace(t *testing.T) {
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Parallel() // records nothing (noRecord): TestMain's data dir is enough
 	for _, c := range []struct {
 		pace          float64
 		atLeast, upTo time.Duration

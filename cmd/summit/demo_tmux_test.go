@@ -20,6 +20,7 @@ import (
 // notice line meanwhile. The tour reaches its end, and the recording has every answer.
 // --pace 0.4 shortens the waits; TestDemoPace and TestDemoGuideHolds check the pacing itself.
 func TestTerminalDemoLiteral(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	errFile := filepath.Join(dir, "stderr")

@@ -23,7 +23,9 @@ import (
 	"github.com/summit-dev/summit/ui"
 )
 
-// forkEnv keeps summit's cache (worktrees, private git dirs) and data dir in the test.
+// forkEnv keeps summit's cache (worktrees, private git dirs) and data dir in the test, for a
+// test that looks into them (gc, leftovers). It makes the test serial (t.Setenv), so a test
+// that needs only isolation from the developer's dirs uses TestMain's (t.Parallel) instead.
 func forkEnv(t *testing.T) {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
@@ -141,7 +143,7 @@ func files(t *testing.T, dir string) map[string]string {
 // holds the files as the parent's workspace had them at that point, and the parent's
 // workspace is not touched.
 func TestForkAtEveryMarker(t *testing.T) {
-	forkEnv(t)
+	t.Parallel()
 	ws, rec := demoParent(t, false)
 	final := files(t, ws)
 	orig := map[string]string{}
@@ -240,7 +242,7 @@ func sameMap(a, b map[string]string) bool {
 // change /apply lands in the fork's workspace; the user's HEAD, index, refs and stash are
 // exactly as before, and no summit ref is left.
 func TestForkInterruptedRetry(t *testing.T) {
-	forkEnv(t)
+	t.Parallel()
 	ws, rec := demoParent(t, true)
 	gitState := func() string {
 		idx, _ := os.ReadFile(filepath.Join(ws, ".git", "index"))
@@ -310,7 +312,7 @@ func TestForkInterruptedRetry(t *testing.T) {
 // TestForkOfFork: a fork of a fork names both parents; bad input is refused with the reason and
 // nothing restored or recorded.
 func TestForkOfFork(t *testing.T) {
-	forkEnv(t)
+	t.Parallel()
 	ws, rec := demoParent(t, false)
 	code, errOut, first, _ := forkRun(t, ws, rec, 30, "/retry sa-2\n/wait sa-4\n")
 	if code != 0 {
@@ -379,11 +381,14 @@ func TestForkOfFork(t *testing.T) {
 // leaves the replay for the workbench on a fork of it, which shows the lineage in its header,
 // takes commands, and records a fork that names its parent, in a workspace under the data dir.
 func TestTerminalReplayFork(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
-	forkEnv(t)
 	ws, rec := demoParent(t, false)
 	before := files(t, filepath.Join(ws, ".summit"))
-	env := "env XDG_CACHE_HOME=" + os.Getenv("XDG_CACHE_HOME") + " XDG_DATA_HOME=" + os.Getenv("XDG_DATA_HOME")
+	// The replay's fork lands under its own data dir; the cache (the parent's snapshots) is
+	// TestMain's, where demoParent ran.
+	data := t.TempDir()
+	env := "env XDG_DATA_HOME=" + data
 	tm := newTerm(t, 120, 32, "cd "+ws+" && exec "+env+" "+bin+" replay "+rec)
 	tm.waitFor(`play`, 10*time.Second)
 	tm.keys("5")
@@ -398,7 +403,7 @@ func TestTerminalReplayFork(t *testing.T) {
 	// was run from (the parent's workspace here).
 	var forkRec string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && forkRec == ""; time.Sleep(100 * time.Millisecond) {
-		ms, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_DATA_HOME"), "summit", "forks", "*", ".summit", "sessions", "*.jsonl"))
+		ms, _ := filepath.Glob(filepath.Join(data, "summit", "forks", "*", ".summit", "sessions", "*.jsonl"))
 		for _, m := range ms {
 			if b, _ := os.ReadFile(m); bytes.Contains(b, []byte(`"type":"SessionForked"`)) && bytes.Contains(b, []byte(`"type":"SessionEnded"`)) {
 				forkRec = m
@@ -418,7 +423,7 @@ func TestTerminalReplayFork(t *testing.T) {
 	if abs, _ := filepath.Abs(rec); st.Fork == nil || st.Fork.Parent.Path != abs {
 		t.Fatalf("fork lineage %+v", st.Fork)
 	}
-	want := filepath.Join(os.Getenv("XDG_DATA_HOME"), "summit", "forks", st.SessionID)
+	want := filepath.Join(data, "summit", "forks", st.SessionID)
 	if st.Info.Workspace != want {
 		t.Errorf("the fork ran in %s, want %s", st.Info.Workspace, want)
 	}
@@ -432,7 +437,7 @@ func TestTerminalReplayFork(t *testing.T) {
 // (children under their parents) included, and, with no workspace to rebuild, it starts in an
 // empty folder and says so.
 func TestForkImported(t *testing.T) {
-	forkEnv(t)
+	t.Parallel()
 	out := t.TempDir()
 	if code, _, errOut := summit(t, "import", "-o", out, importFixtures+"claude", importFixtures+"codex", importFixtures+"gemini"); code != 0 {
 		t.Fatalf("import: %d\n%s", code, errOut)
@@ -479,7 +484,7 @@ func TestForkImported(t *testing.T) {
 // into a workspace holding that folder's files at its top; the parent's subagents' commits
 // (which hold the whole repository) are refused by /apply, naming /retry, which works.
 func TestForkOfSubfolderWorkspace(t *testing.T) {
-	forkEnv(t)
+	t.Parallel()
 	repo := t.TempDir()
 	app := filepath.Join(repo, "app")
 	os.MkdirAll(app, 0o755)
@@ -523,7 +528,7 @@ func TestForkOfSubfolderWorkspace(t *testing.T) {
 // it when it is a repository (bounded by git's ignore files), and into an empty folder when
 // it is not (nothing bounds what a copy would take), saying which.
 func TestForkImportedWorkspace(t *testing.T) {
-	forkEnv(t)
+	t.Parallel()
 	plain, repo := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(plain, "big.bin"), []byte("not copied"), 0o644)
 	os.WriteFile(filepath.Join(repo, "kept.txt"), []byte("copied"), 0o644)
@@ -571,7 +576,7 @@ func TestForkImportedWorkspace(t *testing.T) {
 // TestForkOddSubagentIDs: a recording made by hand, whose subagent id is not sa-N, forks
 // (its running subagent interrupted) instead of crashing on the id's shape.
 func TestForkOddSubagentIDs(t *testing.T) {
-	forkEnv(t)
+	t.Parallel()
 	ev := func(seq int, typ, sub, data string) string {
 		return fmt.Sprintf(`{"v":1,"seq":%d,"ts":"2026-01-01T00:00:0%dZ","session_id":"s-odd","type":%q,"subagent_id":%q,"data":%s}`+"\n", seq, seq, typ, sub, data)
 	}

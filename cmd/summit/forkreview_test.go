@@ -35,7 +35,7 @@ func seqOf(t *testing.T, path string, typ session.Type) uint64 {
 // cv-1 is interrupted, its conflict is offered nowhere (the inbox holds only what can be
 // answered), and /resolve says why it cannot settle it.
 func TestForkAtPendingReview(t *testing.T) {
-	forkEnv(t)
+	t.Parallel()
 	ws, rec := demoParent(t, false)
 	review := seqOf(t, rec, session.TypeManualReviewRequired)
 	if p, err := fork.Load(rec, review); err != nil || forkHint(p, review) != fmt.Sprintf("Forked at #%d: the review of cf-1 is open (ctrl+o), /resolve settles it.", review) {

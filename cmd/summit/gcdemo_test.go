@@ -187,7 +187,7 @@ func TestDemoQuitLeavesNothingAndForksAfterGC(t *testing.T) {
 // folder's .summit/ (--into), never into the directory it was started from (--workspace here,
 // where its config comes from). Old code wrote .summit/ there.
 func TestForkWritesOnlyItsFolder(t *testing.T) {
-	forkEnv(t)
+	t.Parallel()
 	ws := runWorkspace(t)
 	code, _, errOut, rec := runScript(t, ws, "/delegate \"change the greeting\" --agent-type builder\n/wait sa-1\n")
 	if code != 0 {

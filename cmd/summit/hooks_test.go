@@ -53,6 +53,7 @@ func TestRunWorkspaceHooksTrust(t *testing.T) {
 // starts, the denied call is refused with the hook's reason (the model's tool error) and
 // recorded, the log has every call that ran, Stop ran, PreCompact is named as no effect.
 func TestRunClaudeCodeHooksBlock(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	data, cfgHome := t.TempDir(), t.TempDir()
 	ws := runWorkspace(t)

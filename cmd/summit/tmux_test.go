@@ -20,6 +20,7 @@ type tmuxTerm struct {
 	t    *testing.T
 	sock string
 	name string
+	pgid int // the pane's process group (its command leads it)
 }
 
 func newTerm(t *testing.T, w, h int, command string) *tmuxTerm {
@@ -34,19 +35,42 @@ func newTerm(t *testing.T, w, h int, command string) *tmuxTerm {
 	tm.tmux("new-session", "-d", "-s", tm.name, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), command)
 	// The pane's command leads its own process group (tmux starts it in a session of its own).
 	pgid, _ := strconv.Atoi(strings.TrimSpace(tm.tmux("display-message", "-p", "-t", tm.name, "#{pane_pid}")))
+	tm.pgid = pgid
 	t.Cleanup(func() {
 		exec.Command("tmux", "-S", tm.sock, "kill-server").Run()
 		// The hangup reaches summit, which still closes its files (the workspace's .summit);
 		// wait for the pane's processes to end, so the test's temporary directories are
 		// removed after their last write, not beside it (CI saw "directory not empty").
-		for deadline := time.Now().Add(10 * time.Second); pgid > 0 && time.Now().Before(deadline); {
-			if syscall.Kill(-pgid, 0) != nil {
-				break
-			}
+		for deadline := time.Now().Add(10 * time.Second); pgid > 0 && time.Now().Before(deadline) && groupRunning(pgid); {
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
 	return tm
+}
+
+// groupRunning reports whether a process of group pgid has not exited yet. A process that has
+// exited (its files closed) but is not yet reaped is a zombie, which kill(-pgid, 0) still
+// finds: with tmux's server gone, the pane's processes are reaped by pid 1, and in a container
+// whose init reaps only now and then (this machine's: 1-2 s after the exit) waiting for the
+// group to vanish waited for init, not for summit.
+func groupRunning(pgid int) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	if procs == nil { // no /proc: the portable check, which counts zombies
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		i := bytes.LastIndexByte(b, ')') // the command name may hold spaces and parentheses
+		if err != nil || i < 0 {
+			continue
+		}
+		// After the name: state, ppid, pgrp.
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) >= 3 && f[0] != "Z" && f[0] != "X" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
 
 func (tm *tmuxTerm) tmux(args ...string) string {
@@ -465,11 +489,21 @@ func TestTerminalClosed(t *testing.T) {
 	tm.keys("/delegate slow work --agent-type builder", "Enter")
 	tm.waitFor(`sa-1 builder`, 10*time.Second)
 	tm.tmux("kill-session", "-t", tm.name)
-	data := waitEnded(t, rec)
-	if !bytes.Contains(data, []byte(`"reason":"signal"`)) || !bytes.Contains(data, []byte(`"type":"SubagentStop"`)) {
+	// summit (the pane's command, exec'd) exits once the session is closed: nothing waits
+	// for a timer. What it does after the hangup is stop the running subagent (its changes
+	// recorded, a few git commands) and remove its worktree: well under a second on an idle
+	// machine; 15 s is for a loaded one.
+	for deadline := time.Now().Add(15 * time.Second); groupRunning(tm.pgid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("summit still runs 15 s after the terminal closed")
+		}
+	}
+	data, _ := os.ReadFile(rec) // complete once summit has exited: no waiting
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	if !bytes.Contains(data, []byte(`"reason":"signal"`)) || !bytes.Contains(data, []byte(`"type":"SubagentStop"`)) ||
+		!bytes.Contains(lines[len(lines)-1], []byte(`"type":"SessionEnded"`)) {
 		t.Fatalf("the recording after the terminal closed:\n%s", data)
 	}
-
 }
 
 // waitEnded waits up to 10 s for a recording to hold its SessionEnded and returns its bytes
@@ -483,4 +517,46 @@ func waitEnded(t *testing.T, rec string) []byte {
 		}
 	}
 	return data
+}
+
+// TestGroupRunningIgnoresZombies: the tmux cleanup waits for the pane's processes to exit, not
+// to be reaped. A process that has exited but whose parent has not waited for it yet is still
+// found by kill(-pgid, 0), the check the cleanup used before (it then waited for this
+// machine's init, 1-2 s after summit had exited); groupRunning does not count it, and counts
+// a process that runs.
+func TestGroupRunningIgnoresZombies(t *testing.T) {
+	t.Parallel()
+	run := exec.Command("sleep", "30")
+	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer run.Wait()
+	defer run.Process.Kill()
+	if !groupRunning(run.Process.Pid) {
+		t.Error("a running process's group is not running")
+	}
+	zombie := exec.Command("true")
+	zombie.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer zombie.Wait()
+	pid := zombie.Process.Pid
+	// Not waited for: it ends as a zombie, its parent being this test.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && strings.HasPrefix(string(b[i+1:]), " Z") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d never exited: %s", pid, b)
+		}
+	}
+	if syscall.Kill(-pid, 0) != nil {
+		t.Fatal("kill(-pgid, 0) no longer finds the zombie: the case this test is about cannot be made here")
+	}
+	if groupRunning(pid) {
+		t.Error("groupRunning counts a process that has exited (a zombie)")
+	}
 }

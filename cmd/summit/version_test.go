@@ -23,6 +23,7 @@ const (
 // -X on a name that does not exist, or on a variable that is not a plain string, is silently
 // ignored by the linker: only running the linked binary shows it took.
 func TestReleaseVersionLdflag(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", ".ci", "release-build"))
 	if err != nil {
 		t.Fatal(err)
