@@ -18,7 +18,7 @@
 // live runners.
 //
 //	KV bucket     summit_runners          key NAME → Registration (JSON); bucket MaxAge is
-//	                                      the lease (LeaseTTL, 10 s): a runner re-puts its key
+//	                                      the lease (LeaseTTL, 6 s): a runner re-puts its key
 //	                                      every LeaseTTL/4, so a dead runner's key expires
 //	stream        SUMMIT_JOBS             subjects summit.jobs.*, WorkQueue retention, file
 //	                                      storage: one message per job, on summit.jobs.NAME

@@ -32,8 +32,12 @@ const (
 	BundlesStore  = "summit_bundles"
 	JobsStream    = "SUMMIT_JOBS"
 	// LeaseTTL is how long a registration lives without a refresh: a dead runner's key is gone
-	// after it, and its subagents fail within LeaseTTL plus one watch interval.
-	LeaseTTL = 10 * time.Second
+	// after it, and its subagents fail within LeaseTTL plus one watch interval and the probes.
+	// Short on purpose: the lease only starts the probes, which decide (a runner that is slow to
+	// re-put its key still answers them), so a short lease costs no false deaths and leaves the
+	// 15 s a killed runner's subagents must fail within room for a loaded machine (at 10 s, a
+	// runner killed just after a re-put failed its subagents 15.5-27 s later at load 20-50).
+	LeaseTTL = 6 * time.Second
 	// ProbeTimeout is how long a liveness request (AliveSubject) waits for the runner's reply.
 	ProbeTimeout = 2 * time.Second
 	// UnreachableMax is how long a runner whose lease expired may stay unreachable (NATS
