@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/summit-dev/summit/session"
 )
@@ -130,4 +131,34 @@ func rendererFrame(b *testing.B, subs int, mode string) {
 	b.ReportMetric(float64(cpus[len(cpus)/2].Microseconds())/1000, "cpu-p50-ms")
 	b.ReportMetric(float64(viewBytes)/float64(b.N), "view-B")
 	b.ReportMetric(float64(written)/float64(b.N), "written-B")
+}
+
+// TestRendererCellsShowView: the cells Bubble Tea's renderer parses a frame into (what
+// BenchmarkRendererFrame measures, and what the terminal is sent) read as the View's text,
+// line by line, for the frames a keystroke makes: nothing of the frame wraps, shifts or is
+// lost in the parse, whatever ultraviolet version draws it.
+func TestRendererCellsShowView(t *testing.T) {
+	for _, subs := range []int{0, 200} {
+		m := keyModel(subs)
+		s := newTeaScreen(200, 60, colorprofile.TrueColor)
+		for i, k := range []tea.KeyPressMsg{{Code: 'a', Text: "a"}, {Code: tea.KeyBackspace}, {Code: 'b', Text: "b"}} {
+			m.Update(k)
+			v := m.View().Content
+			if n := s.frame(v); n == 0 {
+				t.Fatalf("subagents=%d key %d: the frame wrote nothing", subs, i)
+			}
+			want := strings.Split(ansi.Strip(v), "\n")
+			if len(want) != 60 {
+				t.Fatalf("subagents=%d: the View has %d lines, want 60", subs, len(want))
+			}
+			for y, w := range want {
+				if got, w := strings.TrimRight(s.cells.Line(y).String(), " "), strings.TrimRight(w, " "); got != w {
+					t.Fatalf("subagents=%d key %d line %d:\n cells %q\n  view %q", subs, i, y, got, w)
+				}
+			}
+		}
+		if !strings.Contains(s.cells.Line(58).String(), "› b") {
+			t.Errorf("subagents=%d: the typed letter is not on the input line: %q", subs, s.cells.Line(58).String())
+		}
+	}
 }
