@@ -55,6 +55,33 @@ func TestQuitAsksWhileRunning(t *testing.T) {
 	}
 }
 
+// The subagents end while the quit question stands: it says nothing runs any more (never "0
+// subagents running ... cancels them"), and the second ctrl+c quits.
+func TestQuitQuestionAfterAllEnded(t *testing.T) {
+	g := &evGen{}
+	m, _ := newModel(t, 200, 30, &fakeBackend{})
+	m.Update(EventsMsg(g.start(2)))
+	ctrlC := tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	if _, cmd := m.Update(ctrlC); cmd != nil || m.quitting {
+		t.Fatal("the first ctrl+c quit with subagents running")
+	}
+	if got := ansi.Strip(m.noticeLine()); !strings.Contains(got, "⚠ 2 subagents running: ctrl+c again quits and cancels them") {
+		t.Fatalf("question while 2 run: %q", got)
+	}
+	m.Update(EventsMsg{g.ev("sa-1", session.SubagentStop{Outcome: session.OutcomeSuccess, ArtifactPaths: []string{}}),
+		g.ev("sa-2", session.SubagentStop{Outcome: session.OutcomeFailure, ArtifactPaths: []string{}})})
+	got := ansi.Strip(m.noticeLine())
+	if want := "⚠ no subagent is running any more: ctrl+c again quits (the recording is closed cleanly); any other key goes on"; got != want {
+		t.Errorf("question once all ended:\n got %q\nwant %q", got, want)
+	}
+	if strings.Contains(got, "0 subagents") || strings.Contains(got, "cancels") {
+		t.Errorf("the question still speaks of cancelling: %q", got)
+	}
+	if _, cmd := m.Update(ctrlC); cmd == nil || !m.quitting {
+		t.Error("the second ctrl+c did not quit")
+	}
+}
+
 // /wait says what it waits for and marks each id as it ends.
 func TestWaitFeedback(t *testing.T) {
 	g := &evGen{}

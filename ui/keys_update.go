@@ -123,7 +123,12 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
+// quitText is the question a first ctrl+c asks. The subagents it names may end while it stands:
+// then it says that nothing runs any more, and a second ctrl+c quits as it would have at once.
 func (m *Model) quitText() string {
+	if m.st.Running() == 0 {
+		return "⚠ no subagent is running any more: ctrl+c again quits (the recording is closed cleanly); any other key goes on"
+	}
 	return fmt.Sprintf("⚠ %s running: ctrl+c again quits and cancels them (the recording is closed cleanly); any other key goes on",
 		session.Plural(m.st.Running(), "subagent"))
 }

@@ -10,7 +10,8 @@
 #              token, against (words-1)/rate), median over the subagents
 #   idle_cpu   the process's CPU once every stream has ended, nothing typed (% of one core)
 #   idle_wake  wake-ups a second (context switches of all its threads) while idle
-#   key_ms     CPU per keystroke: letters typed one at a time into the input, while idle
+#   key_ms     CPU per keystroke: KEYS letters (default 100) typed one at a time into the
+#              input, while idle, less the idle's CPU over the same time (both read in ns)
 #   rss_mb     the process's peak resident set (VmHWM) at the end, in MB
 #   start_s    seconds from the first /delegate line to all N running
 #
@@ -26,7 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-200} RATE=${RATE:-250} SECS=${SECS:-14} RUNS=${RUNS:-3} IDLE=${IDLE:-30}
-BUSY=${BUSY:-$((SECS / 2))} DELAY=${DELAY:-0}
+BUSY=${BUSY:-$((SECS / 2))} DELAY=${DELAY:-0} KEYS=${KEYS:-100}
 tmp=$(mktemp -d)
 [ -n "${KEEP:-}" ] || trap 'tmux -S "$tmp/tmux.sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 bins=("$@")
@@ -56,6 +57,9 @@ words=$((words + 1))
 
 cpu() { # utime+stime of pid, in ticks
 	awk '{print $14+$15}' "/proc/$1/stat"
+}
+cpuns() { # CPU time of all threads of pid, in ns (the scheduler's count: no 10 ms ticks)
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'
 }
 switches() { # voluntary+involuntary context switches of all threads of pid
 	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s}'
@@ -119,27 +123,28 @@ one() {
 	wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print (b - a) / 1e9}')
 	sleep 2
 	# Idle: nothing runs, nothing is typed.
-	c0=$(cpu "$pid")
-	local w0 w1
+	local w0 w1 i0 i1 it0 it1
+	i0=$(cpuns "$pid") it0=$(date +%s%N)
 	w0=$(switches "$pid")
 	sleep "$IDLE"
-	c1=$(cpu "$pid")
+	i1=$(cpuns "$pid") it1=$(date +%s%N)
 	w1=$(switches "$pid")
-	echo "$label idle_cpu $(awk -v d=$((c1 - c0)) -v hz="$hz" -v s="$IDLE" 'BEGIN {printf "%.2f", d * 100 / hz / s}')" >>"$tmp/results"
+	echo "$label idle_cpu $(awk -v d=$((i1 - i0)) -v s=$((it1 - it0)) 'BEGIN {printf "%.2f", d * 100 / s}')" >>"$tmp/results"
 	echo "$label idle_wake $(((w1 - w0) / IDLE))" >>"$tmp/results"
 	# Keystrokes: 100 letters, one at a time, into the input; the CPU they cost, less idle's.
 	T send-keys -t perf Escape Escape
 	T send-keys -t perf -l "x"
 	T send-keys -t perf BSpace
 	sleep 0.5
-	c0=$(cpu "$pid")
+	# The CPU is read in ns (cpuns), the idle's rate over the same wall time taken off.
+	c0=$(cpuns "$pid")
 	t0=$(date +%s%N)
-	for ((i = 0; i < 100; i++)); do T send-keys -t perf -l "a"; done
+	for ((i = 0; i < KEYS; i++)); do T send-keys -t perf -l "a"; done
 	sleep 0.3
-	c1=$(cpu "$pid")
+	c1=$(cpuns "$pid")
 	t1=$(date +%s%N)
-	echo "$label key_ms $(awk -v d=$((c1 - c0)) -v hz="$hz" -v el=$(((t1 - t0) / 1000000)) -v idle="$(grep "^$label idle_cpu" "$tmp/results" | tail -1 | cut -d' ' -f3)" \
-		'BEGIN {printf "%.2f", (d * 1000 / hz - el * idle / 100) / 100}')" >>"$tmp/results"
+	echo "$label key_ms $(awk -v d=$((c1 - c0)) -v el=$((t1 - t0)) -v idle=$((i1 - i0)) -v idlewall=$((it1 - it0)) -v k="$KEYS" \
+		'BEGIN {printf "%.2f", (d - el * idle / idlewall) / 1e6 / k}')" >>"$tmp/results"
 	# Peak memory: the kernel's high-water mark of the process's resident set, in MB.
 	echo "$label rss_mb $(awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status")" >>"$tmp/results"
 	T send-keys -t perf C-u
