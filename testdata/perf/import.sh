@@ -10,6 +10,7 @@
 # directory. Needs jq, python3 and GNU time.
 #
 #   testdata/perf/import.sh [COUNT] [SIZE_MB] [FORMAT]     (default: 3 300 claude; or codex, gemini)
+#   SUMMIT=path/to/summit testdata/perf/import.sh ...      (use that binary instead of building one)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 count=${1:-3}
@@ -18,7 +19,11 @@ format=${3:-claude}
 command -v jq >/dev/null || { echo "import.sh: needs jq (apt-get install jq)" >&2; exit 2; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/summit-import-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-go build -o "$dir/summit" ./cmd/summit
+if [ -n "${SUMMIT:-}" ]; then
+	cp "$SUMMIT" "$dir/summit" # a binary built from this tree already (SUMMIT=path)
+else
+	go build -o "$dir/summit" ./cmd/summit
+fi
 case $format in
 claude) src=session/imports/testdata/claude/v2.1/-home-dev-shop/7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b.jsonl ;;
 codex) src=session/imports/testdata/codex/sessions/2026/01/15/rollout-2026-01-15T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl ;;
