@@ -11,6 +11,9 @@
 #
 #   testdata/perf/import.sh [COUNT] [SIZE_MB] [FORMAT]     (default: 3 300 claude; or codex, gemini)
 #   SUMMIT=path/to/summit testdata/perf/import.sh ...      (use that binary instead of building one)
+#   MEMORY_ONLY=1 testdata/perf/import.sh 1 1024 FORMAT    (imports only, no jq and no GOMAXPROCS=1
+#                                                           run: the peak RSS at sizes where the
+#                                                           side-by-side rounds take too long)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 count=${1:-3}
@@ -60,6 +63,16 @@ run() { # name, command...: prints "name seconds peak_kb cpu_seconds"
 	/usr/bin/time -f "$name %e %M %U %S" -o "$dir/t" "$@" >/dev/null
 	cat "$dir/t"
 }
+if [ -n "${MEMORY_ONLY:-}" ]; then
+	for i in $(seq "$count"); do
+		rm -rf "$dir/out"
+		run import "$dir/summit" import --format "$format" "$dir/in.jsonl" -o "$dir/out"
+	done | tee "$dir/runs.txt"
+	s=$(cut -d' ' -f2 "$dir/runs.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	kb=$(cut -d' ' -f3 "$dir/runs.txt" | sort -n | tail -1)
+	echo "import median_s=$s MB/s=$(awk -v b="$size" -v s="$s" 'BEGIN{printf "%.1f", b/1048576/s}') max_peak_rss_MB=$((kb / 1024)) recording_bytes=$(stat -c %s "$dir"/out/*.jsonl)"
+	exit 0
+fi
 for i in $(seq "$count"); do
 	run jq jq -c . "$dir/in.jsonl"
 	rm -rf "$dir/out"
