@@ -227,8 +227,9 @@
 //
 // Figures: testdata/perf/import.sh COUNT SIZE_MB FORMAT builds SIZE_MB from a fixture
 // repeated with varied ids and times `summit import` beside `jq -c .` on the same file,
-// medians of COUNT, and an import with GOMAXPROCS=1; BenchmarkImport*Fixture do the same at
-// 40 MB in `go test -bench`. Measured on a shared 2-core machine at load 10–20, so the
+// medians of COUNT, and an import with GOMAXPROCS=1 (MEMORY_ONLY=1: the imports alone, for
+// the peak RSS of a 1 GB input); BenchmarkImport*Fixture do the same at 40 MB in
+// `go test -bench`. Measured on a shared 2-core machine at load 10–20, so the
 // absolute rates are low and only the ratios in one run compare (see the README's import
 // section for the figures).
 package imports
