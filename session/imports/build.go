@@ -606,64 +606,9 @@ func (s *sess) build() *merged {
 	return mg
 }
 
-// each calls f with every event in recording order. The merge and the reading back of
-// spooled events run on their own goroutine, a few batches ahead of f (which encodes and
-// folds).
-func (mg *merged) each(sp *spool, f func(ts time.Time, sub string, d session.Data) error) error {
-	type item struct {
-		ts  time.Time
-		sub string
-		d   session.Data
-	}
-	type batch struct {
-		items []item
-		err   error
-	}
-	ch := make(chan batch, 4)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		defer close(ch)
-		var b []item
-		send := func(bt batch) bool {
-			select {
-			case ch <- bt:
-				return true
-			case <-stop:
-				return false
-			}
-		}
-		err := mg.merge(sp, func(ts time.Time, sub string, d session.Data) error {
-			b = append(b, item{ts, sub, d})
-			if len(b) == 256 {
-				if !send(batch{items: b}) {
-					return errSpool
-				}
-				b = nil
-			}
-			return nil
-		})
-		if err == nil && len(b) > 0 {
-			send(batch{items: b})
-		} else if err != nil {
-			send(batch{err: err})
-		}
-	}()
-	for bt := range ch {
-		if bt.err != nil {
-			return bt.err
-		}
-		for _, it := range bt.items {
-			if err := f(it.ts, it.sub, it.d); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// merge calls f with every event in recording order, reading the spooled ones back.
-func (mg *merged) merge(sp *spool, f func(ts time.Time, sub string, d session.Data) error) error {
+// merge calls f with every event in recording order: d, or for an event in the spool d nil
+// and raw, its record's body (valid until f returns; decodeSpooled reads it).
+func (mg *merged) merge(sp *spool, f func(ts time.Time, sub string, d session.Data, raw []byte) error) error {
 	if err := sp.flush(); err != nil {
 		return err
 	}
@@ -698,14 +643,20 @@ func (mg *merged) merge(sp *spool, f func(ts time.Time, sub string, d session.Da
 		st := h[0]
 		e := &st.head
 		d := e.d
-		if d == nil {
+		var raw []byte
+		if d == nil && e.off < 0 {
+			d = sp.mem[-e.off-1]
+		} else if d == nil {
 			var err error
-			if d, err = st.cur.at(e.off); err != nil {
+			if raw, err = st.cur.record(e.off); err != nil {
 				return err
 			}
 		}
-		if err := f(fromMicros(e.ts), e.sub, d); err != nil {
+		if err := f(fromMicros(e.ts), e.sub, d, raw); err != nil {
 			return err
+		}
+		if cap(st.cur.body) > 1<<20 {
+			st.cur.body = nil
 		}
 		if !st.next() {
 			st.cur.release()

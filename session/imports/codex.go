@@ -221,20 +221,22 @@ func codexChildren(path string) []string {
 }
 
 type cxReader struct {
-	s       *sess
-	opts    Options
-	mainID  string
-	calls   map[string]string    // call_id -> tool name
-	callAt  map[string]time.Time // call_id -> when it was made
-	pending map[string][]edit    // call_id of an apply_patch -> its edits, until it is known to have applied
-	settled map[string]bool
+	s      *sess
+	opts   Options
+	mainID string
+	// calls is every tool call by the hash of its call_id (see spool.hash): its tool name
+	// (interned) and when it was made; a kept id string would cost its bytes and a map entry
+	// per call, which a 1 GB rollout's half a million calls make hundreds of MB.
+	calls   map[uint64]cxCall
+	pending map[string][]edit // call_id of an apply_patch -> its edits, until it is known to have applied
+	settled map[uint64]struct{}
 	sandbox map[*agent]string
 	names   map[string]string // tool names, interned
 }
 
 func readCodex(u Unit, opts Options) (*sess, error) {
-	r := &cxReader{s: newSess(Codex, u.Path), opts: opts, calls: map[string]string{}, callAt: map[string]time.Time{},
-		pending: map[string][]edit{}, settled: map[string]bool{}, sandbox: map[*agent]string{}, names: map[string]string{}}
+	r := &cxReader{s: newSess(Codex, u.Path), opts: opts, calls: map[uint64]cxCall{},
+		pending: map[string][]edit{}, settled: map[uint64]struct{}{}, sandbox: map[*agent]string{}, names: map[string]string{}}
 	r.s.provider = "openai"
 	if err := r.file(u.Path, true); err != nil {
 		return nil, err
@@ -531,7 +533,7 @@ func (r *cxReader) response(a *agent, ts time.Time, p *cxItem, raw []byte) {
 		if strings.Contains(p.Output.Text, "rejected by user") {
 			s.decide(a, ts, p.CallID, false, clip(p.Output.Text, 512))
 		}
-		a.result(ts, p.CallID, r.calls[p.CallID], p.Output.Text, p.Output.Failed)
+		a.result(ts, p.CallID, r.calls[r.s.sp.hash(p.CallID)].name, p.Output.Text, p.Output.Failed)
 		r.applied(a, p.CallID, !p.Output.Failed)
 	default:
 		s.unknownLine(a, ts, fmt.Sprintf("codex response item %q", p.Type), raw)
@@ -543,25 +545,31 @@ func (r *cxReader) call(a *agent, ts time.Time, id, name string, args map[string
 	a.call(ts, id, name, args)
 }
 
-// note keeps a call's tool and time by its id: copies of both, since a kept string would keep
-// its whole line alive, and the names are few.
+// cxCall is a tool call as later lines look it up.
+type cxCall struct {
+	name string
+	at   time.Time
+}
+
+// note keeps a call's tool and time by the hash of its id: the name interned, since a kept
+// string would keep its whole line alive, and the names are few.
 func (r *cxReader) note(id, name string, ts time.Time) {
-	id = strings.Clone(id)
 	n, ok := r.names[name]
 	if !ok {
 		n = strings.Clone(name)
 		r.names[n] = n
 	}
-	r.calls[id], r.callAt[id] = n, ts
+	r.calls[r.s.sp.hash(id)] = cxCall{name: n, at: ts}
 }
 
 // applied settles an apply_patch call's edits once: kept when it applied, dropped when not.
 func (r *cxReader) applied(a *agent, call string, ok bool) {
-	if r.settled[call] {
+	h := r.s.sp.hash(call)
+	if _, done := r.settled[h]; done {
 		return
 	}
 	if e, has := r.pending[call]; has {
-		r.settled[strings.Clone(call)] = true
+		r.settled[h] = struct{}{}
 		if ok {
 			a.addEdits(e...)
 		}
@@ -586,7 +594,8 @@ func (r *cxReader) event(a *agent, ts time.Time, p *cxItem, raw []byte) {
 	case "patch_apply_end":
 		s.decide(a, ts, p.CallID, true, "")
 		ok := p.Success == nil || *p.Success
-		if _, has := r.pending[p.CallID]; !has && ok && !r.settled[p.CallID] {
+		_, settled := r.settled[r.s.sp.hash(p.CallID)]
+		if _, has := r.pending[p.CallID]; !has && ok && !settled {
 			r.pending[p.CallID] = changeEdits(p.Changes)
 		}
 		r.applied(a, p.CallID, ok)
@@ -613,8 +622,8 @@ func (r *cxReader) event(a *agent, ts time.Time, p *cxItem, raw []byte) {
 				c.parentKey = r.mainID
 			}
 			c.spawnAt = ts
-			if t, ok := r.callAt[p.CallID]; ok {
-				c.spawnAt = t
+			if c0, ok := r.calls[r.s.sp.hash(p.CallID)]; ok {
+				c.spawnAt = c0.at
 			}
 			if p.Nickname != "" {
 				c.name = p.Nickname

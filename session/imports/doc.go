@@ -207,19 +207,29 @@
 //     64 KiB of diff per file); agent_progress lines wait in the spool until the end says
 //     whether their subagent has a file of its own.
 //   - Gemini CLI JSONL chats spool each message record as its line (a later record with the
-//     same id replaces it, a rewind drops it), and the surviving ones are decoded again, on
-//     every core, once the file is read. The whole-JSON sessions of Gemini CLI before JSONL
-//     and /chat save checkpoints are one JSON document each and are read whole.
+//     same id replaces it, a rewind drops it); the first pass decodes only the ids, rewinds
+//     and metadata, and the surviving records are decoded whole, on every core, once the file
+//     is read (a record that is JSON but not a message fails there, at its line). The
+//     whole-JSON sessions of Gemini CLI before JSONL are streamed (encoding/json's Decoder
+//     walks the top-level object; each element of "messages" is spooled as its raw JSON and
+//     replayed the same way), so memory holds one message at a time. /chat save checkpoints
+//     (a list of {role, parts}, written by hand-sized saves) are read whole.
 //   - When every file is read, the tree and times are settled on the 16-byte records and the
-//     recording is written by merging the agents' streams (a heap of their heads, each
-//     stream read forward from the spool) one merge ahead of the writer, which encodes,
-//     redacts and folds each event into a counting state (session.State.SetCountOnly: the
-//     same fold and errors, nothing kept per transcript event).
+//     recording is written in three stages (encode.go): one goroutine merges the agents'
+//     streams (a heap of their heads, each stream read forward from the spool) into batches
+//     of 256 events with their seq; every core decodes a batch's spooled records and encodes
+//     its events as the recorder writes them (record.Recorder.Encode: encoded, secrets
+//     redacted, cut, respelled; each line whole, so redaction sees every secret entire);
+//     the caller takes the batches back in seq order, appends the lines
+//     (Recorder.AppendEncoded) and folds each event into a counting state
+//     (session.State.SetCountOnly: the same fold and errors, nothing kept per transcript
+//     event). The file is byte for byte what appending the events one by one writes.
 //
 // Figures: testdata/perf/import.sh COUNT SIZE_MB FORMAT builds SIZE_MB from a fixture
 // repeated with varied ids and times `summit import` beside `jq -c .` on the same file,
-// medians of COUNT, and an import with GOMAXPROCS=1; BenchmarkImport*Fixture do the same at
-// 40 MB in `go test -bench`. Measured on a shared 2-core machine at load 10–20, so the
+// medians of COUNT, and an import with GOMAXPROCS=1 (MEMORY_ONLY=1: the imports alone, for
+// the peak RSS of a 1 GB input); BenchmarkImport*Fixture do the same at 40 MB in
+// `go test -bench`. Measured on a shared 2-core machine at load 10–20, so the
 // absolute rates are low and only the ratios in one run compare (see the README's import
 // section for the figures).
 package imports

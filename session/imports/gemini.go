@@ -1,8 +1,13 @@
 package imports
 
 import (
+	"bufio"
 	"bytes"
+	stdjson "encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +34,34 @@ type gmRecord struct {
 	Set         *gmRecord   `json:"$set"`
 	RewindTo    string      `json:"$rewindTo"`
 	gmMessage
+}
+
+// gmHead is what records reads of each line of a JSONL chat: enough to know which messages
+// stay (ids, rewinds) and the session's metadata. The messages that stay are decoded whole
+// once, by replay; a line that is valid JSON but not a valid message fails there, at its
+// line, as it would have here.
+type gmHead struct {
+	SessionID string `json:"sessionId"`
+	StartTime string `json:"startTime"`
+	Kind      string `json:"kind"`
+	Summary   string `json:"summary"`
+	Set       *struct {
+		SessionID string `json:"sessionId"`
+		Summary   string `json:"summary"`
+	} `json:"$set"`
+	RewindTo string `json:"$rewindTo"`
+	ID       string `json:"id"`
+}
+
+// gmSpooled is a message record waiting in the spool for replay: where it lies and the
+// source line it came from (its number, and whether it is a torn last line).
+type gmSpooled struct {
+	off  int64
+	n    int
+	last bool
+	// at is where the message starts in a whole-JSON session (-1 in a JSONL chat): its line
+	// is counted only when it fails.
+	at int64
 }
 
 type gmMessage struct {
@@ -257,8 +290,7 @@ func (r *gmReader) file(path, parent string) error {
 	}
 	body := bytes.TrimLeft(head, " \t\r\n")
 	var meta gmRecord
-	var msgs []gmMessage
-	var offs []int64 // JSONL: the messages, spooled (see records)
+	var offs []gmSpooled // JSONL: the messages, spooled (see records)
 	switch {
 	case len(body) > 0 && body[0] == '[':
 		data, err := readFile(path)
@@ -267,16 +299,11 @@ func (r *gmReader) file(path, parent string) error {
 		}
 		return r.checkpoint(path, data)
 	case strings.HasSuffix(path, ".json") || len(body) > 0 && body[0] == '{' && bytes.Contains(body[:min(len(body), 4096)], []byte("\n  \"")):
-		// The whole-JSON session of Gemini CLI before JSONL: one document, read whole.
-		data, err := readFile(path)
-		if err != nil {
+		// The whole-JSON session of Gemini CLI before JSONL: one document, streamed (its
+		// messages spooled one by one, as a JSONL chat's lines are).
+		if offs, meta, err = r.document(path); err != nil {
 			return err
 		}
-		if err := json.Unmarshal(data, &meta); err != nil {
-			return lineErr(path, lineAt(data, offsetOf(err)), "%s", jsonMsg(err))
-		}
-		msgs = meta.Messages
-		r.s.lines += bytes.Count(data, []byte{'\n'}) + 1
 	default:
 		if offs, meta, err = r.records(path); err != nil {
 			return err
@@ -304,10 +331,7 @@ func (r *gmReader) file(path, parent string) error {
 			a.name = meta.Summary
 		}
 	}
-	for i := range msgs {
-		r.message(a, &msgs[i])
-	}
-	if err := r.replay(a, offs); err != nil {
+	if err := r.replay(a, path, offs); err != nil {
 		return err
 	}
 	if a.name == "" {
@@ -322,12 +346,12 @@ func (r *gmReader) file(path, parent string) error {
 // spooled as their lines (the offsets returned, in order) and decoded again by replay: which
 // of them stay is known only at the end, and holding them decoded would take memory in
 // proportion to the chat.
-func (r *gmReader) records(path string) ([]int64, gmRecord, error) {
+func (r *gmReader) records(path string) ([]gmSpooled, gmRecord, error) {
 	var meta gmRecord
-	var msgs []int64
+	var msgs []gmSpooled
 	at := map[uint64]int{} // by the hash of the message id
 	h := r.s.sp.hash
-	err := readLines(path, decodeGm, func(ln srcLine, rec *gmRecord, lerr error) error {
+	err := readLines(path, decodeGmHead, func(ln srcLine, rec *gmHead, lerr error) error {
 		r.s.lines++
 		if lerr != nil {
 			return r.s.badLine(path, ln, lerr, r.opts)
@@ -338,14 +362,17 @@ func (r *gmReader) records(path string) ([]int64, gmRecord, error) {
 			if !ok {
 				j = 0
 			}
-			for _, off := range msgs[j:] {
+			for _, sm := range msgs[j:] {
 				var old gmRecord
-				raw, err := r.s.sp.blob(off)
-				if err == nil {
-					err = decodeGm(raw, &old)
-				}
+				raw, err := r.s.sp.blob(sm.off)
 				if err != nil {
-					return fmt.Errorf("%s: import spool: a message does not decode again: %v", path, err)
+					return fmt.Errorf("%s: import spool: a message does not read back: %v", path, err)
+				}
+				if err := decodeGm(raw, &old); err != nil {
+					if err := r.s.badLine(path, srcLine{n: sm.n, last: sm.last}, err, r.opts); err != nil {
+						return err
+					}
+					continue
 				}
 				m := &old.gmMessage
 				delete(at, h(m.ID))
@@ -361,13 +388,13 @@ func (r *gmReader) records(path string) ([]int64, gmRecord, error) {
 			}
 			r.s.skipped["metadata updates"]++
 		case rec.ID != "":
-			off := r.s.sp.putBlob(ln.b)
+			sm := gmSpooled{off: r.s.sp.putBlob(ln.b), n: ln.n, last: ln.last, at: -1}
 			if j, ok := at[h(rec.ID)]; ok {
-				msgs[j] = off
+				msgs[j] = sm
 				r.s.skipped["message records that update an earlier one"]++
 			} else {
 				at[h(rec.ID)] = len(msgs)
-				msgs = append(msgs, off)
+				msgs = append(msgs, sm)
 			}
 		case rec.SessionID != "":
 			if meta.SessionID == "" {
@@ -384,34 +411,212 @@ func (r *gmReader) records(path string) ([]int64, gmRecord, error) {
 	return msgs, meta, err
 }
 
+// document reads a whole-JSON session (Gemini CLI before April 2026) without holding it: the
+// top-level object is walked key by key, each element of "messages" is spooled as its raw JSON
+// (replay decodes it, as a JSONL chat's lines), and the other keys are the metadata. Memory
+// holds one message at a time, whatever the size of the file.
+func (r *gmReader) document(path string) ([]gmSpooled, gmRecord, error) {
+	var meta gmRecord
+	f, fi, err := openRegular(path)
+	if err != nil {
+		return nil, meta, lineErr(path, 0, "%v", unwrapPath(err))
+	}
+	defer f.Close()
+	if fi.Size() > MaxFileBytes {
+		return nil, meta, lineErr(path, 0, "%d bytes is over the %d-byte cap of one source file", fi.Size(), int64(MaxFileBytes))
+	}
+	nl := &newlineCounter{r: f}
+	dec := stdjson.NewDecoder(nl)
+	// fail names the line of the error. A Token error's offset is the file's; a Decode error's
+	// is counted from a point of the decoder's buffer, so the value (from start, the offset
+	// before it) is decoded again by a fresh decoder whose offsets are the value's own.
+	fail := func(err error, start int64) error {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return lineErr(path, lineOfFile(path, fi.Size()), "unexpected end of JSON input")
+		}
+		var se *stdjson.SyntaxError
+		if !errors.As(err, &se) {
+			return lineErr(path, lineOfFile(path, dec.InputOffset()), "%s", jsonMsg(err))
+		}
+		if start < 0 {
+			return lineErr(path, lineOfFile(path, se.Offset), "%s", jsonMsg(err))
+		}
+		return lineErr(path, lineOfValue(path, start, syntaxOffset(path, start)), "%s", jsonMsg(err))
+	}
+	if tok, err := dec.Token(); err != nil {
+		return nil, meta, fail(err, -1)
+	} else if tok != stdjson.Delim('{') {
+		return nil, meta, lineErr(path, 1, "a Gemini CLI session is a JSON object, not %v", tok)
+	}
+	var msgs []gmSpooled
+	rest := []byte{'{'} // the keys other than messages, for meta
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, meta, fail(err, -1)
+		}
+		key, _ := tok.(string)
+		if key != "messages" {
+			start := dec.InputOffset()
+			var raw stdjson.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, meta, fail(err, start)
+			}
+			if len(rest) > 1 {
+				rest = append(rest, ',')
+			}
+			k, _ := stdjson.Marshal(key)
+			rest = append(append(append(rest, k...), ':'), raw...)
+			continue
+		}
+		if tok, err = dec.Token(); err != nil {
+			return nil, meta, fail(err, -1)
+		} else if tok == nil {
+			continue // "messages": null
+		} else if tok != stdjson.Delim('[') {
+			return nil, meta, lineErr(path, lineOfFile(path, dec.InputOffset()), "messages is not a list")
+		}
+		for dec.More() {
+			var raw stdjson.RawMessage
+			start := dec.InputOffset()
+			if err := dec.Decode(&raw); err != nil {
+				return nil, meta, fail(err, start)
+			}
+			msgs = append(msgs, gmSpooled{off: r.s.sp.putBlob(raw), at: start})
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, meta, fail(err, -1)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, meta, fail(err, -1)
+	}
+	if _, err := io.Copy(io.Discard, nl); err != nil {
+		return nil, meta, lineErr(path, 0, "%v", unwrapPath(err))
+	}
+	rest = append(rest, '}')
+	if err := json.Unmarshal(rest, &meta); err != nil {
+		return nil, meta, lineErr(path, 1, "%s", jsonMsg(err))
+	}
+	r.s.lines += nl.n + 1
+	return msgs, meta, nil
+}
+
+// newlineCounter counts the newlines read through it.
+type newlineCounter struct {
+	r io.Reader
+	n int
+}
+
+func (c *newlineCounter) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += bytes.Count(p[:k], []byte{'\n'})
+	return k, err
+}
+
+// syntaxOffset is where the JSON value after start (past commas and spaces) fails to parse,
+// counted from the value's first byte.
+func syntaxOffset(path string, start int64) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	br := bufio.NewReader(io.NewSectionReader(f, start, math.MaxInt64-start))
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return 0
+		}
+		if !strings.ContainsRune(" \t\r\n,", rune(c)) {
+			br.UnreadByte()
+			break
+		}
+	}
+	var raw stdjson.RawMessage
+	var se *stdjson.SyntaxError
+	if err := stdjson.NewDecoder(br).Decode(&raw); errors.As(err, &se) {
+		return max(se.Offset-1, 0)
+	}
+	return 0
+}
+
+// lineOfFile is the line of path the byte at off is on.
+func lineOfFile(path string, off int64) int { return lineOfValue(path, off, -1) }
+
+// lineOfValue is the line of path the byte rel bytes into the JSON value after start is on
+// (the decoder's offset before a value is that of the comma or spaces ahead of it); rel < 0:
+// the byte at start.
+func lineOfValue(path string, start, rel int64) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	nl := &newlineCounter{r: bufio.NewReader(io.LimitReader(f, max(start, 0)))}
+	io.Copy(io.Discard, nl)
+	if rel >= 0 {
+		br := bufio.NewReader(f)
+		for {
+			c, err := br.ReadByte()
+			if err != nil {
+				break
+			}
+			if c == '\n' {
+				nl.n++
+			}
+			if !strings.ContainsRune(" \t\r\n,", rune(c)) {
+				br.UnreadByte()
+				if c == '\n' {
+					nl.n--
+				}
+				break
+			}
+		}
+		part := &newlineCounter{r: io.LimitReader(br, rel)}
+		io.Copy(io.Discard, part)
+		nl.n += part.n
+	}
+	return nl.n + 1
+}
+
 func decodeGm(b []byte, l *gmRecord) error { return json.Unmarshal(b, l) }
 
+func decodeGmHead(b []byte, l *gmHead) error { return json.Unmarshal(b, l) }
+
 // replay maps the messages records spooled, decoding them again a batch at a time on every
-// core.
-func (r *gmReader) replay(a *agent, offs []int64) error {
+// core. A message that does not decode is a malformed line of path (see sess.badLine).
+func (r *gmReader) replay(a *agent, path string, msgs []gmSpooled) error {
 	const batch = 1024
 	if err := r.s.sp.flush(); err != nil {
 		return err
 	}
 	c := cursor{sp: r.s.sp}
 	defer c.release()
-	for lo := 0; lo < len(offs); lo += batch {
-		part := offs[lo:min(lo+batch, len(offs))]
+	for lo := 0; lo < len(msgs); lo += batch {
+		part := msgs[lo:min(lo+batch, len(msgs))]
 		lines := make([]srcLine, len(part))
-		for i, off := range part {
-			raw, err := c.record(off)
+		for i, sm := range part {
+			raw, err := c.record(sm.off)
 			if err != nil {
 				return err
 			}
 			if len(raw) == 0 || raw[0] != spBlob {
 				return errSpool
 			}
-			lines[i].b = bytes.Clone(raw[1:])
+			lines[i] = srcLine{n: sm.n, b: bytes.Clone(raw[1:]), last: sm.last}
 		}
 		out := make([]gmRecord, len(part))
 		for i, err := range decodeAll(lines, out, decodeGm) {
+			if err != nil && part[i].at >= 0 {
+				// A whole-JSON session fails as a whole, at the line in the message.
+				return lineErr(path, lineOfValue(path, part[i].at, offsetOf(err)), "%s", jsonMsg(err))
+			}
 			if err != nil {
-				return fmt.Errorf("%s: import spool: a message does not decode again: %v", r.s.path, err)
+				if err := r.s.badLine(path, lines[i], err, r.opts); err != nil {
+					return err
+				}
+				continue
 			}
 			r.message(a, &out[i].gmMessage)
 		}

@@ -3,6 +3,7 @@ package imports
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -341,4 +342,43 @@ func mustTS(s string) time.Time {
 		panic(err)
 	}
 	return t
+}
+
+// TestGeminiDocumentStreamed: a whole-JSON Gemini CLI session is read key by key, so its
+// metadata may follow the messages (the summary here), every message is mapped in order, the
+// lines are counted, and a message that is JSON but not a message fails the file at its line.
+func TestGeminiDocumentStreamed(t *testing.T) {
+	dir := t.TempDir()
+	msg := func(i int, content string) string {
+		return fmt.Sprintf("    {\n      \"id\": \"m%d\",\n      \"timestamp\": \"2025-11-03T16:00:%02d.000Z\",\n      \"type\": \"user\",\n      \"content\": %s\n    }", i, i, content)
+	}
+	doc := func(content string) string {
+		return "{\n  \"sessionId\": \"doc-1\",\n  \"startTime\": \"2025-11-03T16:00:00.000Z\",\n  \"messages\": [\n" +
+			msg(1, `"first question"`) + ",\n" + msg(2, content) + ",\n" + msg(3, `"third question"`) +
+			"\n  ],\n  \"summary\": \"a summary after the messages\"\n}\n"
+	}
+	path := filepath.Join(dir, "session-2025-11-03T16-00-doc1.json")
+	if err := os.WriteFile(path, []byte(doc(`"second question"`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, res, raw := load(t, Unit{Format: Gemini, Path: path})
+	if res.SourceID != "doc-1" || res.Lines != strings.Count(doc(`"second question"`), "\n")+1 {
+		t.Errorf("source id %q, %d lines", res.SourceID, res.Lines)
+	}
+	if !bytes.Contains(raw, []byte("a summary after the messages")) {
+		t.Error("the summary after the messages is lost")
+	}
+	a, b, c := bytes.Index(raw, []byte(`"first question"`)), bytes.Index(raw, []byte(`"second question"`)), bytes.Index(raw, []byte(`"third question"`))
+	if a < 0 || b < a || c < b {
+		t.Errorf("the messages, in order: at %d, %d, %d", a, b, c)
+	}
+	if err := os.WriteFile(path, []byte(doc(`{"text": 5}`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Import(Unit{Format: Gemini, Path: path}, dir, Options{Environ: []string{}})
+	var le *LineError
+	// The second message starts on line 11.
+	if !errors.As(err, &le) || le.Line != 11 {
+		t.Errorf("a message of the wrong shape: %v", err)
+	}
 }

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/summit-dev/summit/session"
 )
@@ -158,5 +162,133 @@ func TestHashSetAndEvList(t *testing.T) {
 		if e := l.at(i); e.ts != int64(i) || e.off != int64(-i) {
 			t.Fatalf("at %d: %+v", i, *e)
 		}
+	}
+}
+
+// TestSpoolCarriesEveryField fills every field of every event type the spool encodes with
+// random non-zero values (by reflection, so a field added to one of those events later is
+// filled too) and reads each back by get and by a cursor: a field put does not carry comes
+// back zero and fails. Types the spool keeps in memory come back as they are; the five kinds
+// the readers spool must be among the spooled ones, so the test cannot pass by spooling none.
+func TestSpoolCarriesEveryField(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 5))
+	spooled := map[session.Type]bool{}
+	for round := range 20 {
+		sp := newSpool()
+		var evs []session.Data
+		var offs []int64
+		for _, typ := range slices.Sorted(maps.Keys(session.Decoders)) {
+			zero, err := session.Decoders[typ]([]byte(`{}`))
+			if err != nil {
+				t.Fatalf("%s: %v", typ, err)
+			}
+			v := reflect.New(reflect.TypeOf(zero)).Elem()
+			fillRandom(t, rng, v, string(typ))
+			d := v.Interface().(session.Data)
+			off := sp.put(d)
+			if off >= 0 {
+				spooled[typ] = true
+			}
+			evs, offs = append(evs, d), append(offs, off)
+		}
+		for i, off := range offs {
+			if got, err := sp.get(off); err != nil || !reflect.DeepEqual(got, evs[i]) {
+				t.Fatalf("round %d, get %s: %v\n got %#v\nwant %#v", round, evs[i].Type(), err, got, evs[i])
+			}
+		}
+		if err := sp.flush(); err != nil {
+			t.Fatal(err)
+		}
+		c := cursor{sp: sp}
+		for i, off := range offs {
+			if got, err := c.at(off); err != nil || !reflect.DeepEqual(got, evs[i]) {
+				t.Fatalf("round %d, cursor %s: %v\n got %#v\nwant %#v", round, evs[i].Type(), err, got, evs[i])
+			}
+		}
+		sp.close()
+	}
+	for _, typ := range []session.Type{session.TypeTranscriptEvent, session.TypeUserNote, session.TypePermissionRequested, session.TypePermissionGranted, session.TypePermissionDenied} {
+		if !spooled[typ] {
+			t.Errorf("%s is not spooled", typ)
+		}
+	}
+}
+
+// fillRandom sets every field of v (and of what it holds) to a random non-zero value. Maps of
+// any hold what JSON gives back (strings, float64s, bools, lists and objects), as tool
+// arguments do.
+func fillRandom(t *testing.T, rng *rand.Rand, v reflect.Value, path string) {
+	t.Helper()
+	if strings.Count(path, ".")+strings.Count(path, "[") > 8 {
+		return // a recursive type (a plan's steps): deep enough
+	}
+	str := func() string {
+		const alphabet = "abcXYZ 09_-\"\\\n\t\x00é\u202e😀"
+		r := []rune(alphabet)
+		var b strings.Builder
+		for range 1 + rng.IntN(12) {
+			b.WriteRune(r[rng.IntN(len(r))])
+		}
+		return b.String()
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(str())
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1 + rng.Int64N(100))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1 + rng.Uint64N(100))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(float64(1+rng.IntN(1000)) / 8)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillRandom(t, rng, v.Elem(), path+"*")
+	case reflect.Slice:
+		n := 1 + rng.IntN(3)
+		s := reflect.MakeSlice(v.Type(), n, n)
+		for i := range n {
+			fillRandom(t, rng, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		for range 1 + rng.IntN(3) {
+			k := reflect.New(v.Type().Key()).Elem()
+			fillRandom(t, rng, k, path+".key")
+			e := reflect.New(v.Type().Elem()).Elem()
+			fillRandom(t, rng, e, path+"[]")
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Interface:
+		// A JSON value: what a decoded map[string]any holds.
+		var x any
+		switch rng.IntN(5) {
+		case 0:
+			x = str()
+		case 1:
+			x = float64(rng.IntN(1000)) / 4
+		case 2:
+			x = true
+		case 3:
+			x = []any{str(), float64(rng.IntN(9))}
+		default:
+			x = map[string]any{str(): str()}
+		}
+		v.Set(reflect.ValueOf(x))
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.UnixMicro(1_700_000_000_000_000 + rng.Int64N(1e12)).UTC()))
+			return
+		}
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.IsExported() {
+				fillRandom(t, rng, v.Field(i), path+"."+f.Name)
+			}
+		}
+	default:
+		t.Fatalf("%s: cannot fill a %s", path, v.Type())
 	}
 }

@@ -155,9 +155,17 @@ func (s *sess) write(dest, id string, opts Options) (int, error) {
 	if err := appendEv(start, "", info); err != nil {
 		return fail(err)
 	}
-	if err := mg.each(s.sp, appendEv); err != nil {
+	fold := func(e session.Event) error {
+		if err := session.Apply(st, e); err != nil {
+			return fmt.Errorf("%s: the recording would not replay: %w", s.path, err)
+		}
+		return nil
+	}
+	next, err := encodeMerged(mg, s.sp, rec, id, seq+1, fold)
+	if err != nil {
 		return fail(err)
 	}
+	seq = next - 1
 	if sum := s.summary(); sum != "" {
 		if err := appendEv(end, "", session.UserNote{Text: "[imported: summary] " + sum}); err != nil {
 			return fail(err)

@@ -244,24 +244,6 @@ func IsLifecycle(t session.Type) bool {
 // An event that cannot be encoded is refused and nothing is buffered; that error is not
 // sticky. Write and fsync errors are (see Recorder).
 func (r *Recorder) Append(ev session.Event) (session.Event, error) {
-	if ev.Data != nil {
-		if ev.Type == "" {
-			ev.Type = ev.Data.Type()
-		} else if ev.Type != ev.Data.Type() {
-			return session.Event{}, fmt.Errorf("record #%d: type %s does not match its %s data", ev.Seq, ev.Type, ev.Data.Type())
-		}
-	}
-	if ev.Type == "" {
-		return session.Event{}, fmt.Errorf("record #%d: event has no type", ev.Seq)
-	}
-	if ev.V == 0 {
-		ev.V = session.SchemaVersion
-	}
-	if ev.V != session.SchemaVersion {
-		return session.Event{}, fmt.Errorf("record #%d: schema version %d; this summit writes %d", ev.Seq, ev.V, session.SchemaVersion)
-	}
-	ev.TS = ev.TS.UTC().Truncate(time.Microsecond)
-
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -271,10 +253,74 @@ func (r *Recorder) Append(ev session.Event) (session.Event, error) {
 		return session.Event{}, r.err
 	}
 	start := len(r.buf)
-	buf, err := AppendLine(r.buf, ev)
+	buf, ev, err := r.encode(r.buf, ev)
 	if err != nil {
 		r.buf = r.buf[:start]
-		return session.Event{}, fmt.Errorf("record %v: %w", ev, err)
+		return session.Event{}, err
+	}
+	r.buf = buf
+	if err := r.committedLocked(ev.Type); err != nil {
+		return session.Event{}, err
+	}
+	return ev, nil
+}
+
+// Encode is the part of Append that depends only on ev: it appends ev's line to dst, exactly
+// as Append would write it (encoded, secrets redacted, cut to MaxEventLine, hiding characters
+// respelled), and returns the event as recorded. Nothing is buffered; AppendEncoded does
+// that. Encode is safe for concurrent use (the Redactor is immutable), so a writer with many
+// events (summit import) encodes them on every core and appends the lines in order: the file
+// is byte for byte what Append would have written. On error dst is returned unchanged.
+func (r *Recorder) Encode(dst []byte, ev session.Event) ([]byte, session.Event, error) {
+	start := len(dst)
+	out, ev, err := r.encode(dst, ev)
+	if err != nil {
+		return dst[:start], session.Event{}, err
+	}
+	return out, ev, nil
+}
+
+// AppendEncoded buffers a line Encode made for an event of type t (one whole line, its
+// newline included), with Append's durability: a lifecycle event is written and fsynced
+// before it returns. Lines must be appended in the order of their seq.
+func (r *Recorder) AppendEncoded(line []byte, t session.Type) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrRecorderClosed
+	}
+	if r.err != nil {
+		return r.err
+	}
+	r.buf = append(r.buf, line...)
+	return r.committedLocked(t)
+}
+
+// encode appends ev's line as recorded to buf and returns the event as recorded; on error
+// buf may hold part of a line past its original length.
+func (r *Recorder) encode(buf []byte, ev session.Event) ([]byte, session.Event, error) {
+	if ev.Data != nil {
+		if ev.Type == "" {
+			ev.Type = ev.Data.Type()
+		} else if ev.Type != ev.Data.Type() {
+			return buf, session.Event{}, fmt.Errorf("record #%d: type %s does not match its %s data", ev.Seq, ev.Type, ev.Data.Type())
+		}
+	}
+	if ev.Type == "" {
+		return buf, session.Event{}, fmt.Errorf("record #%d: event has no type", ev.Seq)
+	}
+	if ev.V == 0 {
+		ev.V = session.SchemaVersion
+	}
+	if ev.V != session.SchemaVersion {
+		return buf, session.Event{}, fmt.Errorf("record #%d: schema version %d; this summit writes %d", ev.Seq, ev.V, session.SchemaVersion)
+	}
+	ev.TS = ev.TS.UTC().Truncate(time.Microsecond)
+
+	start := len(buf)
+	buf, err := AppendLine(buf, ev)
+	if err != nil {
+		return buf, session.Event{}, fmt.Errorf("record %v: %w", ev, err)
 	}
 	line := buf[start:]
 	// AppendLine escapes every quote inside the envelope's strings, so the first `,"data":`
@@ -285,8 +331,7 @@ func (r *Recorder) Append(ev session.Event) (session.Event, error) {
 		// caller folds (and shows) the event as cut.
 		clipped, err := clipLine(red)
 		if err != nil {
-			r.buf = buf[:start]
-			return session.Event{}, fmt.Errorf("record %v: %w", ev, err)
+			return buf, session.Event{}, fmt.Errorf("record %v: %w", ev, err)
 		}
 		red, changed = clipped, true
 	}
@@ -304,34 +349,38 @@ func (r *Recorder) Append(ev session.Event) (session.Event, error) {
 		// changed, so rewriting buf from start cannot clobber it.
 		dec, err := DecodeLine(red)
 		if err != nil {
-			r.buf = buf[:start]
-			return session.Event{}, fmt.Errorf("record %v: recorded line does not decode: %w", ev, err)
+			return buf, session.Event{}, fmt.Errorf("record %v: recorded line does not decode: %w", ev, err)
 		}
 		ev = dec
 	}
 	if changed || respelled || ev.Data == nil {
 		buf = append(buf[:start], red...)
 	}
-	r.buf = buf
+	return buf, ev, nil
+}
+
+// committedLocked does what Append does once a line of type t is in r.buf: a lifecycle event
+// is written and fsynced, a full buffer written, and the sync loop woken. r.mu is held.
+func (r *Recorder) committedLocked(t session.Type) error {
 	if r.held {
-		r.heldSync = r.heldSync || IsLifecycle(ev.Type)
-	} else if IsLifecycle(ev.Type) {
+		r.heldSync = r.heldSync || IsLifecycle(t)
+	} else if IsLifecycle(t) {
 		if err := r.writeLocked(); err != nil {
-			return session.Event{}, err
+			return err
 		}
 		if err := r.syncLocked(); err != nil {
-			return session.Event{}, err
+			return err
 		}
 	} else if len(r.buf) >= flushThreshold {
 		if err := r.writeLocked(); err != nil {
-			return session.Event{}, err
+			return err
 		}
 	}
 	select {
 	case r.wake <- struct{}{}:
 	default: // a wake-up is pending already
 	}
-	return ev, nil
+	return nil
 }
 
 // Flush writes every buffered line to the kernel with one write call. Call it before the

@@ -689,3 +689,83 @@ func TestRecorderEscapesInvisibles(t *testing.T) {
 		t.Errorf("read back %q, %v", evs[0].Data.(session.TranscriptEvent).Text, err)
 	}
 }
+
+// TestRecorderEncodeMatchesAppend: events encoded on several goroutines by Encode and
+// appended in order by AppendEncoded give the file Append gives, byte for byte, with a secret
+// redacted, a bidi control respelled and an oversized payload cut, and the same events as
+// recorded.
+func TestRecorderEncodeMatchesAppend(t *testing.T) {
+	env := []string{"SHOP_API_KEY=hunter2-very-secret-value"}
+	evs := sessiontest.FullSession()
+	extra := []session.Data{
+		session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: "c9", Tool: "Bash", Result: "key is hunter2-very-secret-value, sk-ant-api03-" + strings.Repeat("A", 90)},
+		session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "right\u202eto left"},
+		session.TranscriptEvent{EventType: session.TranscriptToolResult, CallID: "c10", Tool: "Read", Result: strings.Repeat("x", MaxEventLine+100)},
+	}
+	last := evs[len(evs)-1]
+	evs = evs[:len(evs)-1]
+	for _, d := range extra {
+		e := session.New("sa-1", d)
+		e.SessionID, e.TS = last.SessionID, last.TS
+		evs = append(evs, e)
+	}
+	evs = append(evs, last)
+	for i := range evs {
+		evs[i].Seq = uint64(i + 1)
+	}
+	dir := t.TempDir()
+	a, err := OpenRecorderFile(filepath.Join(dir, "a.jsonl"), RecorderOptions{Environ: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []session.Event
+	for _, e := range evs {
+		want = append(want, mustAppend(t, a, e))
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenRecorderFile(filepath.Join(dir, "b.jsonl"), RecorderOptions{Environ: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make([][]byte, len(evs))
+	got := make([]session.Event, len(evs))
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := w; i < len(evs); i += 3 {
+				var err error
+				if lines[i], got[i], err = b.Encode(nil, evs[i]); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, l := range lines {
+		if err := b.AppendEncoded(l, got[i].Type); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fa, _ := os.ReadFile(a.Path())
+	fb, _ := os.ReadFile(b.Path())
+	if !bytes.Equal(fa, fb) || len(fa) == 0 {
+		t.Fatalf("Encode+AppendEncoded wrote %d bytes, Append %d, and they differ", len(fb), len(fa))
+	}
+	if bytes.Contains(fa, []byte("hunter2-very-secret-value")) || !bytes.Contains(fa, []byte(`\u202e`)) {
+		t.Fatal("the secret was not redacted or the bidi control not respelled")
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Fatal("Encode returned other events than Append")
+	}
+	if _, _, err := b.Encode(nil, session.Event{Seq: 1}); err == nil {
+		t.Fatal("an event without a type encoded")
+	}
+	if err := b.AppendEncoded([]byte("{}\n"), session.TypeUserNote); !errors.Is(err, ErrRecorderClosed) {
+		t.Fatalf("AppendEncoded after Close: %v", err)
+	}
+}

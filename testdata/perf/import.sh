@@ -10,6 +10,10 @@
 # directory. Needs jq, python3 and GNU time.
 #
 #   testdata/perf/import.sh [COUNT] [SIZE_MB] [FORMAT]     (default: 3 300 claude; or codex, gemini)
+#   SUMMIT=path/to/summit testdata/perf/import.sh ...      (use that binary instead of building one)
+#   MEMORY_ONLY=1 testdata/perf/import.sh 1 1024 FORMAT    (imports only, no jq and no GOMAXPROCS=1
+#                                                           run: the peak RSS at sizes where the
+#                                                           side-by-side rounds take too long)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 count=${1:-3}
@@ -18,7 +22,11 @@ format=${3:-claude}
 command -v jq >/dev/null || { echo "import.sh: needs jq (apt-get install jq)" >&2; exit 2; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/summit-import-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-go build -o "$dir/summit" ./cmd/summit
+if [ -n "${SUMMIT:-}" ]; then
+	cp "$SUMMIT" "$dir/summit" # a binary built from this tree already (SUMMIT=path)
+else
+	go build -o "$dir/summit" ./cmd/summit
+fi
 case $format in
 claude) src=session/imports/testdata/claude/v2.1/-home-dev-shop/7f3c1a2e-5b6d-4e8f-9a0b-1c2d3e4f5a6b.jsonl ;;
 codex) src=session/imports/testdata/codex/sessions/2026/01/15/rollout-2026-01-15T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl ;;
@@ -55,6 +63,16 @@ run() { # name, command...: prints "name seconds peak_kb cpu_seconds"
 	/usr/bin/time -f "$name %e %M %U %S" -o "$dir/t" "$@" >/dev/null
 	cat "$dir/t"
 }
+if [ -n "${MEMORY_ONLY:-}" ]; then
+	for i in $(seq "$count"); do
+		rm -rf "$dir/out"
+		run import "$dir/summit" import --format "$format" "$dir/in.jsonl" -o "$dir/out"
+	done | tee "$dir/runs.txt"
+	s=$(cut -d' ' -f2 "$dir/runs.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	kb=$(cut -d' ' -f3 "$dir/runs.txt" | sort -n | tail -1)
+	echo "import median_s=$s MB/s=$(awk -v b="$size" -v s="$s" 'BEGIN{printf "%.1f", b/1048576/s}') max_peak_rss_MB=$((kb / 1024)) recording_bytes=$(stat -c %s "$dir"/out/*.jsonl)"
+	exit 0
+fi
 for i in $(seq "$count"); do
 	run jq jq -c . "$dir/in.jsonl"
 	rm -rf "$dir/out"
