@@ -97,30 +97,19 @@ func (x *Orchestrator) runOnRunner(s *sub, deadline time.Time) runtime.Result {
 	if s.wt != nil {
 		baseCommit = s.wt.Base.Commit
 	} else if r, err := x.repo(); err == nil {
-		// A subagent that changes nothing still reads the workspace there: a snapshot of it.
-		sctx, scancel := context.WithTimeout(ctx, gitTimeout)
-		b, err := r.Snapshot(sctx)
-		scancel()
-		if err == nil {
+		// A subagent that changes nothing still reads the workspace there: a snapshot of it
+		// (shared with the placements asked at the same time: runnerbase.go).
+		if b, err := x.bases.snapshot(ctx, r); err == nil {
 			baseCommit = b.Commit
 		}
 	}
 	if baseCommit != "" {
-		dir, err := os.MkdirTemp("", "summit-base-")
+		path, release, err := x.bases.bundle(ctx, x.git.Workspace(), baseCommit, gitws.Options{CacheDir: x.o.CacheDir})
 		if err != nil {
 			return fail("runner", err)
 		}
-		defer os.RemoveAll(dir)
-		base = filepath.Join(dir, "base.bundle")
-		bctx, bcancel := context.WithTimeout(ctx, 2*time.Minute)
-		n, err := gitws.KeepBundle(bctx, x.git.Workspace(), []string{baseCommit}, base, gitws.Options{CacheDir: x.o.CacheDir})
-		bcancel()
-		if err == nil && n == 0 {
-			err = fmt.Errorf("the base %s is not in the repository", baseCommit)
-		}
-		if err != nil {
-			return fail("runner", fmt.Errorf("bundling the base: %w", err))
-		}
+		defer release()
+		base = path
 	}
 	var tried []string
 	name := s.runner
