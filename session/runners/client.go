@@ -27,6 +27,12 @@ type Client struct {
 
 	mu     sync.Mutex
 	placed map[string]string // job → runner: this client's jobs not yet forgotten
+
+	// listMu guards regs, read at regsAt: the registrations Runners reuses for
+	// RegistrationsFresh (one listing at a time: callers that wait for it share it).
+	listMu sync.Mutex
+	regs   []Registration
+	regsAt time.Time
 }
 
 // NewClient prepares the shared streams and signs jobs with key.
@@ -48,8 +54,26 @@ func (c *Client) Close() { c.nc.Close() }
 // NewJobID is a fresh job id.
 func NewJobID() string { return nuid.Next() }
 
-// Runners are the registered (live) runners, sorted by name.
+// Runners are the registered (live) runners, sorted by name, as the bucket held them at most
+// RegistrationsFresh ago, each one's free slots less this session's jobs queued on it.
 func (c *Client) Runners(ctx context.Context) ([]Registration, error) {
+	c.listMu.Lock()
+	defer c.listMu.Unlock()
+	if c.regsAt.IsZero() || time.Since(c.regsAt) > RegistrationsFresh {
+		regs, err := c.listRunners(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.regs, c.regsAt = regs, time.Now()
+	}
+	out := slices.Clone(c.regs) // withQueued changes the copies' Free
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return withQueued(out, c.placed), nil
+}
+
+// listRunners reads the bucket's registrations.
+func (c *Client) listRunners(ctx context.Context) ([]Registration, error) {
 	lister, err := c.kv.ListKeys(ctx)
 	if err != nil {
 		return nil, err
@@ -66,9 +90,7 @@ func (c *Client) Runners(ctx context.Context) ([]Registration, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b Registration) int { return strings.Compare(a.Name, b.Name) })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return withQueued(out, c.placed), nil
+	return out, nil
 }
 
 // withQueued takes from each runner's free slots this session's jobs placed on it that it has

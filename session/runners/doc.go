@@ -57,7 +57,10 @@
 // the most free slots; --on any the one with the most free slots (ties: the name sorted
 // first). A runner's free slots as the session counts them are its registration's less the
 // session's own jobs placed on it that it has not started yet, so a burst of placements
-// spreads before the registrations change. A runner with no free slot still takes the job:
+// spreads before the registrations change. The session reuses the registrations it read for
+// RegistrationsFresh (0.5 s; the queued jobs are taken off each time), so a burst of /delegate
+// --on lines reads the bucket about once, not twice a line. A runner with no free slot still
+// takes the job:
 // it queues in SUMMIT_JOBS until a slot frees (the consumer's MaxAckPending is the runner's
 // --slots).
 //

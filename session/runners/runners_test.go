@@ -100,6 +100,14 @@ func TestEventsExactlyOnceAcrossReconnect(t *testing.T) {
 	if err := c.Submit(ctx, "r1", Job{ID: id, Task: "t", AgentType: "explore", TimeoutS: 60}, ""); err != nil {
 		t.Fatal(err)
 	}
+	// The job placed counts against r1's free slots at once, whether the registrations are the
+	// ones read before (reused for RegistrationsFresh) or new ones, and on every call (the
+	// reused list is not changed by it).
+	for range 2 {
+		if again, err := c.Runners(ctx); err != nil || len(again) != 1 || again[0].Free != regs[0].Free-1 {
+			t.Fatalf("runners after a placement = %+v, %v; want r1 with %d free", again, err, regs[0].Free-1)
+		}
+	}
 	var seqs []uint64
 	var ns []int
 	end, err := c.Follow(ctx, id, 0, func(seq uint64, line []byte) error {
