@@ -20,7 +20,9 @@
 # the subagents overlap, so the session holds them together) and ends with a capsule.
 #
 # Metrics: wall_s (the run), rss_mb (the session's peak RSS, /usr/bin/time -v), runner_rss_mb
-# (each runner's peak, VmHWM, largest of the runners), cpu_s (the session's user+system CPU),
+# (each runner's peak, VmHWM, largest of the runners), cpu_s (the session's user+system CPU,
+# with the git processes it waited for), nats_cpu_s (nats-server's CPU during the run),
+# runner_cpu_s (the runners' own CPU, both together; not their git children),
 # and for the mixed run the recording's lines and bytes per local and per remote subagent
 # (rec_lines_local, rec_lines_remote, rec_bytes_local, rec_bytes_remote). Every run is checked:
 # every subagent spawned and ended as success, seqs 1, 2, 3… with no gap (the script fails
@@ -28,7 +30,9 @@
 #
 # Usage: testdata/perf/scale-remote.sh [BIN]   (default: builds ./cmd/summit)
 #   N=1000 REMOTE=300 RUNNERS=2 SLOTS= SLEEP=5s RUNS=3 KEEP=1 (keep the temp dir) PROF=1 (a CPU
-#   profile of each run's session, prof-SETUP in the temp dir; with KEEP)
+#   profile of each run's session and runners, prof-* in the temp dir; with KEEP)
+#   SETUPS="local natslocal mixed" (which to run) OLD=BIN (adds mixedold: the mixed setup with
+#   another binary, e.g. the one before a change)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-1000} REMOTE=${REMOTE:-300} RUNNERS=${RUNNERS:-2} SLEEP=${SLEEP:-5s} RUNS=${RUNS:-3}
@@ -61,6 +65,10 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 url=nats://127.0.0.1:$port
 nats-server -a 127.0.0.1 -p "$port" -js -sd "$tmp/js" >"$tmp/nats.log" 2>&1 &
 pids+=($!)
+nats=$!
+tck=$(getconf CLK_TCK)
+# cputicks PID: the process's user+system CPU so far, in clock ticks.
+cputicks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 for _ in $(seq 100); do grep -q "Server is ready" "$tmp/nats.log" && break; sleep 0.1; done
 grep -q "Server is ready" "$tmp/nats.log" || { cat "$tmp/nats.log" >&2; exit 1; }
 
@@ -128,18 +136,19 @@ recsize() {
 
 # run SETUP: one run; appends "SETUP metric value" lines to results.
 run() {
-	local setup=$1 script=$s_local args=() rp=()
+	local setup=$1 script=$s_local args=() rp=() b=$bin
+	[ "$setup" != mixedold ] || b=$OLD
 	local ws=$tmp/ws-$setup rec=$tmp/rec-$setup.jsonl
 	rm -rf "$ws" "$rec" "$tmp/js-runner"-*
 	mkdir -p "$ws"
 	printf 'package main\n\nfunc main() {}\n' >"$ws/main.go"
 	case $setup in
 	natslocal) args=(--nats "$url" --insecure) ;;
-	mixed)
+	mixed | mixedold)
 		args=(--nats "$url" --insecure)
 		script=$s_mixed
 		for ((k = 1; k <= RUNNERS; k++)); do
-			SUMMIT_CPUPROFILE=${PROF:+$tmp/prof-runner-$k} "$bin" runner --nats "$url" --insecure --name "scale-$k" --slots "$SLOTS" --trust "$key" --tapes "$tapes" 2>"$tmp/runner-$k.log" &
+			SUMMIT_CPUPROFILE=${PROF:+$tmp/prof-runner-$k} "$b" runner --nats "$url" --insecure --name "scale-$k" --slots "$SLOTS" --trust "$key" --tapes "$tapes" 2>"$tmp/runner-$k.log" &
 			rp+=($!)
 			pids+=($!)
 		done
@@ -149,14 +158,18 @@ run() {
 		done
 		;;
 	esac
-	(cd "$ws" && SUMMIT_CPUPROFILE=${PROF:+$tmp/prof-$setup} /usr/bin/time -v "$bin" run --script "$script" --tapes "$tapes" --record "$rec" \
+	local n0
+	n0=$(cputicks "$nats")
+	(cd "$ws" && SUMMIT_CPUPROFILE=${PROF:+$tmp/prof-$setup} /usr/bin/time -v "$b" run --script "$script" --tapes "$tapes" --record "$rec" \
 		--max-parallel "$N" "${args[@]}" >/dev/null 2>"$tmp/stderr-$setup") ||
 		{ tail -20 "$tmp/stderr-$setup" >&2; exit 1; }
-	local rmax=0
+	local rmax=0 rcpu=0
+	printf '%s nats_cpu_s %.1f\n' "$setup" "$(echo "($(cputicks "$nats") - $n0) / $tck" | bc -l)" >>"$tmp/results"
 	for p in "${rp[@]}"; do
 		local hwm
 		hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
 		((hwm > rmax)) && rmax=$hwm
+		rcpu=$((rcpu + $(cputicks "$p")))
 		kill "$p"
 		wait "$p" 2>/dev/null || true
 	done
@@ -166,27 +179,28 @@ run() {
 		/User time/ {cpu += $2} /System time/ {cpu += $2}
 		/Elapsed \(wall clock\)/ {n = split($2, t, ":"); w = 0; for (i = 1; i <= n; i++) w = w * 60 + t[i]; printf "%s wall_s %.1f\n", s, w}
 		END {printf "%s cpu_s %.1f\n", s, cpu}' "$tmp/stderr-$setup" >>"$tmp/results"
-	if [ "$setup" = mixed ]; then
-		printf 'mixed runner_rss_mb %.1f\n' "$(echo "$rmax / 1000" | bc -l)" >>"$tmp/results"
-		recsize "$rec" | sed 's/^/mixed /' >>"$tmp/results"
+	if [ "$setup" != local ] && [ "$setup" != natslocal ]; then
+		printf '%s runner_rss_mb %.1f\n%s runner_cpu_s %.1f\n' "$setup" "$(echo "$rmax / 1000" | bc -l)" "$setup" "$(echo "$rcpu / $tck" | bc -l)" >>"$tmp/results"
+		recsize "$rec" | sed "s/^/$setup /" >>"$tmp/results"
 	fi
 }
 
 touch "$tmp/results"
 for ((r = 1; r <= RUNS; r++)); do
-	for setup in ${SETUPS:-local natslocal mixed}; do
+	for setup in ${SETUPS:-local natslocal mixed ${OLD:+mixedold}}; do
 		echo "scale-remote.sh: run $r, $setup" >&2
 		run "$setup"
 	done
 done
 
 echo "$N subagents in one summit run: all local, all local with --nats, and $((N - REMOTE)) local + $REMOTE on $RUNNERS runners ($SLOTS slots each); each tape sleeps $SLEEP; medians of $RUNS (load $(cut -d' ' -f1-3 /proc/loadavg))"
-printf '%-18s %10s %10s %10s %10s\n' metric local natslocal mixed mixed/local
-for m in wall_s cpu_s rss_mb runner_rss_mb rec_lines_local rec_lines_remote rec_bytes_local rec_bytes_remote; do
+setups=(local natslocal mixed ${OLD:+mixedold})
+printf '%-18s' metric; printf ' %10s' "${setups[@]}" mixed/local; echo
+for m in wall_s cpu_s rss_mb nats_cpu_s runner_rss_mb runner_cpu_s rec_lines_local rec_lines_remote rec_bytes_local rec_bytes_remote; do
 	row=()
-	for s in local natslocal mixed; do
+	for s in "${setups[@]}"; do
 		v=$(awk -v s="$s" -v m="$m" '$1 == s && $2 == m {print $3}' "$tmp/results" | median)
 		row+=("$v")
 	done
-	printf '%-18s %10s %10s %10s %10s\n' "$m" "${row[@]}" "$(awk -v a="${row[0]}" -v b="${row[2]}" 'BEGIN {if (a == "nan" || a + 0 == 0) print "-"; else printf "%.2f", b / a}')"
+	printf '%-18s' "$m"; printf ' %10s' "${row[@]}"; printf ' %10s\n' "$(awk -v a="${row[0]}" -v b="${row[2]}" 'BEGIN {if (a == "nan" || a + 0 == 0) print "-"; else printf "%.2f", b / a}')"
 done
