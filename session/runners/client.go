@@ -59,12 +59,24 @@ func NewJobID() string { return nuid.Next() }
 func (c *Client) Runners(ctx context.Context) ([]Registration, error) {
 	c.listMu.Lock()
 	defer c.listMu.Unlock()
-	if c.regsAt.IsZero() || time.Since(c.regsAt) > RegistrationsFresh {
-		regs, err := c.listRunners(ctx)
-		if err != nil {
+	if age := time.Since(c.regsAt); c.regsAt.IsZero() || age > RegistrationsFresh {
+		// With a list read less than a lease ago, a listing that NATS is slow to answer (its
+		// JetStream API queued behind a burst of placements' streams and consumers) is not
+		// waited for long: that list holds, as the registrations it names held a lease then.
+		// The placed subagents' lease watch finds a runner that has died since.
+		lctx, cancel := ctx, context.CancelFunc(func() {})
+		fallback := !c.regsAt.IsZero() && age < LeaseTTL
+		if fallback {
+			lctx, cancel = context.WithTimeout(ctx, time.Second)
+		}
+		regs, err := c.listRunners(lctx)
+		cancel()
+		switch {
+		case err == nil:
+			c.regs, c.regsAt = regs, time.Now()
+		case !fallback:
 			return nil, err
 		}
-		c.regs, c.regsAt = regs, time.Now()
 	}
 	out := slices.Clone(c.regs) // withQueued changes the copies' Free
 	c.mu.Lock()
@@ -88,6 +100,11 @@ func (c *Client) listRunners(ctx context.Context) ([]Registration, error) {
 		if json.Unmarshal(e.Value(), &r) == nil && r.Name == k {
 			out = append(out, r)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		// The lister closes its keys when the context ends too: a part of the list is not
+		// the list ("no runner is registered" when NATS was only slow).
+		return nil, fmt.Errorf("the registrations were not all read: %w", err)
 	}
 	slices.SortFunc(out, func(a, b Registration) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil

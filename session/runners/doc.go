@@ -59,8 +59,10 @@
 // session's own jobs placed on it that it has not started yet, so a burst of placements
 // spreads before the registrations change. The session reuses the registrations it read for
 // RegistrationsFresh (0.5 s; the queued jobs are taken off each time), so a burst of /delegate
-// --on lines reads the bucket about once, not twice a line. A runner with no free slot still
-// takes the job:
+// --on lines reads the bucket about once, not twice a line; while NATS is slow to list it
+// (1 s, its JetStream API queued behind a burst's job streams) the list read less than LeaseTTL
+// ago holds, and a listing cut short is an error, never an empty list. A runner with no free
+// slot still takes the job:
 // it queues in SUMMIT_JOBS until a slot frees (the consumer's MaxAckPending is the runner's
 // --slots).
 //
