@@ -28,6 +28,12 @@ type Client struct {
 	mu     sync.Mutex
 	placed map[string]string // job → runner: this client's jobs not yet forgotten
 
+	// api bounds this session's JetStream API calls of job set-up and clean-up (a job's
+	// stream, its base bundle, the consumer that follows it, the deletes) to JobAPICalls at
+	// once: 300 placements at once on nats-server 2.9 left most of them unanswered past 2
+	// minutes (testdata/perf/scale-remote.sh); in turn they take about 0.1 s each.
+	api chan struct{}
+
 	// listMu guards regs, read at regsAt: the registrations Runners reuses for
 	// RegistrationsFresh (one listing at a time: callers that wait for it share it).
 	listMu sync.Mutex
@@ -45,7 +51,8 @@ func NewClient(ctx context.Context, nc *nats.Conn, key nkeys.KeyPair) (*Client, 
 	if err != nil {
 		return nil, err
 	}
-	return &Client{nc: nc, js: js, kv: kv, obj: obj, key: key, URL: nc.ConnectedUrlRedacted()}, nil
+	return &Client{nc: nc, js: js, kv: kv, obj: obj, key: key, URL: nc.ConnectedUrlRedacted(),
+		api: make(chan struct{}, JobAPICalls)}, nil
 }
 
 // Close closes the connection.
@@ -198,10 +205,28 @@ func Pick(regs []Registration, on string, not []string) (Registration, error) {
 	return cands[0], nil
 }
 
+// apiTurn waits for one of the JobAPICalls turns; done gives it back.
+func (c *Client) apiTurn(ctx context.Context) (done func(), err error) {
+	if c.api == nil {
+		return func() {}, nil
+	}
+	select {
+	case c.api <- struct{}{}:
+		return func() { <-c.api }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // Submit creates the job's stream, stores its base bundle (a file, "" for none) and places the
 // signed job on runner's queue.
 func (c *Client) Submit(ctx context.Context, runner string, j Job, baseBundle string) error {
 	j.Protocol = Protocol
+	done, err := c.apiTurn(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
 	if _, err := c.js.CreateStream(ctx, jetstream.StreamConfig{Name: JobStream(j.ID),
 		Subjects: []string{EventSubject(j.ID), ControlSubject(j.ID)}, Storage: jetstream.FileStorage,
 		Duplicates: time.Hour, MaxAge: 7 * 24 * time.Hour}); err != nil {
@@ -243,7 +268,12 @@ func (c *Client) Follow(ctx context.Context, id string, after uint64, event func
 	}
 	last := after
 	for {
+		done, err := c.apiTurn(ctx) // Messages creates the consumer
+		if err != nil {
+			return End{}, err
+		}
 		it, err := oc.Messages()
+		done()
 		if err != nil {
 			return End{}, err
 		}
@@ -295,6 +325,11 @@ func (c *Client) Forget(ctx context.Context, id string) {
 	c.mu.Lock()
 	delete(c.placed, id)
 	c.mu.Unlock()
+	done, err := c.apiTurn(ctx)
+	if err != nil {
+		return
+	}
+	defer done()
 	_ = c.js.DeleteStream(ctx, JobStream(id))
 	_ = c.obj.Delete(ctx, BaseObject(id))
 	_ = c.obj.Delete(ctx, ResultObject(id))

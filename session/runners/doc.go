@@ -66,6 +66,12 @@
 // it queues in SUMMIT_JOBS until a slot frees (the consumer's MaxAckPending is the runner's
 // --slots).
 //
+// A session sets up and cleans up at most JobAPICalls (8) jobs at once (the job's stream, its
+// base bundle, the consumer that follows it, the deletes): nats-server answers a burst of 300
+// such JetStream API calls at once too late for their deadlines, and in turn they take about
+// 0.1 s each. The placements of a burst share one snapshot of the workspace and one bundle of
+// it (session/live's runnerbase.go).
+//
 // # Job (a message on summit.jobs.NAME)
 //
 // Headers:

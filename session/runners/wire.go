@@ -43,6 +43,9 @@ const (
 	// Runners): a burst of /delegate --on lines (each is checked, then placed) reads the bucket
 	// once instead of twice a line.
 	RegistrationsFresh = 500 * time.Millisecond
+	// JobAPICalls is how many jobs a session sets up or cleans up at once (Client.Submit,
+	// Follow's consumer, Forget): the rest wait their turn.
+	JobAPICalls = 8
 
 	hdrJob       = "Summit-Job"
 	hdrProtocol  = "Summit-Protocol"
