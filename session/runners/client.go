@@ -32,7 +32,7 @@ type Client struct {
 	// stream, its base bundle, the consumer that follows it, the deletes) to JobAPICalls at
 	// once: 300 placements at once on nats-server 2.9 left most of them unanswered past 2
 	// minutes (testdata/perf/scale-remote.sh); in turn they take about 0.1 s each.
-	api chan struct{}
+	api apiLimit
 
 	// listMu guards regs, read at regsAt: the registrations Runners reuses for
 	// RegistrationsFresh (one listing at a time: callers that wait for it share it).
@@ -52,7 +52,7 @@ func NewClient(ctx context.Context, nc *nats.Conn, key nkeys.KeyPair) (*Client, 
 		return nil, err
 	}
 	return &Client{nc: nc, js: js, kv: kv, obj: obj, key: key, URL: nc.ConnectedUrlRedacted(),
-		api: make(chan struct{}, JobAPICalls)}, nil
+		api: make(apiLimit, JobAPICalls)}, nil
 }
 
 // Close closes the connection.
@@ -205,24 +205,33 @@ func Pick(regs []Registration, on string, not []string) (Registration, error) {
 	return cands[0], nil
 }
 
-// apiTurn waits for one of the JobAPICalls turns; done gives it back.
-func (c *Client) apiTurn(ctx context.Context) (done func(), err error) {
-	if c.api == nil {
+// apiLimit bounds JetStream API calls at once (JobAPICalls; nil: no bound).
+type apiLimit chan struct{}
+
+// turn waits for a turn; done gives it back.
+func (l apiLimit) turn(ctx context.Context) (done func(), err error) {
+	if l == nil {
 		return func() {}, nil
 	}
 	select {
-	case c.api <- struct{}{}:
-		return func() { <-c.api }, nil
+	case l <- struct{}{}:
+		return func() { <-l }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// transient is an error of a JetStream call NATS did not answer in time (its API busy, or the
+// server restarting): worth a second try.
+func transient(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders)
 }
 
 // Submit creates the job's stream, stores its base bundle (a file, "" for none) and places the
 // signed job on runner's queue.
 func (c *Client) Submit(ctx context.Context, runner string, j Job, baseBundle string) error {
 	j.Protocol = Protocol
-	done, err := c.apiTurn(ctx)
+	done, err := c.api.turn(ctx)
 	if err != nil {
 		return err
 	}
@@ -268,13 +277,23 @@ func (c *Client) Follow(ctx context.Context, id string, after uint64, event func
 	}
 	last := after
 	for {
-		done, err := c.apiTurn(ctx) // Messages creates the consumer
+		done, err := c.api.turn(ctx) // Messages creates the consumer
 		if err != nil {
 			return End{}, err
 		}
 		it, err := oc.Messages()
 		done()
 		if err != nil {
+			if ctx.Err() == nil && transient(err) {
+				// NATS did not answer in time (its JetStream API busy, or restarting): the
+				// job goes on there, so try again; the caller's lease watch ends ctx when the
+				// runner is gone.
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+				continue
+			}
 			return End{}, err
 		}
 		for {
@@ -325,7 +344,7 @@ func (c *Client) Forget(ctx context.Context, id string) {
 	c.mu.Lock()
 	delete(c.placed, id)
 	c.mu.Unlock()
-	done, err := c.apiTurn(ctx)
+	done, err := c.api.turn(ctx)
 	if err != nil {
 		return
 	}
