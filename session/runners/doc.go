@@ -67,9 +67,11 @@
 // --slots).
 //
 // A session sets up and cleans up at most JobAPICalls (8) jobs at once (the job's stream, its
-// base bundle, the consumer that follows it, the deletes): nats-server answers a burst of 300
-// such JetStream API calls at once too late for their deadlines, and in turn they take about
-// 0.1 s each. The placements of a burst share one snapshot of the workspace and one bundle of
+// base bundle, the consumer that follows it, the deletes), and a runner sets up at most as many
+// (the stream check, the control consumer, fetching the base bundle, tried again when NATS does
+// not answer in time): nats-server 2.9 answered a burst of 300 such JetStream API calls at once
+// too late for their deadlines, and in turn they take about 0.1 s each. A consumer that
+// follows a job and could not be made in time is made again while the runner lives. The placements of a burst share one snapshot of the workspace and one bundle of
 // it (session/live's runnerbase.go).
 //
 // # Job (a message on summit.jobs.NAME)
