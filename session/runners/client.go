@@ -227,6 +227,25 @@ func transient(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders)
 }
 
+// again runs step up to 3 times, each within 30 s of ctx, while it fails as transient or with
+// the connection lost.
+func again(ctx context.Context, step func(context.Context) error) error {
+	for try := 1; ; try++ {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := step(sctx)
+		cancel()
+		if err == nil || try == 3 || ctx.Err() != nil ||
+			!(transient(err) || errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting)) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // Submit creates the job's stream, stores its base bundle (a file, "" for none) and places the
 // signed job on runner's queue.
 func (c *Client) Submit(ctx context.Context, runner string, j Job, baseBundle string) error {
@@ -236,14 +255,19 @@ func (c *Client) Submit(ctx context.Context, runner string, j Job, baseBundle st
 		return err
 	}
 	defer done()
-	if _, err := c.js.CreateStream(ctx, jetstream.StreamConfig{Name: JobStream(j.ID),
-		Subjects: []string{EventSubject(j.ID), ControlSubject(j.ID)}, Storage: jetstream.FileStorage,
-		Duplicates: time.Hour, MaxAge: 7 * 24 * time.Hour}); err != nil {
+	// Each step is idempotent (the same stream config, the same object, the job's Nats-Msg-Id),
+	// so one NATS did not answer in time, or lost with the connection, is tried again.
+	if err := again(ctx, func(ctx context.Context) error {
+		_, err := c.js.CreateStream(ctx, jetstream.StreamConfig{Name: JobStream(j.ID),
+			Subjects: []string{EventSubject(j.ID), ControlSubject(j.ID)}, Storage: jetstream.FileStorage,
+			Duplicates: time.Hour, MaxAge: 7 * 24 * time.Hour})
+		return err
+	}); err != nil {
 		return fmt.Errorf("the job's stream: %w", err)
 	}
 	if baseBundle != "" {
 		j.BaseBundle = BaseObject(j.ID)
-		if err := putFile(ctx, c.obj, j.BaseBundle, baseBundle); err != nil {
+		if err := again(ctx, func(ctx context.Context) error { return putFile(ctx, c.obj, j.BaseBundle, baseBundle) }); err != nil {
 			return fmt.Errorf("storing the base bundle: %w", err)
 		}
 	}
@@ -251,7 +275,7 @@ func (c *Client) Submit(ctx context.Context, runner string, j Job, baseBundle st
 	if err != nil {
 		return err
 	}
-	if _, err := c.js.PublishMsg(ctx, m); err != nil {
+	if err := again(ctx, func(ctx context.Context) error { _, err := c.js.PublishMsg(ctx, m); return err }); err != nil {
 		return fmt.Errorf("placing the job: %w", err)
 	}
 	c.mu.Lock()

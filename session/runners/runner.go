@@ -307,25 +307,15 @@ func (r *Runner) runJob(ctx context.Context, obj jetstream.ObjectStore, j Job, i
 	return end
 }
 
-// fetch gets object name into path in a turn of r.api, trying again (3 tries in all) when
-// NATS does not answer in time.
+// fetch gets object name into path in a turn of r.api, tried again when NATS does not answer
+// in time.
 func (r *Runner) fetch(ctx context.Context, obj jetstream.ObjectStore, name, path string) error {
-	for try := 1; ; try++ {
-		done, err := r.api.turn(ctx)
-		if err != nil {
-			return err
-		}
-		err = obj.GetFile(ctx, name, path)
-		done()
-		if err == nil || try == 3 || ctx.Err() != nil || !transient(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+	done, err := r.api.turn(ctx)
+	if err != nil {
+		return err
 	}
+	defer done()
+	return again(ctx, func(ctx context.Context) error { return obj.GetFile(ctx, name, path) })
 }
 
 // putFile stores the file at path as the object name.
