@@ -82,6 +82,9 @@ func (x *Orchestrator) runOnRunner(s *sub, deadline time.Time) runtime.Result {
 		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: context})
 		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}
 	}
+	if s.unhold != nil {
+		defer s.unhold() // given up before its job was submitted
+	}
 	c := x.o.Runners
 	if c == nil {
 		return fail("runner", errors.New("no NATS connection for --on"))
@@ -157,6 +160,9 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 	sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
 	err = c.Submit(sctx, name, j, base)
 	scancel()
+	if s.unhold != nil {
+		s.unhold() // counted as placed from here on (or failed)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("runner %s: %w", name, err))
 	}

@@ -27,6 +27,7 @@ type Client struct {
 
 	mu     sync.Mutex
 	placed map[string]string // job → runner: this client's jobs not yet forgotten
+	held   map[string]int    // runner → placements picked and not yet submitted (Hold)
 
 	// api bounds this session's JetStream API calls of job set-up and clean-up (a job's
 	// stream, its base bundle, the consumer that follows it, the deletes) to JobAPICalls at
@@ -88,7 +89,7 @@ func (c *Client) Runners(ctx context.Context) ([]Registration, error) {
 	out := slices.Clone(c.regs) // withQueued changes the copies' Free
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return withQueued(out, c.placed), nil
+	return withQueued(out, c.placed, c.held), nil
 }
 
 // listRunners reads the bucket's registrations.
@@ -117,11 +118,35 @@ func (c *Client) listRunners(ctx context.Context) ([]Registration, error) {
 	return out, nil
 }
 
+// Hold counts a placement on runner from when it is picked until release (once its job is
+// submitted, or it is given up): a burst of placements picks before any of its jobs is
+// submitted, and would all pick the same runner otherwise.
+func (c *Client) Hold(runner string) (release func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held == nil {
+		c.held = map[string]int{}
+	}
+	c.held[runner]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.held[runner]--; c.held[runner] <= 0 {
+				delete(c.held, runner)
+			}
+		})
+	}
+}
+
 // withQueued takes from each runner's free slots this session's jobs placed on it that it has
-// not started (not in its Jobs): a burst of placements sees the ones before it, instead of
-// every one picking the same runner before its registration changes.
-func withQueued(regs []Registration, placed map[string]string) []Registration {
+// not started (not in its Jobs), and the placements held on it: a burst of placements sees the
+// ones before it, instead of every one picking the same runner before its registration
+// changes.
+func withQueued(regs []Registration, placed map[string]string, held map[string]int) []Registration {
 	for i := range regs {
+		regs[i].Free -= held[regs[i].Name]
 		for job, name := range placed {
 			if name == regs[i].Name && !slices.Contains(regs[i].Jobs, job) {
 				regs[i].Free--
