@@ -53,13 +53,27 @@
 //
 // # Placement
 //
-// --on NAME picks that runner; --on LABEL=VALUE the registered runner with that label and
-// the most free slots; --on any the one with the most free slots (ties: the name sorted
-// first). A runner's free slots as the session counts them are its registration's less the
-// session's own jobs placed on it that it has not started yet, so a burst of placements
-// spreads before the registrations change. A runner with no free slot still takes the job:
-// it queues in SUMMIT_JOBS until a slot frees (the consumer's MaxAckPending is the runner's
-// --slots).
+// --on NAME picks that runner; --on LABEL=VALUE the registered runner with that label and the
+// most free slots; --on any the one with the most free slots (ties: the name sorted first). A
+// runner's free slots as the session counts them are its registration's less the session's own
+// jobs placed on it that it has not started yet, and its placements picked for it whose jobs
+// are not submitted yet (Client.Hold), so a burst of placements spreads before the
+// registrations change. The session reuses the registrations it read for RegistrationsFresh
+// (0.5 s; the queued jobs are taken off each time), so a burst of /delegate --on lines reads
+// the bucket about once, not twice a line; while NATS is slow to list it (1 s, its JetStream
+// API queued behind a burst's job streams) the list read less than LeaseTTL ago holds, and a
+// listing cut short is an error, never an empty list. A runner with no free slot still takes
+// the job: it queues in SUMMIT_JOBS until a slot frees (the consumer's MaxAckPending is the
+// runner's --slots).
+//
+// A session sets up and cleans up at most JobAPICalls (8) jobs at once (the job's stream, its
+// base bundle, the consumer that follows it, the deletes), and a runner sets up at most as many
+// (the stream check, the control consumer, fetching the base bundle, tried again when NATS does
+// not answer in time): nats-server 2.9 answered a burst of 300 such JetStream API calls at once
+// too late for their deadlines, and in turn they take about 0.1 s each. A consumer that follows
+// a job and could not be made in time is made again while the runner lives. The placements of a
+// burst share one snapshot of the workspace and one bundle of it (session/live's
+// runnerbase.go).
 //
 // # Job (a message on summit.jobs.NAME)
 //
