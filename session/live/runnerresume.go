@@ -181,7 +181,7 @@ func (x *Orchestrator) reattach(sa *session.Subagent) {
 	s.def, _ = x.agentDef(sa.AgentType)
 	x.running++
 	var pending []*session.Permission
-	for _, p := range st(x).Permissions {
+	for _, p := range x.state.Permissions {
 		if p.SubagentID == sa.ID && p.Decision == session.DecisionPending {
 			pending = append(pending, p)
 		}
@@ -219,9 +219,9 @@ func (x *Orchestrator) reattach(sa *session.Subagent) {
 		}
 		// The runner's model calls come to this session again (a job whose models were the
 		// killed session's: the runner's calls failed with no responders while it was down).
-		// jobSpec records no second ModelRouted: the recording has the first.
+		// serveModels records no second ModelRouted: the recording has the first.
 		spec := runners.Job{ID: job}
-		stopModels, err := x.jobSpec(s, &spec)
+		stopModels, err := x.serveModels(s, &spec)
 		if err != nil {
 			_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError,
 				Text: fmt.Sprintf("runner %s: serving job %s's model calls again: %v", name, job, err)})
@@ -238,8 +238,6 @@ func (x *Orchestrator) reattach(sa *session.Subagent) {
 		x.finish(s, res, start)
 	})
 }
-
-func st(x *Orchestrator) *session.State { return x.state }
 
 // reisolate gives a reattached subagent a worktree of its recorded base, for its result.
 func (x *Orchestrator) reisolate(s *sub, iso *session.SubagentIsolated) error {
