@@ -84,6 +84,7 @@ func newReplay(stdout, stderr io.Writer) *cobra.Command {
 		speed            float64
 		from             uint64
 		beside, syncMode string
+		nats             natsOnly // reattach.go
 	)
 	c := &cobra.Command{
 		Use:   "replay FILE [--beside FILE2 [--sync seq|time|off]]",
@@ -116,7 +117,7 @@ seq (--sync seq, the default), to the same time since its start (--sync time), o
 				return replaySplitUI(args[0], beside, sync, lenient, speed, from)
 			}
 			if !print {
-				return replayUI(args[0], lenient, speed, from)
+				return replayUI(args[0], lenient, speed, from, nats)
 			}
 			defer boundReaderHeap()()
 			// The transcripts' items and the log stay out of the state, in a spool (memory up
@@ -137,6 +138,7 @@ seq (--sync seq, the default), to the same time since its start (--sync time), o
 	c.Flags().Uint64Var(&from, "from", 0, "start playback at this seq (interactive replay)")
 	c.Flags().StringVar(&beside, "beside", "", "a second recording, shown beside the first (interactive replay)")
 	c.Flags().StringVar(&syncMode, "sync", "seq", "with --beside: the second follows the first by seq, time or off")
+	nats.register(c)
 	return c
 }
 

@@ -84,10 +84,7 @@ Without --script the workbench opens; with it the script runs headless, as with 
 			if err != nil {
 				return badFile(err)
 			}
-			f.resume = r
-			if ws := existingDir(r.state.Info.Workspace); ws != "" && !cmd.Flags().Changed("workspace") {
-				f.workspace = ws
-			}
+			f.resumeOn(r, cmd.Flags().Changed("workspace"))
 			return headlessOrWorkbench(cmd, f, scriptPath, fmt.Sprintf("Resumed on %s.", args[0]), stdout, stderr)
 		},
 	}
@@ -95,6 +92,15 @@ Without --script the workbench opens; with it the script runs headless, as with 
 	c.Flags().StringVar(&f.approve, "approve", "none", "headless: decide permission requests: none, shell or all")
 	f.register(c)
 	return c
+}
+
+// resumeOn makes f a session resumed on r's recording, in its recorded workspace unless
+// --workspace named one (summit resume, and the replay's reattach: reattach.go).
+func (f *sessionFlags) resumeOn(r *resumeFlags, workspaceSet bool) {
+	f.resume = r
+	if ws := existingDir(r.state.Info.Workspace); ws != "" && !workspaceSet {
+		f.workspace = ws
+	}
 }
 
 // existingDir is dir when it names a directory that exists, else "".

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/runtime"
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
@@ -136,6 +137,17 @@ func (x *Orchestrator) startResume() error {
 	x.mu.Lock()
 	x.state = st
 	x.nextPR = len(st.Permissions)
+	// A grant for the whole subagent (/approve --scope subagent) answers its later requests of
+	// that tool: the recording holds it, and the reattached subagent keeps it.
+	for _, p := range st.Permissions {
+		if sa := st.Subagent(p.SubagentID); sa != nil && reattachable(sa) &&
+			p.Decision == session.DecisionGranted && p.Scope == commands.ScopeSubagent {
+			if x.grants[p.SubagentID] == nil {
+				x.grants[p.SubagentID] = map[string]bool{}
+			}
+			x.grants[p.SubagentID][p.Tool] = true
+		}
+	}
 	x.mu.Unlock()
 	for _, e := range r.Closing {
 		d := e.Data
@@ -176,9 +188,15 @@ func (x *Orchestrator) reattach(sa *session.Subagent) {
 	x.mu.Lock()
 	s := x.subs[sa.ID]
 	s.ctx, s.stopCtx = context.WithCancel(x.ctx)
-	s.cmd = commands.Delegate{Task: sa.Task, AgentType: sa.AgentType, Timeout: sa.TimeoutS, On: sa.Runner,
-		PermissionMode: sa.PermissionMode, Tools: sa.Tools, InheritContext: sa.InheritContext}
+	s.cmd = commands.Delegate{Task: sa.Task, AgentType: sa.AgentType, Timeout: sa.TimeoutS, On: sa.RunnerOn,
+		Retry: sa.RunnerRetry, PermissionMode: sa.PermissionMode, Tools: sa.Tools, InheritContext: sa.InheritContext}
+	if s.cmd.On == "" { // a recording from before runner_on: where it runs
+		s.cmd.On = sa.Runner
+	}
 	s.def, _ = x.agentDef(sa.AgentType)
+	// The policy as recorded (after the ceiling, and a bypass approved since): a --retry's
+	// next job carries it.
+	s.policy = agents.Policy{Mode: agents.PermissionMode(sa.PermissionMode), Tools: slices.Clone(sa.Tools)}
 	x.running++
 	var pending []*session.Permission
 	for _, p := range x.state.Permissions {
@@ -230,7 +248,17 @@ func (x *Orchestrator) reattach(sa *session.Subagent) {
 		ctx, cancel := context.WithCancel(s.ctx)
 		defer cancel()
 		res, gone := x.followJob(ctx, s, x.o.Runners, name, job, spec.Models, after, pending)
-		if gone != nil {
+		if gone != nil && s.cmd.Retry {
+			// As runOnRunner does: placed again on another runner, from its base.
+			_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: gone.Error() + "; --retry places it again from its base"})
+			cancel()
+			stopModels()
+			timeout := time.Duration(s.cmd.Timeout) * time.Second
+			if timeout <= 0 {
+				timeout = commands.DefaultDelegateTimeout * time.Second
+			}
+			res = x.placeOnRunners(s, start.Add(timeout), "", []string{name})
+		} else if gone != nil {
 			_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: gone.Error()})
 			_, _ = x.emit(s.id, session.SubagentError{Error: gone.Error(), Attempt: 1, Context: "runner"})
 			res = runtime.Result{Outcome: session.OutcomeFailure, Err: gone, Tokens: res.Tokens, ToolCalls: res.ToolCalls}
