@@ -99,7 +99,12 @@ and its replay can be compared byte for byte.
 With --beside FILE2 the interactive replay shows FILE2 in a second pane beside FILE. The
 focused recording leads (w gives the lead to the other) and the other follows it: to the same
 seq (--sync seq, the default), to the same time since its start (--sync time), or not at all
-(off); s cycles through the three.`,
+(off); s cycles through the three.
+
+A recording whose session did not end (its summit was killed) while subagents still ran on
+remote runners opens with a question naming them: typing reattach and enter ends the replay
+and resumes the session on the recording, as summit resume FILE does (NATS from --nats,
+--creds and --insecure, else runners: in the user config); esc keeps the read-only replay.`,
 		Example: "  summit replay testdata/recordings/valid.jsonl --print\n  summit replay testdata/recordings/valid.jsonl --beside testdata/recordings/unknown-type.jsonl --sync time",
 		Args:    exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
