@@ -26,8 +26,10 @@ import (
 // subagent that has not stopped: it follows its job's stream again from the recorded cursor
 // (nothing folded twice, nothing dropped), answers its permission requests (an undecided
 // one is matched with the runner's request by the stream's order) and watches its runner's
-// lease as runJob does. What ran here stops: local subagents as failures naming the restart
-// (/retry runs them again), convergences and handoffs as interrupted, as in a fork.
+// lease as runJob does, keeps its grants for the whole subagent, and with --retry places it
+// again from its base when its runner dies (placeOnRunners, as runOnRunner). What ran here
+// stops: local subagents as failures naming the restart (/retry runs them again),
+// convergences and handoffs as interrupted, as in a fork.
 
 // ResumeStart is a session restarted on its own recording: State is its fold (with text),
 // and Options.Recorder appends to the same file.

@@ -237,10 +237,15 @@
 // result is read into a new worktree of the recorded base). Without NATS, resume refuses and names
 // each such subagent, its runner and job ("resume with --nats URL"): recording them as stopped
 // would lose them for good. A delta that stream redaction holds back (it may end in the start
-// of a secret) is recorded, with its cursor, by whichever event releases it. Gaps: a
-// subagent-scoped grant is not restored, so the runner's next request of that tool is asked
-// again; --retry is not applied to a reattached subagent (a runner that dies after the
-// resume fails it).
+// of a secret) is recorded, with its cursor, by whichever event releases it. A grant for the
+// whole subagent (/approve --scope subagent) made before the kill answers its later requests
+// of that tool after the resume, and --retry holds: SubagentSpawned records the /delegate's
+// --on and --retry (runner_on, runner_retry), so a reattached subagent whose runner dies is
+// placed again from its base on another runner. `summit replay FILE [--nats URL …]` on such a
+// recording asks first whether to reattach (the word reattach typed and enter, never one key;
+// esc keeps the read-only replay) and then resumes exactly as `summit resume` does. A
+// recording has one writer (record's flock): a recording a running summit writes is neither
+// resumed nor offered for reattaching.
 //
 // # Clock
 //
@@ -289,6 +294,5 @@
 // TestRunnerModelsThroughSession), the agent definition and context chain in the job, ACP
 // agents on runners (TestRunnerRunsACPAgent), reattaching on `summit resume` (above; cmd/summit
 // TestRunnersE2EResume). Not built yet: an ACP agent's model calls through the session (it
-// calls its models with the runner's environment); the workbench does not offer to reattach
-// when it opens a recording (summit resume does).
+// calls its models with the runner's environment).
 package runners
