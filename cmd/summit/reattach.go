@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/summit-dev/summit/session/live"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // The replay's reattach (issue 29 item 8): `summit replay FILE` on the recording of a session
@@ -58,9 +59,10 @@ func endedTail(path string) bool {
 
 // reattachOffer is the fold of path when its session did not end and subagents of it still
 // run on runners, with them named ("sa-2 on gpu-1 as job J"); nil when there is nothing to
-// reattach (or the recording cannot be resumed: the replay shows why not, if anything).
+// reattach (or the recording cannot be resumed: the replay shows why not, if anything; or a
+// running summit is recording it: its session is live there, record.Busy).
 func reattachOffer(path string) (*resumeFlags, []string) {
-	if endedTail(path) {
+	if endedTail(path) || record.Busy(path) { // ended, or its summit is still running it
 		return nil, nil
 	}
 	r, err := loadResume(path)

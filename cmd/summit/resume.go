@@ -48,6 +48,28 @@ func (r *resumeFlags) reopen(opts record.RecorderOptions, stderr io.Writer) (*re
 	return rec, err
 }
 
+// show hands the recording's events to push (the workbench's fold), before the resumed
+// session's own: the workbench of a resumed session shows what happened before the restart
+// as a fork's shows its parent's (nil-safe: nothing for a new session).
+func (r *resumeFlags) show(push func(session.Event)) error {
+	if r == nil {
+		return nil
+	}
+	f, err := record.OpenRegular(r.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = record.ForEach(f, record.ReadOptions{}, func(e session.Event) error {
+		push(e)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.path, err)
+	}
+	return nil
+}
+
 // start is the session's resume start (nil-safe: nil for a new session).
 func (r *resumeFlags) start() *live.ResumeStart {
 	if r == nil {

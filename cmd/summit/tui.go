@@ -111,6 +111,9 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		}
 	}()
 	bridge := ui.NewBridge()
+	if err := f.resume.show(bridge.Push); err != nil { // resume.go: what the recording holds
+		return err
+	}
 	w, err := f.wire("", stderr, bridge.Push)
 	if err != nil {
 		return err
