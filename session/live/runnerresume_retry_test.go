@@ -126,10 +126,11 @@ func runnerLine(t *testing.T, seq uint64, sub string, d session.Data) []byte {
 	return bytes.TrimSuffix(b, []byte("\n"))
 }
 
-// killedSession writes the recording of a session killed while sa-1 ran as job on runner
-// (placed with spawned's --on and --retry), with more after it (the events of the killed
-// session after the placement), and starts a session resumed on it with the fleet's client.
-func (f *fleet) resume(spawned session.SubagentSpawned, job string, more func(add func(string, session.Data))) (*Orchestrator, string) {
+// resume writes the recording of a session killed while sa-1 ran as job on spawned.Runner
+// (placed with spawned's --on and --retry), active since ago, with more after the placement
+// (the killed session's later events), and starts a session resumed on it with the fleet's
+// client and --approve approve.
+func (f *fleet) resume(spawned session.SubagentSpawned, job, approve string, ago time.Duration, more func(add func(string, session.Data))) (*Orchestrator, string) {
 	t := f.t
 	t.Helper()
 	path := t.TempDir() + "/rec.jsonl"
@@ -141,7 +142,7 @@ func (f *fleet) resume(spawned session.SubagentSpawned, job string, more func(ad
 	add := func(sub string, d session.Data) {
 		seq++
 		e := session.New(sub, d)
-		e.Seq, e.TS, e.SessionID = seq, time.Now(), "s-killed"
+		e.Seq, e.TS, e.SessionID = seq, time.Now().Add(-ago), "s-killed"
 		if _, err := rec.Append(e); err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func (f *fleet) resume(spawned session.SubagentSpawned, job string, more func(ad
 		t.Fatal(err)
 	}
 	o := resumeOptions(t, st, rec)
-	o.Runners, o.Approve, o.Clock = f.c, "", RealClock{}
+	o.Runners, o.Approve, o.Clock = f.c, approve, RealClock{}
 	x, err := Start(o)
 	if err != nil {
 		t.Fatal(err)
@@ -201,24 +202,29 @@ func TestResumeKeepsSubagentScopedGrant(t *testing.T) {
 		ev(2, session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "one"})
 		ev(3, session.PermissionRequested{RequestID: "pr-9", Tool: "run_shell_command", Reason: "make"})
 		close(asked)
-		for i, next := range []func(){
-			func() {
+		// Each request waits for its own decision: a control stream may hand one over twice
+		// (an ordered consumer recreated under load), which a runner ignores.
+		for i, id := range []string{"pr-9", "pr-10"} {
+			if i == 1 {
 				ev(4, session.PermissionRequested{RequestID: "pr-10", Tool: "run_shell_command", Reason: "make test"})
-			},
-			func() {},
-		} {
-			select {
-			case c := <-io.Control:
-				decisions <- c
-				if c.Type != "decision" || !c.Grant {
-					return runners.End{Outcome: session.OutcomeFailure, Error: "denied"}
-				}
-			case <-time.After(10 * time.Second):
-				return runners.End{Outcome: session.OutcomeFailure, Error: "no decision came for request " + []string{"pr-9", "pr-10"}[i]}
-			case <-ctx.Done():
-				return runners.End{Outcome: session.OutcomeCancelled}
 			}
-			next()
+			for decided := false; !decided; {
+				select {
+				case c := <-io.Control:
+					if c.Type == "decision" && c.Request != id {
+						continue
+					}
+					decisions <- c
+					if c.Type != "decision" || !c.Grant {
+						return runners.End{Outcome: session.OutcomeFailure, Error: "denied"}
+					}
+					decided = true
+				case <-time.After(10 * time.Second):
+					return runners.End{Outcome: session.OutcomeFailure, Error: "no decision came for request " + id}
+				case <-ctx.Done():
+					return runners.End{Outcome: session.OutcomeCancelled}
+				}
+			}
 		}
 		return runners.End{Outcome: session.OutcomeSuccess}
 	})
@@ -237,7 +243,7 @@ func TestResumeKeepsSubagentScopedGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, path := f.resume(session.SubagentSpawned{AgentType: "builder", AgentName: "builder", ParentSessionID: "s-killed",
-		TaskDescription: "t", TimeoutS: 60, Runner: "fake-1", RunnerOn: "fake-1"}, job, func(add func(string, session.Data)) {
+		TaskDescription: "t", TimeoutS: 60, Runner: "fake-1", RunnerOn: "fake-1"}, job, "", 0, func(add func(string, session.Data)) {
 		add("sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "one"})
 		add("sa-1", session.RunnerCursor{Job: job, Runner: "fake-1", Seq: 2})
 		add("sa-1", session.PermissionRequested{RequestID: "pr-1", Tool: "run_shell_command", Reason: "make"})
@@ -297,7 +303,7 @@ func TestResumeRetriesReattachedSubagent(t *testing.T) {
 	}
 	x, path := f.resume(session.SubagentSpawned{AgentType: "builder", AgentName: "builder", ParentSessionID: "s-killed",
 		TaskDescription: "t", TimeoutS: 60, Runner: "fake-1", RunnerOn: "any", RunnerRetry: true, PermissionMode: "acceptEdits",
-		Tools: []string{"read_file"}}, job, func(add func(string, session.Data)) {
+		Tools: []string{"read_file"}}, job, "", 0, func(add func(string, session.Data)) {
 		add("sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "on fake-1"})
 		add("sa-1", session.RunnerCursor{Job: job, Runner: "fake-1", Seq: 2})
 	})
