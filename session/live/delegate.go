@@ -242,7 +242,7 @@ func (x *Orchestrator) spawn(c commands.Delegate) (*sub, error) {
 	}
 	if c.On != "" { // runner.go: where it runs is on the record from its start
 		s.runner = x.placeOn(c.On, nil)
-		spawned.Runner = s.runner
+		spawned.Runner, spawned.RunnerOn, spawned.RunnerRetry = s.runner, c.On, c.Retry
 		if s.runner != "" {
 			s.unhold = x.o.Runners.Hold(s.runner)
 		}

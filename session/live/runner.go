@@ -77,6 +77,13 @@ func (x *Orchestrator) placeOn(on string, not []string) string {
 
 // runOnRunner is a placed subagent's run: one job per placement until one ends.
 func (x *Orchestrator) runOnRunner(s *sub, deadline time.Time) runtime.Result {
+	return x.placeOnRunners(s, deadline, s.runner, nil)
+}
+
+// placeOnRunners places s's job on runner name ("": one --on picks, none of tried) from its
+// base and follows it; with --retry a runner that dies is followed by another (runOnRunner,
+// and a reattached subagent's runner that dies after a resume: runnerresume.go).
+func (x *Orchestrator) placeOnRunners(s *sub, deadline time.Time, name string, tried []string) runtime.Result {
 	fail := func(context string, err error) runtime.Result {
 		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: err.Error()})
 		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: context})
@@ -114,8 +121,6 @@ func (x *Orchestrator) runOnRunner(s *sub, deadline time.Time) runtime.Result {
 		defer release()
 		base = path
 	}
-	var tried []string
-	name := s.runner
 	for {
 		if name == "" {
 			r, err := x.pickRunner(s.cmd.On, tried)

@@ -282,10 +282,15 @@
 // result is read into a new worktree of the recorded base). Without NATS, resume refuses and names
 // each such subagent, its runner and job ("resume with --nats URL"): recording them as stopped
 // would lose them for good. A delta that stream redaction holds back (it may end in the start
-// of a secret) is recorded, with its cursor, by whichever event releases it. Gaps: a
-// subagent-scoped grant is not restored, so the runner's next request of that tool is asked
-// again; --retry is not applied to a reattached subagent (a runner that dies after the
-// resume fails it).
+// of a secret) is recorded, with its cursor, by whichever event releases it. A grant for the
+// whole subagent (/approve --scope subagent) made before the kill answers its later requests
+// of that tool after the resume, and --retry holds: SubagentSpawned records the /delegate's
+// --on and --retry (runner_on, runner_retry), so a reattached subagent whose runner dies is
+// placed again from its base on another runner. `summit replay FILE [--nats URL …]` on such a
+// recording asks first whether to reattach (the word reattach typed and enter, never one key;
+// esc keeps the read-only replay) and then resumes exactly as `summit resume` does. A
+// recording has one writer (record's flock): a recording a running summit writes is neither
+// resumed nor offered for reattaching.
 //
 // # Clock
 //
@@ -336,6 +341,7 @@
 // TestRunnersE2EResume), an ACP agent's model calls through the session's keys (the relay;
 // cmd/summit TestRunnerACPAgentModelsThroughSession: the fake ACP agent on a runner process
 // with no key, an Anthropic server that refuses any other), a model call waiting out a short
-// session outage (TestModelCallWaitsForSession). Not built yet: the workbench does not offer to
-// reattach when it opens a recording (summit resume does); a ModelTurn per relayed ACP call.
+// session outage (TestModelCallWaitsForSession), the workbench offering to reattach when
+// `summit replay` opens a recording whose placed subagents still run (cmd/summit
+// TestTerminalReplayReattach). Not built yet: a ModelTurn per relayed ACP call.
 package runners
