@@ -199,13 +199,25 @@ func TestShellCancel(t *testing.T) {
 	s := shellSandbox(t, Options{})
 	base := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
-	start := time.Now()
+	// Cancelled once the child is there (its pid written), not after a fixed time: on a loaded
+	// machine the jailed shell took over 200 ms to start, and the cancel came before the child.
+	cancelled := make(chan time.Time, 1)
+	go func() {
+		pidFile := filepath.Join(s.Root(), "child.pid")
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, _ := os.ReadFile(pidFile); len(b) > 0 && b[len(b)-1] == '\n' {
+				break
+			}
+		}
+		cancelled <- time.Now()
+		cancel()
+	}()
 	// The child traps SIGTERM to clean up: it gets SIGTERM with the group, and the time to
 	// finish, not just until bash is gone.
+	// The child writes its own pid once its trap is set, so the cancel cannot come before it.
 	r := s.Call(ctx, "run_shell_command", `{"command": "sh -c 'trap \"sleep 0.2; echo bye > term.txt; exit\" TERM; `+
-		`while :; do sleep 0.05; done' & echo $! > child.pid; sleep 30"}`)
-	if took := time.Since(start); took > 2*time.Second {
+		`echo $$ > child.pid; while :; do sleep 0.05; done' & sleep 30"}`)
+	if took := time.Since(<-cancelled); took > 2*time.Second {
 		t.Errorf("cancel took %v", took)
 	}
 	check(t, "cancel", r, true, "[cancelled; the command and its process group were killed]")
