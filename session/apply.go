@@ -213,7 +213,7 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 			TimeoutS: d.TimeoutS, InheritContext: d.InheritContext, SessionID: d.SubagentSessionID,
 			ParentRef: d.ParentSessionRef, Status: StatusQueued, SpawnedAt: e.TS,
 			Parent: d.ParentSubagentID, AgentSessionID: d.AgentSessionID, Transcript: &Transcript{counted: s.CountsItems()},
-			AgentShadows: d.AgentShadows, Runner: d.Runner,
+			AgentShadows: d.AgentShadows, Runner: d.Runner, RunnerOn: d.RunnerOn, RunnerRetry: d.RunnerRetry,
 		}
 		n.index = len(s.Subagents)
 		s.Subagents = append(s.Subagents, n)

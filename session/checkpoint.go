@@ -104,7 +104,8 @@ func sameSubagent(sa, ck *Subagent) bool {
 		len(sa.Switches) == len(ck.Switches) && sa.PlanStep == ck.PlanStep && sa.AgentState == ck.AgentState &&
 		sa.index == ck.index && sa.Transcript.same(ck.Transcript) &&
 		sa.AgentShadows == ck.AgentShadows && sa.Runner == ck.Runner &&
-		sa.RunnerJob == ck.RunnerJob && sa.RunnerSeq == ck.RunnerSeq
+		sa.RunnerJob == ck.RunnerJob && sa.RunnerSeq == ck.RunnerSeq &&
+		sa.RunnerOn == ck.RunnerOn && sa.RunnerRetry == ck.RunnerRetry
 }
 
 // samePermission reports whether p is unchanged since ck was copied from it: a request is

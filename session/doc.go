@@ -117,7 +117,9 @@
 // subagent (RunnerJob, RunnerSeq; Runner follows a --retry's new runner), refuses one that goes
 // back within a job, and logs nothing: a replay, --print and an export show the same as
 // without it. `summit resume` reads the stream again after RunnerSeq (event-sourced: the
-// recording alone says where to go on).
+// recording alone says where to go on). SubagentSpawned's runner_on and runner_retry keep the
+// /delegate's --on and --retry (RunnerOn, RunnerRetry), so a resumed session re-places a
+// reattached subagent whose runner dies as the first session would have.
 //
 // # Lifecycle of a subagent
 //

@@ -270,6 +270,12 @@ type SubagentSpawned struct {
 	// Runner names the remote runner (`summit runner --name`) the subagent was placed on by
 	// `/delegate … --on`; empty for a subagent that runs on this machine.
 	Runner string `json:"runner,omitempty"`
+	// RunnerOn is the placement /delegate --on asked for (NAME, LABEL=VALUE or any) and
+	// RunnerRetry its --retry: a session resumed on the recording re-places a reattached
+	// subagent whose runner dies as the first session would have. Absent in older files: a
+	// reattached subagent then stays on Runner and is not re-placed.
+	RunnerOn    string `json:"runner_on,omitempty"`
+	RunnerRetry bool   `json:"runner_retry,omitempty"`
 }
 
 type SubagentActive struct {

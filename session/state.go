@@ -108,6 +108,10 @@ type Subagent struct {
 	AgentShadows string
 	// Runner is SubagentSpawned.runner: the remote runner it was placed on; empty is local.
 	Runner string
+	// RunnerOn and RunnerRetry are SubagentSpawned's runner_on and runner_retry: its --on
+	// and --retry.
+	RunnerOn    string
+	RunnerRetry bool
 	// RunnerJob and RunnerSeq are the last RunnerCursor: the job it runs as on its runner and
 	// the job stream's sequence folded so far (where a resumed session reads on).
 	RunnerJob      string

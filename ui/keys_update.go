@@ -44,6 +44,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.quit()
 	}
 	m.quitArm = false
+	if m.ra != nil { // the reattach question takes every key until it is answered
+		return m.reattachKey(k)
+	}
 	if m.help {
 		return m.scrollKey(k, &m.helpTop, func() { m.help = false })
 	}

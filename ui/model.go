@@ -57,6 +57,10 @@ type Options struct {
 	// After delivers msg after d (default tea.Tick). Tests that drive Update directly pass
 	// their own, so no Cmd sleeps.
 	After func(d time.Duration, msg tea.Msg) tea.Cmd
+	// Reattach names the subagents a replayed session that did not end still runs on remote
+	// runners ("sa-2 on gpu-1 as job J"); a replay then opens with the reattach question
+	// (reattach.go).
+	Reattach []string
 }
 
 // Focus targets.
@@ -93,6 +97,10 @@ type Model struct {
 	md                 *mdCache
 	searching          bool
 	search             string
+
+	// ra is the open reattach question (reattach.go); reattached the choice to reattach.
+	ra         *reattachAsk
+	reattached bool
 
 	notice    string
 	noticeErr bool
@@ -180,6 +188,9 @@ func New(o Options) *Model {
 		m.st = o.Replay.State()
 		m.focus = focusTree
 		m.in.Blur()
+		if len(o.Reattach) > 0 {
+			m.ra = &reattachAsk{}
+		}
 	}
 	return m
 }

@@ -97,6 +97,9 @@ func (m *Model) Render() string {
 		// Float it at the bottom of the panes, so the top of the transcript stays in view.
 		body = overlay(body, box, (m.w-bw)/2, max(0, bodyH-len(box)-1))
 	}
+	if m.ra != nil {
+		body = m.reattachOverlay(body, bodyH)
+	}
 	lines := append([]string{m.header()}, body...)
 	if dock != "" {
 		lines = append(lines, dock)

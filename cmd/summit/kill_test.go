@@ -67,13 +67,52 @@ type killRun struct {
 	ended    bool // the file holds the SessionEnded
 }
 
-// runAndKill starts a headless run and sends SIGKILL after d (never, when d < 0).
-func runAndKill(t *testing.T, bin string, args []string, env []string, rec string, d time.Duration) killRun {
+// killAt is when the loop kills a run: once its stderr has shown Lines whole lines, and After
+// more on the clock (so the signal lands anywhere in what the process does next, a write
+// included). A point in the run's own output, not a time since its start: on a loaded machine a
+// run's wall time swings by 2x between runs, and kill times drawn from a calibration run then
+// fell mostly after the end (15 of 24 at load 20-30), which proved little.
+type killAt struct {
+	Lines int
+	After time.Duration
+}
+
+// noKill lets the run finish.
+var noKill = killAt{Lines: -1}
+
+// lineGate is a run's stderr: it keeps the bytes and closes reached once lines whole lines
+// have been written.
+type lineGate struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	lines   int
+	want    int
+	reached chan struct{}
+}
+
+func (g *lineGate) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.buf.Write(p)
+	if g.want >= 0 && g.lines < g.want {
+		g.lines += bytes.Count(p, []byte("\n"))
+		if g.lines >= g.want {
+			close(g.reached)
+		}
+	}
+	return len(p), nil
+}
+
+// runAndKill starts a headless run and sends SIGKILL at k (never, for noKill).
+func runAndKill(t *testing.T, bin string, args []string, env []string, rec string, k killAt) killRun {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
+	g := &lineGate{want: k.Lines, reached: make(chan struct{})}
+	if k.Lines == 0 {
+		close(g.reached)
+	}
+	cmd.Stderr = g
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -81,20 +120,31 @@ func runAndKill(t *testing.T, bin string, args []string, env []string, rec strin
 		return killRun{readErr: err}
 	}
 	var r killRun
-	if d >= 0 {
-		time.Sleep(d)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			r.exited = true // os: process already finished
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	if k.Lines >= 0 {
+		select {
+		case <-g.reached:
+			time.Sleep(k.After)
+			if cmd.Process.Signal(syscall.SIGKILL) != nil {
+				r.exited = true // os: process already finished
+			}
+			err = <-waited
+		case err = <-waited: // it ended before showing that many lines
 		}
+	} else {
+		err = <-waited
 	}
-	err := cmd.Wait()
 	r.wall = time.Since(start)
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && !(ws.Signaled() && ws.Signal() == syscall.SIGKILL) {
 		r.exited = true
-	} else if d < 0 {
+	} else if k.Lines < 0 {
 		t.Errorf("the run was killed: %v", err)
 	}
-	r.stderr = errb.Bytes()
+	g.mu.Lock()
+	r.stderr = bytes.Clone(g.buf.Bytes())
+	g.mu.Unlock()
 	if _, err := os.Stat(rec); err == nil {
 		r.events, r.report, r.readErr = record.ReadAll(rec, record.ReadOptions{})
 	}
@@ -145,9 +195,10 @@ func checkShown(t *testing.T, i int, r killRun) (checked int, partial bool) {
 
 // TestKillNineHeadless kills 'summit run' with SIGKILL at a random moment, over and over, and
 // checks each time that every progress line it printed on stderr is in the recording, and
-// that the recording reads with at most its last line torn. SUMMIT_E2E=1 runs 120 kills;
-// without it, 24 (none with -short). Two runs go at once, to keep the wall time down; the
-// typical run time the kill moments are drawn from is measured the same way.
+// that the recording reads with at most its last line torn. SUMMIT_E2E=1 runs 48 kills,
+// SUMMIT_SOAK=1 120; without them, 24 (none with -short). Two runs go at once, to keep the
+// wall time down; the whole runs the kill points are drawn from (a line of the run's output
+// and a moment after it, see killAt) are measured the same way.
 func TestKillNineHeadless(t *testing.T) {
 	t.Parallel()
 	// 48 kills under SUMMIT_E2E (CI) keep cmd/summit's -race run under Go's 10-minute package
@@ -168,11 +219,11 @@ func TestKillNineHeadless(t *testing.T) {
 	ws, tapes, script := churnFixture(t, 8)
 	cfg := t.TempDir()
 	dir := t.TempDir()
-	runOnce := func(i int, d time.Duration) killRun {
+	runOnce := func(i int, k killAt) killRun {
 		rec := filepath.Join(dir, fmt.Sprintf("rec-%d.jsonl", i))
 		cache := filepath.Join(dir, fmt.Sprintf("cache-%d", i)) // leftovers of a killed run stay out of the next one
 		env := append(os.Environ(), "XDG_CACHE_HOME="+cache, "XDG_CONFIG_HOME="+cfg)
-		return runAndKill(t, bin, []string{"run", "--script", script, "--tapes", tapes, "--approve", "all", "--workspace", ws, "--record", rec}, env, rec, d)
+		return runAndKill(t, bin, []string{"run", "--script", script, "--tapes", tapes, "--approve", "all", "--workspace", ws, "--record", rec}, env, rec, k)
 	}
 	// parallel runs f(0..n-1) on the workers.
 	parallel := func(n int, f func(i int)) {
@@ -197,8 +248,9 @@ func TestKillNineHeadless(t *testing.T) {
 	// Calibration: whole runs, unkilled, print exactly the recording's progress lines.
 	var mu sync.Mutex
 	var walls []time.Duration
+	var outLines []int // each whole run's stderr lines
 	parallel(2*workers, func(i int) {
-		r := runOnce(-1-i, -1)
+		r := runOnce(-1-i, noKill)
 		if !r.ended || r.report.Torn {
 			t.Errorf("a whole run did not end its recording (ended %v, torn %v):\n%s", r.ended, r.report.Torn, r.stderr)
 			return
@@ -215,6 +267,7 @@ func TestKillNineHeadless(t *testing.T) {
 		}
 		mu.Lock()
 		walls = append(walls, r.wall)
+		outLines = append(outLines, bytes.Count(r.stderr, []byte("\n")))
 		if len(walls) == 1 {
 			t.Logf("a whole run: %d events, %d progress lines, %v", len(r.events), n, r.wall.Round(time.Millisecond))
 		}
@@ -225,10 +278,14 @@ func TestKillNineHeadless(t *testing.T) {
 	}
 	slices.Sort(walls)
 	typical := walls[len(walls)/2]
+	// The kill points are drawn from the whole run's output (its fewest lines, so every point
+	// is one every run reaches), and a moment after it (up to a typical gap between two lines).
+	total := slices.Min(outLines)
+	gap := typical / time.Duration(max(total, 1))
 
 	var midRun, beforeFirst, afterEnd, finished, torn, partial, lines, events int
 	parallel(kills, func(i int) {
-		d := time.Duration(rand.Int64N(int64(typical)))
+		d := killAt{Lines: rand.IntN(max(total-1, 1)), After: time.Duration(rand.Int64N(int64(gap) + 1))}
 		r := runOnce(i, d)
 		n, p := checkShown(t, i, r)
 		mu.Lock()
@@ -252,12 +309,12 @@ func TestKillNineHeadless(t *testing.T) {
 			midRun++
 		}
 		if t.Failed() && (n > 0 || r.readErr != nil) {
-			t.Logf("run %d killed after %v; stderr:\n%s", i, d, r.stderr)
+			t.Logf("run %d killed after line %d and %v; stderr:\n%s", i, d.Lines, d.After, r.stderr)
 		}
 	})
-	t.Logf("%d kills in [0, %v] (walls of whole runs %v): %d mid-run, %d before the first event, %d while closing (SessionEnded written), %d after the run had ended; "+
+	t.Logf("%d kills after line [0, %d) of a whole run's output and up to %v (walls of whole runs %v): %d mid-run, %d before the first event, %d while closing (SessionEnded written), %d after the run had ended; "+
 		"%d progress lines checked against %d recorded events; %d recordings with a torn last line, %d stderr cut mid-line; %v in all",
-		kills, typical.Round(time.Millisecond), walls, midRun, beforeFirst, afterEnd, finished, lines, events, torn, partial, time.Since(t0).Round(time.Millisecond))
+		kills, total-1, gap.Round(time.Microsecond), walls, midRun, beforeFirst, afterEnd, finished, lines, events, torn, partial, time.Since(t0).Round(time.Millisecond))
 	if midRun < kills/2 {
 		t.Errorf("only %d of %d kills landed mid-run: the loop proves little", midRun, kills)
 	}

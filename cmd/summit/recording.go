@@ -84,6 +84,7 @@ func newReplay(stdout, stderr io.Writer) *cobra.Command {
 		speed            float64
 		from             uint64
 		beside, syncMode string
+		nats             natsOnly // reattach.go
 	)
 	c := &cobra.Command{
 		Use:   "replay FILE [--beside FILE2 [--sync seq|time|off]]",
@@ -98,7 +99,12 @@ and its replay can be compared byte for byte.
 With --beside FILE2 the interactive replay shows FILE2 in a second pane beside FILE. The
 focused recording leads (w gives the lead to the other) and the other follows it: to the same
 seq (--sync seq, the default), to the same time since its start (--sync time), or not at all
-(off); s cycles through the three.`,
+(off); s cycles through the three.
+
+A recording whose session did not end (its summit was killed) while subagents still ran on
+remote runners opens with a question naming them: typing reattach and enter ends the replay
+and resumes the session on the recording, as summit resume FILE does (NATS from --nats,
+--creds and --insecure, else runners: in the user config); esc keeps the read-only replay.`,
 		Example: "  summit replay testdata/recordings/valid.jsonl --print\n  summit replay testdata/recordings/valid.jsonl --beside testdata/recordings/unknown-type.jsonl --sync time",
 		Args:    exactlyOneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -116,7 +122,7 @@ seq (--sync seq, the default), to the same time since its start (--sync time), o
 				return replaySplitUI(args[0], beside, sync, lenient, speed, from)
 			}
 			if !print {
-				return replayUI(args[0], lenient, speed, from)
+				return replayUI(args[0], lenient, speed, from, nats)
 			}
 			defer boundReaderHeap()()
 			// The transcripts' items and the log stay out of the state, in a spool (memory up
@@ -137,6 +143,7 @@ seq (--sync seq, the default), to the same time since its start (--sync time), o
 	c.Flags().Uint64Var(&from, "from", 0, "start playback at this seq (interactive replay)")
 	c.Flags().StringVar(&beside, "beside", "", "a second recording, shown beside the first (interactive replay)")
 	c.Flags().StringVar(&syncMode, "sync", "seq", "with --beside: the second follows the first by seq, time or off")
+	nats.register(c)
 	return c
 }
 

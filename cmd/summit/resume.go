@@ -48,6 +48,28 @@ func (r *resumeFlags) reopen(opts record.RecorderOptions, stderr io.Writer) (*re
 	return rec, err
 }
 
+// show hands the recording's events to push (the workbench's fold), before the resumed
+// session's own: the workbench of a resumed session shows what happened before the restart
+// as a fork's shows its parent's (nil-safe: nothing for a new session).
+func (r *resumeFlags) show(push func(session.Event)) error {
+	if r == nil {
+		return nil
+	}
+	f, err := record.OpenRegular(r.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = record.ForEach(f, record.ReadOptions{}, func(e session.Event) error {
+		push(e)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.path, err)
+	}
+	return nil
+}
+
 // start is the session's resume start (nil-safe: nil for a new session).
 func (r *resumeFlags) start() *live.ResumeStart {
 	if r == nil {
@@ -84,10 +106,7 @@ Without --script the workbench opens; with it the script runs headless, as with 
 			if err != nil {
 				return badFile(err)
 			}
-			f.resume = r
-			if ws := existingDir(r.state.Info.Workspace); ws != "" && !cmd.Flags().Changed("workspace") {
-				f.workspace = ws
-			}
+			f.resumeOn(r, cmd.Flags().Changed("workspace"))
 			return headlessOrWorkbench(cmd, f, scriptPath, fmt.Sprintf("Resumed on %s.", args[0]), stdout, stderr)
 		},
 	}
@@ -95,6 +114,15 @@ Without --script the workbench opens; with it the script runs headless, as with 
 	c.Flags().StringVar(&f.approve, "approve", "none", "headless: decide permission requests: none, shell or all")
 	f.register(c)
 	return c
+}
+
+// resumeOn makes f a session resumed on r's recording, in its recorded workspace unless
+// --workspace named one (summit resume, and the replay's reattach: reattach.go).
+func (f *sessionFlags) resumeOn(r *resumeFlags, workspaceSet bool) {
+	f.resume = r
+	if ws := existingDir(r.state.Info.Workspace); ws != "" && !workspaceSet {
+		f.workspace = ws
+	}
 }
 
 // existingDir is dir when it names a directory that exists, else "".

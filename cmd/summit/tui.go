@@ -111,6 +111,9 @@ func workbench(f *sessionFlags, stderr io.Writer, hint string, guide func(x *liv
 		}
 	}()
 	bridge := ui.NewBridge()
+	if err := f.resume.show(bridge.Push); err != nil { // resume.go: what the recording holds
+		return err
+	}
 	w, err := f.wire("", stderr, bridge.Push)
 	if err != nil {
 		return err
@@ -195,8 +198,9 @@ func sigName(s os.Signal) string {
 	return s.String()
 }
 
-// replayUI opens a recording in the workbench.
-func replayUI(path string, lenient bool, speed float64, from uint64) error {
+// replayUI opens a recording in the workbench (and, when its session did not end while
+// subagents ran on runners, asks whether to reattach them: reattach.go).
+func replayUI(path string, lenient bool, speed float64, from uint64, nats natsOnly) error {
 	if err := needTerminal(); err != nil {
 		return err
 	}
@@ -211,13 +215,19 @@ func replayUI(path string, lenient bool, speed float64, from uint64) error {
 			return usageErr("--from: %v", err)
 		}
 	}
-	m := ui.New(ui.Options{Replay: r})
+	resume, subs := reattachOffer(path)
+	m := ui.New(ui.Options{Replay: r, Reattach: subs})
 	// Idle on one core, as the workbench, once the background fold has caught up.
 	cores := idlecores.New(time.Second, func() bool { return !r.CaughtUp() })
 	_, err = tea.NewProgram(m, tea.WithFPS(ui.FrameRate), tea.WithColorProfile(colorProfile()), tea.WithFilter(cores.Filter)).Run()
 	cores.Stop() // before a fork's workbench starts, which must find every core
 	if err != nil {
 		return badFile(err)
+	}
+	if m.Reattach() && resume != nil {
+		// "reattach" typed and confirmed: the session goes on live on its recording.
+		r.Close()
+		return reattachWorkbench(resume, nats, os.Stderr)
 	}
 	if seq := m.ForkSeq(); seq > 0 {
 		// F twice: the replay ends and a live session continues from that event.

@@ -60,6 +60,9 @@ type sub struct {
 	stopHooksRan bool
 	// runner is the remote runner it was placed on (/delegate --on; runner.go), "" = here.
 	runner string
+	// unhold releases its placement's hold on runner (runners.Client.Hold) once its job is
+	// submitted or given up (nil: none).
+	unhold func()
 }
 
 func (s *sub) cancel(reason string) {
@@ -241,7 +244,10 @@ func (x *Orchestrator) spawn(c commands.Delegate) (*sub, error) {
 	}
 	if c.On != "" { // runner.go: where it runs is on the record from its start
 		s.runner = x.placeOn(c.On, nil)
-		spawned.Runner = s.runner
+		spawned.Runner, spawned.RunnerOn, spawned.RunnerRetry = s.runner, c.On, c.Retry
+		if s.runner != "" {
+			s.unhold = x.o.Runners.Hold(s.runner)
+		}
 	}
 	if _, err := x.emit(id, spawned); err != nil {
 		return nil, err

@@ -158,6 +158,9 @@ type Orchestrator struct {
 	// applyReviews are the reviews of applies that overlapped the workspace, by cv id (mu).
 	applyReviews map[string]*applyReview
 
+	// bases are placed subagents' bases, shared within a burst (runnerbase.go).
+	bases runnerBases
+
 	acpOnce sync.Once
 	acpReg  *acpRegistry // the session's ACP agents (see acpAgents)
 	// remoteOnce and remoteR are the session's remote ABI agents (see remotes).

@@ -77,10 +77,20 @@ func (x *Orchestrator) placeOn(on string, not []string) string {
 
 // runOnRunner is a placed subagent's run: one job per placement until one ends.
 func (x *Orchestrator) runOnRunner(s *sub, deadline time.Time) runtime.Result {
+	return x.placeOnRunners(s, deadline, s.runner, nil)
+}
+
+// placeOnRunners places s's job on runner name ("": one --on picks, none of tried) from its
+// base and follows it; with --retry a runner that dies is followed by another (runOnRunner,
+// and a reattached subagent's runner that dies after a resume: runnerresume.go).
+func (x *Orchestrator) placeOnRunners(s *sub, deadline time.Time, name string, tried []string) runtime.Result {
 	fail := func(context string, err error) runtime.Result {
 		_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: err.Error()})
 		_, _ = x.emit(s.id, session.SubagentError{Error: err.Error(), Attempt: 1, Context: context})
 		return runtime.Result{Outcome: session.OutcomeFailure, Err: err}
+	}
+	if s.unhold != nil {
+		defer s.unhold() // given up before its job was submitted
 	}
 	c := x.o.Runners
 	if c == nil {
@@ -97,33 +107,20 @@ func (x *Orchestrator) runOnRunner(s *sub, deadline time.Time) runtime.Result {
 	if s.wt != nil {
 		baseCommit = s.wt.Base.Commit
 	} else if r, err := x.repo(); err == nil {
-		// A subagent that changes nothing still reads the workspace there: a snapshot of it.
-		sctx, scancel := context.WithTimeout(ctx, gitTimeout)
-		b, err := r.Snapshot(sctx)
-		scancel()
-		if err == nil {
+		// A subagent that changes nothing still reads the workspace there: a snapshot of it
+		// (shared with the placements asked at the same time: runnerbase.go).
+		if b, err := x.bases.snapshot(ctx, r); err == nil {
 			baseCommit = b.Commit
 		}
 	}
 	if baseCommit != "" {
-		dir, err := os.MkdirTemp("", "summit-base-")
+		path, release, err := x.bases.bundle(ctx, x.git.Workspace(), baseCommit, gitws.Options{CacheDir: x.o.CacheDir})
 		if err != nil {
 			return fail("runner", err)
 		}
-		defer os.RemoveAll(dir)
-		base = filepath.Join(dir, "base.bundle")
-		bctx, bcancel := context.WithTimeout(ctx, 2*time.Minute)
-		n, err := gitws.KeepBundle(bctx, x.git.Workspace(), []string{baseCommit}, base, gitws.Options{CacheDir: x.o.CacheDir})
-		bcancel()
-		if err == nil && n == 0 {
-			err = fmt.Errorf("the base %s is not in the repository", baseCommit)
-		}
-		if err != nil {
-			return fail("runner", fmt.Errorf("bundling the base: %w", err))
-		}
+		defer release()
+		base = path
 	}
-	var tried []string
-	name := s.runner
 	for {
 		if name == "" {
 			r, err := x.pickRunner(s.cmd.On, tried)
@@ -168,6 +165,9 @@ func (x *Orchestrator) runJob(ctx context.Context, s *sub, c *runners.Client, na
 	sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
 	err = c.Submit(sctx, name, j, base)
 	scancel()
+	if s.unhold != nil {
+		s.unhold() // counted as placed from here on (or failed)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("runner %s: %w", name, err))
 	}

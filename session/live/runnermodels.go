@@ -29,11 +29,19 @@ import (
 // jobSpec fills j's agent, context and models for s. stop ends serving its model calls (call
 // it when the job is forgotten); it is never nil.
 func (x *Orchestrator) jobSpec(s *sub, j *runners.Job) (stop func(), err error) {
-	stop = func() {}
 	j.Agent, j.Env = x.jobAgent(s)
 	if s.cmd.InheritContext {
 		j.Context = x.contextChain(s)
 	}
+	return x.serveModels(s, j)
+}
+
+// serveModels sets j's Models (and Route) and, when this session routes s's model to a
+// provider it can call, serves job j.ID's model calls until stop (never nil). It records the
+// ModelRouted of s unless the recording has one (a --retry's next job, a reattached job:
+// the route is the first one's).
+func (x *Orchestrator) serveModels(s *sub, j *runners.Job) (stop func(), err error) {
+	stop = func() {}
 	j.Models = runners.ModelsRunner
 	if x.o.Models != nil && x.isACP(s.def) {
 		// An ACP agent calls its models itself: the runner points it at a loopback relay of
@@ -79,8 +87,7 @@ func (x *Orchestrator) jobSpec(s *sub, j *runners.Job) (stop func(), err error) 
 		routed.Dropped = append(routed.Dropped, "temperature: "+res.DropTemperature)
 	}
 	// Where the model requests go is on the record before the first of them, as for a local
-	// subagent (once: a --retry's next job routes the same way); the runner's own ModelRouted
-	// (its placeholder route) is not recorded.
+	// subagent (once); the runner's own ModelRouted (its placeholder route) is not recorded.
 	x.mu.Lock()
 	sa := x.state.Subagent(s.id)
 	already := sa != nil && sa.Route != nil

@@ -1,20 +1,14 @@
 package live
 
 import (
-	"bytes"
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nkeys"
-
 	"github.com/summit-dev/summit/session"
-	"github.com/summit-dev/summit/session/record"
 	"github.com/summit-dev/summit/session/runners"
-	"github.com/summit-dev/summit/session/runners/natstest"
 )
 
 // A session killed while its runner's subagent waited for a decision is resumed in-process on
@@ -80,139 +74,53 @@ func TestResumeKeepsTheTimeout(t *testing.T) {
 // recording's events, the last seq before the resume and the script's output.
 func reattachFake(t *testing.T, ago time.Duration, approve string) ([]runners.Control, []session.Event, uint64, string) {
 	t.Helper()
-	url := natstest.Start(t)
-	kp, err := nkeys.CreateUser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, _ := kp.PublicKey()
-	line := func(seq uint64, sub string, d session.Data) []byte {
-		e := session.New(sub, d)
-		e.Seq, e.SessionID, e.TS = seq, "s-runner", time.Now()
-		b, err := record.AppendLine(nil, e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return bytes.TrimSuffix(b, []byte("\n"))
-	}
+	f := newFleet(t)
 	var mu sync.Mutex
 	var got []runners.Control
-	ready := make(chan struct{})
-	var once sync.Once
-	r := &runners.Runner{Name: "fake-1", Slots: 1, Trusted: []string{signer}, WorkDir: t.TempDir(),
-		Log: func(l string) {
-			if strings.Contains(l, "ready") {
-				once.Do(func() { close(ready) })
-			}
-		},
-		Exec: func(ctx context.Context, j runners.Job, dir string, io runners.JobIO) runners.End {
-			io.Event(line(1, "sa-1", session.SubagentSpawned{AgentType: "builder", AgentName: "builder", ParentSessionID: "s-runner", TaskDescription: "t", TimeoutS: 60}))
-			io.Event(line(2, "sa-1", session.TranscriptEvent{EventType: session.TranscriptStart, Text: "t"}))
-			io.Event(line(3, "sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "one"}))
-			io.Event(line(4, "sa-1", session.PermissionRequested{RequestID: "pr-9", Tool: "run_shell_command", Reason: "asks each time"}))
-			select {
-			case c := <-io.Control:
-				mu.Lock()
-				got = append(got, c)
-				mu.Unlock()
-				if c.Type == "cancel" {
-					return runners.End{Outcome: session.OutcomeCancelled}
-				}
-				text := "denied"
-				if c.Type == "decision" && c.Request == "pr-9" && c.Grant {
-					text = "granted"
-				}
-				io.Event(line(5, "sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Text: text}))
-			case <-time.After(30 * time.Second):
-				return runners.End{Outcome: session.OutcomeFailure, Error: "no decision came"}
-			case <-ctx.Done():
+	f.runner("fake-1", func(ctx context.Context, j runners.Job, io runners.JobIO) runners.End {
+		line := func(seq uint64, d session.Data) []byte { return runnerLine(t, seq, "sa-1", d) }
+		io.Event(line(1, session.SubagentSpawned{AgentType: "builder", AgentName: "builder", ParentSessionID: "s-runner", TaskDescription: "t", TimeoutS: 60}))
+		io.Event(line(2, session.TranscriptEvent{EventType: session.TranscriptStart, Text: "t"}))
+		io.Event(line(3, session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "one"}))
+		io.Event(line(4, session.PermissionRequested{RequestID: "pr-9", Tool: "run_shell_command", Reason: "asks each time"}))
+		select {
+		case c := <-io.Control:
+			mu.Lock()
+			got = append(got, c)
+			mu.Unlock()
+			if c.Type == "cancel" {
 				return runners.End{Outcome: session.OutcomeCancelled}
 			}
-			return runners.End{Outcome: session.OutcomeSuccess}
-		}}
-	rnc, err := runners.Connect(runners.ConnOptions{URL: url, Insecure: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rnc.Close()
-	rctx, rstop := context.WithCancel(context.Background())
-	rdone := make(chan error, 1)
-	go func() { rdone <- r.Run(rctx, rnc) }()
-	defer func() { rstop(); <-rdone }()
-	select {
-	case <-ready:
-	case err := <-rdone:
-		t.Fatal(err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("the runner was not ready")
-	}
-	nc, err := runners.Connect(runners.ConnOptions{URL: url, Insecure: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := runners.NewClient(context.Background(), nc, kp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+			text := "denied"
+			if c.Type == "decision" && c.Request == "pr-9" && c.Grant {
+				text = "granted"
+			}
+			io.Event(line(5, session.TranscriptEvent{EventType: session.TranscriptMessage, Text: text}))
+		case <-time.After(30 * time.Second):
+			return runners.End{Outcome: session.OutcomeFailure, Error: "no decision came"}
+		case <-ctx.Done():
+			return runners.End{Outcome: session.OutcomeCancelled}
+		}
+		return runners.End{Outcome: session.OutcomeSuccess}
+	})
 	job := runners.NewJobID()
-	if err := c.Submit(context.Background(), "fake-1", runners.Job{ID: job, Task: "t", AgentType: "builder", TimeoutS: 60}, ""); err != nil {
+	if err := f.c.Submit(context.Background(), "fake-1", runners.Job{ID: job, Task: "t", AgentType: "builder", TimeoutS: 60}, ""); err != nil {
 		t.Fatal(err)
 	}
 
 	// What the killed session recorded: the placement, "one" (stream seq 3) and the local
 	// request pr-1 of the runner's pr-9 (seq 4), each with its cursor; no decision.
-	path := t.TempDir() + "/rec.jsonl"
-	rec, err := record.OpenRecorderFile(path, record.RecorderOptions{Environ: []string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seq uint64
-	add := func(sub string, d session.Data) {
-		seq++
-		e := session.New(sub, d)
-		e.Seq, e.TS, e.SessionID = seq, time.Now().Add(-ago), "s-killed" // active since ago
-		if _, err := rec.Append(e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add("", session.SessionStarted{Schema: 1, Workspace: t.TempDir(), PermissionMode: "acceptEdits"})
-	add("sa-1", session.SubagentSpawned{AgentType: "builder", AgentName: "builder", ParentSessionID: "s-killed", TaskDescription: "t", TimeoutS: 60, Runner: "fake-1"})
-	add("sa-1", session.SubagentActive{InitialState: "running"})
-	add("sa-1", session.RunnerCursor{Job: job, Runner: "fake-1"})
-	add("sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "one"})
-	add("sa-1", session.RunnerCursor{Job: job, Runner: "fake-1", Seq: 3})
-	add("sa-1", session.PermissionRequested{RequestID: "pr-1", Tool: "run_shell_command", Reason: "asks each time"})
-	add("sa-1", session.RunnerCursor{Job: job, Runner: "fake-1", Seq: 4})
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	before := seq
-
-	st, _, err := record.LoadFile(path, record.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, _, err = record.ReopenRecorderFile(path, record.RecorderOptions{Environ: []string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := resumeOptions(t, st, rec)
-	o.Runners, o.Approve, o.Clock = c, approve, RealClock{}
-	x, err := Start(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if _, err := RunScript(context.Background(), x, strings.NewReader("/wait sa-1\n"), &out); err != nil {
-		t.Fatalf("RunScript: %v\n%s", err, out.String())
-	}
-	evs, _, err := record.ReadAll(path, record.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSeq(t, evs)
+	before := uint64(0)
+	x, path := f.resume(session.SubagentSpawned{AgentType: "builder", AgentName: "builder", ParentSessionID: "s-killed",
+		TaskDescription: "t", TimeoutS: 60, Runner: "fake-1"}, job, approve, ago, func(add func(string, session.Data)) {
+		add("sa-1", session.TranscriptEvent{EventType: session.TranscriptMessage, Text: "one"})
+		add("sa-1", session.RunnerCursor{Job: job, Runner: "fake-1", Seq: 3})
+		add("sa-1", session.PermissionRequested{RequestID: "pr-1", Tool: "run_shell_command", Reason: "asks each time"})
+		add("sa-1", session.RunnerCursor{Job: job, Runner: "fake-1", Seq: 4})
+		before = 8
+	})
+	evs, out := f.wait(x, path)
 	mu.Lock()
 	defer mu.Unlock()
-	return slices.Clone(got), evs, before, out.String()
+	return slices.Clone(got), evs, before, out
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/runtime"
 	"github.com/summit-dev/summit/commands"
 	"github.com/summit-dev/summit/session"
@@ -25,8 +26,10 @@ import (
 // subagent that has not stopped: it follows its job's stream again from the recorded cursor
 // (nothing folded twice, nothing dropped), answers its permission requests (an undecided
 // one is matched with the runner's request by the stream's order) and watches its runner's
-// lease as runJob does. What ran here stops: local subagents as failures naming the restart
-// (/retry runs them again), convergences and handoffs as interrupted, as in a fork.
+// lease as runJob does, keeps its grants for the whole subagent, and with --retry places it
+// again from its base when its runner dies (placeOnRunners, as runOnRunner). What ran here
+// stops: local subagents as failures naming the restart (/retry runs them again),
+// convergences and handoffs as interrupted, as in a fork.
 
 // ResumeStart is a session restarted on its own recording: State is its fold (with text),
 // and Options.Recorder appends to the same file.
@@ -136,6 +139,17 @@ func (x *Orchestrator) startResume() error {
 	x.mu.Lock()
 	x.state = st
 	x.nextPR = len(st.Permissions)
+	// A grant for the whole subagent (/approve --scope subagent) answers its later requests of
+	// that tool: the recording holds it, and the reattached subagent keeps it.
+	for _, p := range st.Permissions {
+		if sa := st.Subagent(p.SubagentID); sa != nil && reattachable(sa) &&
+			p.Decision == session.DecisionGranted && p.Scope == commands.ScopeSubagent {
+			if x.grants[p.SubagentID] == nil {
+				x.grants[p.SubagentID] = map[string]bool{}
+			}
+			x.grants[p.SubagentID][p.Tool] = true
+		}
+	}
 	x.mu.Unlock()
 	for _, e := range r.Closing {
 		d := e.Data
@@ -176,12 +190,18 @@ func (x *Orchestrator) reattach(sa *session.Subagent) {
 	x.mu.Lock()
 	s := x.subs[sa.ID]
 	s.ctx, s.stopCtx = context.WithCancel(x.ctx)
-	s.cmd = commands.Delegate{Task: sa.Task, AgentType: sa.AgentType, Timeout: sa.TimeoutS, On: sa.Runner,
-		PermissionMode: sa.PermissionMode, Tools: sa.Tools, InheritContext: sa.InheritContext}
+	s.cmd = commands.Delegate{Task: sa.Task, AgentType: sa.AgentType, Timeout: sa.TimeoutS, On: sa.RunnerOn,
+		Retry: sa.RunnerRetry, PermissionMode: sa.PermissionMode, Tools: sa.Tools, InheritContext: sa.InheritContext}
+	if s.cmd.On == "" { // a recording from before runner_on: where it runs
+		s.cmd.On = sa.Runner
+	}
 	s.def, _ = x.agentDef(sa.AgentType)
+	// The policy as recorded (after the ceiling, and a bypass approved since): a --retry's
+	// next job carries it.
+	s.policy = agents.Policy{Mode: agents.PermissionMode(sa.PermissionMode), Tools: slices.Clone(sa.Tools)}
 	x.running++
 	var pending []*session.Permission
-	for _, p := range st(x).Permissions {
+	for _, p := range x.state.Permissions {
 		if p.SubagentID == sa.ID && p.Decision == session.DecisionPending {
 			pending = append(pending, p)
 		}
@@ -219,9 +239,9 @@ func (x *Orchestrator) reattach(sa *session.Subagent) {
 		}
 		// The runner's model calls come to this session again (a job whose models were the
 		// killed session's: the runner's calls failed with no responders while it was down).
-		// jobSpec records no second ModelRouted: the recording has the first.
+		// serveModels records no second ModelRouted: the recording has the first.
 		spec := runners.Job{ID: job}
-		stopModels, err := x.jobSpec(s, &spec)
+		stopModels, err := x.serveModels(s, &spec)
 		if err != nil {
 			_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError,
 				Text: fmt.Sprintf("runner %s: serving job %s's model calls again: %v", name, job, err)})
@@ -230,7 +250,17 @@ func (x *Orchestrator) reattach(sa *session.Subagent) {
 		ctx, cancel := context.WithCancel(s.ctx)
 		defer cancel()
 		res, gone := x.followJob(ctx, s, x.o.Runners, name, job, spec.Models, after, pending)
-		if gone != nil {
+		if gone != nil && s.cmd.Retry {
+			// As runOnRunner does: placed again on another runner, from its base.
+			_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: gone.Error() + "; --retry places it again from its base"})
+			cancel()
+			stopModels()
+			timeout := time.Duration(s.cmd.Timeout) * time.Second
+			if timeout <= 0 {
+				timeout = commands.DefaultDelegateTimeout * time.Second
+			}
+			res = x.placeOnRunners(s, start.Add(timeout), "", []string{name})
+		} else if gone != nil {
 			_, _ = x.emit(s.id, session.TranscriptEvent{EventType: session.TranscriptError, Text: gone.Error()})
 			_, _ = x.emit(s.id, session.SubagentError{Error: gone.Error(), Attempt: 1, Context: "runner"})
 			res = runtime.Result{Outcome: session.OutcomeFailure, Err: gone, Tokens: res.Tokens, ToolCalls: res.ToolCalls}
@@ -238,8 +268,6 @@ func (x *Orchestrator) reattach(sa *session.Subagent) {
 		x.finish(s, res, start)
 	})
 }
-
-func st(x *Orchestrator) *session.State { return x.state }
 
 // reisolate gives a reattached subagent a worktree of its recorded base, for its result.
 func (x *Orchestrator) reisolate(s *sub, iso *session.SubagentIsolated) error {

@@ -31,7 +31,11 @@
 // event it returns is the event as recorded, and that is what the caller folds. It holds the
 // file open for the whole session and checks, after each sync tick with writes and at Close,
 // that the path still names it: a recording replaced or removed during the session fails it
-// with ErrRecordingReplaced instead of being silently trusted.
+// with ErrRecordingReplaced instead of being silently trusted. A recording has one writer:
+// OpenRecorderFile and ReopenRecorderFile take an exclusive flock(2) on it (unix; dropped
+// when the file closes or its process dies, kill -9 included), so a recording a running summit
+// writes is not reopened (ErrRecordingInUse: summit resume, a replay's reattach) and Busy
+// tells a reader it is being written.
 //
 // A secret split across streamed token or thinking deltas is redacted whole: the orchestrator
 // passes each subagent's deltas through a StreamRedactor, which holds back only a tail that

@@ -122,6 +122,10 @@ func OpenRecorderFile(path string, opts RecorderOptions) (*Recorder, error) {
 		}
 		return nil, fmt.Errorf("create recording: %w", err)
 	}
+	if err := lockWriter(f); err != nil { // lock_unix.go: one writer of a recording
+		f.Close()
+		return nil, fmt.Errorf("recording %s: %w", path, err)
+	}
 	// The umask can only clear bits of 0600, but an explicit chmod states the invariant and
 	// also restores u+w under an odd umask such as 0277.
 	if err := f.Chmod(0o600); err != nil {
@@ -135,6 +139,10 @@ func OpenRecorderFile(path string, opts RecorderOptions) (*Recorder, error) {
 // ErrRecordingReplaced reports that the file at a recording's path is no longer the file the
 // recorder wrote: something replaced or removed it during the session.
 var ErrRecordingReplaced = errors.New("the recording was replaced or removed during the session")
+
+// ErrRecordingInUse reports that another summit holds the recording's writer lock: its
+// session is running, so it is not resumed (or reattached) from here.
+var ErrRecordingInUse = errors.New("a running summit is recording it (its session has not stopped); resume it only after that summit has stopped")
 
 // checkReplaced compares the file at the path with the file the recorder holds open: a
 // recording that was swapped (a forged file renamed over it) must not be trusted.

@@ -21,6 +21,9 @@ func ReopenRecorderFile(path string, opts RecorderOptions) (rec *Recorder, torn 
 			f.Close()
 		}
 	}()
+	if err := lockWriter(f); err != nil { // before anything is cut: it may be mid-write
+		return nil, 0, fmt.Errorf("recording %s: %w", path, err)
+	}
 	st, err := f.Stat()
 	if err != nil {
 		return nil, 0, err

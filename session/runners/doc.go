@@ -53,13 +53,27 @@
 //
 // # Placement
 //
-// --on NAME picks that runner; --on LABEL=VALUE the registered runner with that label and
-// the most free slots; --on any the one with the most free slots (ties: the name sorted
-// first). A runner's free slots as the session counts them are its registration's less the
-// session's own jobs placed on it that it has not started yet, so a burst of placements
-// spreads before the registrations change. A runner with no free slot still takes the job:
-// it queues in SUMMIT_JOBS until a slot frees (the consumer's MaxAckPending is the runner's
-// --slots).
+// --on NAME picks that runner; --on LABEL=VALUE the registered runner with that label and the
+// most free slots; --on any the one with the most free slots (ties: the name sorted first). A
+// runner's free slots as the session counts them are its registration's less the session's own
+// jobs placed on it that it has not started yet, and its placements picked for it whose jobs
+// are not submitted yet (Client.Hold), so a burst of placements spreads before the
+// registrations change. The session reuses the registrations it read for RegistrationsFresh
+// (0.5 s; the queued jobs are taken off each time), so a burst of /delegate --on lines reads
+// the bucket about once, not twice a line; while NATS is slow to list it (1 s, its JetStream
+// API queued behind a burst's job streams) the list read less than LeaseTTL ago holds, and a
+// listing cut short is an error, never an empty list. A runner with no free slot still takes
+// the job: it queues in SUMMIT_JOBS until a slot frees (the consumer's MaxAckPending is the
+// runner's --slots).
+//
+// A session sets up and cleans up at most JobAPICalls (8) jobs at once (the job's stream, its
+// base bundle, the consumer that follows it, the deletes), and a runner sets up at most as many
+// (the stream check, the control consumer, fetching the base bundle, tried again when NATS does
+// not answer in time): nats-server 2.9 answered a burst of 300 such JetStream API calls at once
+// too late for their deadlines, and in turn they take about 0.1 s each. A consumer that follows
+// a job and could not be made in time is made again while the runner lives. The placements of a
+// burst share one snapshot of the workspace and one bundle of it (session/live's
+// runnerbase.go).
 //
 // # Job (a message on summit.jobs.NAME)
 //
@@ -281,10 +295,15 @@
 // result is read into a new worktree of the recorded base). Without NATS, resume refuses and names
 // each such subagent, its runner and job ("resume with --nats URL"): recording them as stopped
 // would lose them for good. A delta that stream redaction holds back (it may end in the start
-// of a secret) is recorded, with its cursor, by whichever event releases it. Gaps: a
-// subagent-scoped grant is not restored, so the runner's next request of that tool is asked
-// again; --retry is not applied to a reattached subagent (a runner that dies after the
-// resume fails it).
+// of a secret) is recorded, with its cursor, by whichever event releases it. A grant for the
+// whole subagent (/approve --scope subagent) made before the kill answers its later requests
+// of that tool after the resume, and --retry holds: SubagentSpawned records the /delegate's
+// --on and --retry (runner_on, runner_retry), so a reattached subagent whose runner dies is
+// placed again from its base on another runner. `summit replay FILE [--nats URL …]` on such a
+// recording asks first whether to reattach (the word reattach typed and enter, never one key;
+// esc keeps the read-only replay) and then resumes exactly as `summit resume` does. A
+// recording has one writer (record's flock): a recording a running summit writes is neither
+// resumed nor offered for reattaching.
 //
 // # Clock
 //
@@ -335,8 +354,9 @@
 // TestRunnersE2EResume), an ACP agent's model calls through the session's keys (the relay;
 // cmd/summit TestRunnerACPAgentModelsThroughSession: the fake ACP agent on a runner process
 // with no key, an Anthropic server that refuses any other), a model call waiting out a short
-// session outage (TestModelCallWaitsForSession). Not built yet: the workbench does not offer to
-// reattach when it opens a recording (summit resume does). A relayed ACP call's ModelTurn,
-// tokens and cost: cmd/summit TestRunnerACPAgentModelsThroughSession, session/live
-// TestRelayMeter, agents/provider TestUsageReader (every API's stream split at every byte).
+// session outage (TestModelCallWaitsForSession), the workbench offering to reattach when
+// `summit replay` opens a recording whose placed subagents still run (cmd/summit
+// TestTerminalReplayReattach), a relayed ACP call's ModelTurn, tokens and cost (cmd/summit
+// TestRunnerACPAgentModelsThroughSession, session/live TestRelayMeter, agents/provider
+// TestUsageReader: every API's stream split at every byte).
 package runners

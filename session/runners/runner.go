@@ -56,6 +56,10 @@ type Runner struct {
 	nc   *nats.Conn
 	kv   jetstream.KeyValue
 	busy sync.WaitGroup
+	// api bounds the jobs' set-up calls (the stream check, the control consumer, the base
+	// bundle) to JobAPICalls at once, as the session's are: a runner with many slots starts
+	// that many jobs at once.
+	api apiLimit
 }
 
 func (r *Runner) logf(format string, args ...any) {
@@ -86,7 +90,7 @@ func (r *Runner) Run(ctx context.Context, nc *nats.Conn) error {
 	if err != nil {
 		return err
 	}
-	r.kv, r.nc = kv, nc
+	r.kv, r.nc, r.api = kv, nc, make(apiLimit, JobAPICalls)
 	r.reg = Registration{Name: r.Name, Labels: r.Labels, Slots: r.Slots, Free: r.Slots, Version: r.Version,
 		Protocol: Protocol, Started: time.Now().UTC()}
 	b, _ := json.Marshal(r.reg)
@@ -205,6 +209,11 @@ func (r *Runner) job(ctx context.Context, js jetstream.JetStream, obj jetstream.
 		r.logf("refused a job without a valid id")
 		return
 	}
+	done, terr := r.api.turn(ctx)
+	if terr != nil {
+		return // the runner stops: the message is redelivered to it or its successor
+	}
+	defer func() { done() }() // given back once the job's consumer is made, or on the way out
 	if _, serr := js.Stream(ctx, JobStream(id)); serr != nil {
 		_ = msg.Ack() // the session gave up on it (or never made it): nothing to run
 		r.logf("job %s: skipped, its stream is gone", id)
@@ -242,6 +251,8 @@ func (r *Runner) job(ctx context.Context, js jetstream.JetStream, obj jetstream.
 	if err == nil {
 		defer cc.Stop()
 	}
+	done()
+	done = func() {}
 	jio := JobIO{Event: pub.event, Control: ctl}
 	if j.Models == ModelsSession {
 		// Only the session that signed the job answers its model calls: its replies are
@@ -267,7 +278,7 @@ func (r *Runner) runJob(ctx context.Context, obj jetstream.ObjectStore, j Job, i
 	dir := filepath.Join(root, "ws")
 	if j.BaseBundle != "" {
 		bundle := filepath.Join(root, "base.bundle")
-		if err := obj.GetFile(ctx, j.BaseBundle, bundle); err != nil {
+		if err := r.fetch(ctx, obj, j.BaseBundle, bundle); err != nil {
 			return fail("fetching the base bundle", err)
 		}
 		if _, err := gitws.RestoreBundle(ctx, bundle, j.BaseCommit, dir, r.Git); err != nil {
@@ -297,6 +308,17 @@ func (r *Runner) runJob(ctx context.Context, obj jetstream.ObjectStore, j Job, i
 		}
 	}
 	return end
+}
+
+// fetch gets object name into path in a turn of r.api, tried again when NATS does not answer
+// in time.
+func (r *Runner) fetch(ctx context.Context, obj jetstream.ObjectStore, name, path string) error {
+	done, err := r.api.turn(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return again(ctx, func(ctx context.Context) error { return obj.GetFile(ctx, name, path) })
 }
 
 // putFile stores the file at path as the object name.

@@ -100,6 +100,14 @@ func TestEventsExactlyOnceAcrossReconnect(t *testing.T) {
 	if err := c.Submit(ctx, "r1", Job{ID: id, Task: "t", AgentType: "explore", TimeoutS: 60}, ""); err != nil {
 		t.Fatal(err)
 	}
+	// The job placed counts against r1's free slots at once, whether the registrations are the
+	// ones read before (reused for RegistrationsFresh) or new ones, and on every call (the
+	// reused list is not changed by it).
+	for range 2 {
+		if again, err := c.Runners(ctx); err != nil || len(again) != 1 || again[0].Free != regs[0].Free-1 {
+			t.Fatalf("runners after a placement = %+v, %v; want r1 with %d free", again, err, regs[0].Free-1)
+		}
+	}
 	var seqs []uint64
 	var ns []int
 	end, err := c.Follow(ctx, id, 0, func(seq uint64, line []byte) error {
@@ -294,7 +302,7 @@ func TestPickSeesQueuedPlacements(t *testing.T) {
 	placed := map[string]string{"j0": "b"} // started on b: already in its Free
 	var got []string
 	for i := 1; i <= 6; i++ {
-		r, err := Pick(withQueued(regs(), placed), "any", nil)
+		r, err := Pick(withQueued(regs(), placed, nil), "any", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,5 +311,35 @@ func TestPickSeesQueuedPlacements(t *testing.T) {
 	}
 	if s := strings.Join(got, " "); s != "a c a b c a" {
 		t.Errorf("placements %q, want a c a b c a (most free first, ties by name)", s)
+	}
+}
+
+// Placements picked and not yet submitted (Client.Hold) count as taken slots too, until
+// released: a burst picks before any of its jobs is submitted.
+func TestPickSeesHeldPlacements(t *testing.T) {
+	c := &Client{regs: []Registration{{Name: "a", Slots: 4, Free: 4}, {Name: "b", Slots: 4, Free: 4}}, regsAt: time.Now().Add(time.Hour)}
+	var got []string
+	var releases []func()
+	for range 4 {
+		regs, err := c.Runners(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Pick(regs, "any", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r.Name)
+		releases = append(releases, c.Hold(r.Name))
+	}
+	if s := strings.Join(got, " "); s != "a b a b" {
+		t.Errorf("placements %q, want a b a b", s)
+	}
+	for _, rel := range releases {
+		rel()
+		rel() // once only
+	}
+	if regs, _ := c.Runners(context.Background()); regs[0].Free != 4 || regs[1].Free != 4 {
+		t.Errorf("after the releases: %+v, want 4 free on each", regs)
 	}
 }

@@ -43,6 +43,13 @@ const (
 	// UnreachableMax is how long a runner whose lease expired may stay unreachable (NATS
 	// still holds its connection, but it answers nothing) before its subagents fail.
 	UnreachableMax = 3 * time.Minute
+	// RegistrationsFresh is how long the session reuses the registrations it read (Client.
+	// Runners): a burst of /delegate --on lines (each is checked, then placed) reads the bucket
+	// once instead of twice a line.
+	RegistrationsFresh = 500 * time.Millisecond
+	// JobAPICalls is how many jobs a session sets up or cleans up at once (Client.Submit,
+	// Follow's consumer, Forget): the rest wait their turn.
+	JobAPICalls = 8
 
 	hdrJob       = "Summit-Job"
 	hdrProtocol  = "Summit-Protocol"
