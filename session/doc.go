@@ -147,7 +147,9 @@
 // Every model call of a subagent summit runs itself ends with a ModelTurn (turn and attempt
 // from 1, the tokens the provider reported for that call, how it stopped, "error" for a failed
 // attempt), after its streamed text and before its tool calls; the fold adds its tokens to the
-// subagent's as it runs, and SubagentStop's tokens are their sum.
+// subagent's as it runs, and SubagentStop's tokens are their sum. An ACP agent placed on a
+// runner whose model calls the session makes (session/runners, the relay) gets a ModelTurn per
+// call too, from the call's response: turn n, attempt 1, for its n-th call.
 //
 // # Hooks
 //

@@ -309,7 +309,7 @@ func (s *anthropicStream) Next() (Delta, error) {
 func (s *anthropicStream) event(e anthropic.MessageStreamEventUnion) {
 	switch e.Type {
 	case "message_start":
-		s.usage.Input = e.Message.Usage.InputTokens + e.Message.Usage.CacheReadInputTokens + e.Message.Usage.CacheCreationInputTokens
+		s.usage.Input = anthropicInput(e.Message.Usage)
 		s.usage.Output = e.Message.Usage.OutputTokens
 		// Reported now, not only at message_stop, so an attempt that fails mid-stream still
 		// counts the input it was billed for.
@@ -370,6 +370,12 @@ func (s *anthropicStream) event(e anthropic.MessageStreamEventUnion) {
 		s.done = true
 		s.pending = append(s.pending, Delta{Kind: DeltaStop, StopReason: mapStopReason(s.stop), StopDetail: fmt.Sprintf("stop_reason %q", s.stop)})
 	}
+}
+
+// anthropicInput is a message's input tokens as billed: the uncached ones and the cache's
+// reads and writes (the API counts them apart).
+func anthropicInput(u anthropic.Usage) int64 {
+	return u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 }
 
 func mapStopReason(r string) string {

@@ -470,8 +470,7 @@ func (s *geminiStream) chunk(r *genai.GenerateContentResponse) {
 		return
 	}
 	if u := r.UsageMetadata; u != nil {
-		usage := Usage{Input: int64(u.PromptTokenCount) + int64(u.ToolUsePromptTokenCount),
-			Output: int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount)}
+		usage := geminiUsage(u)
 		if usage != s.usage {
 			s.usage = usage
 			s.pending = append(s.pending, Delta{Kind: DeltaUsage, Usage: usage})
@@ -595,6 +594,13 @@ func (s *geminiStream) end() {
 		}
 		s.err = &Error{Provider: s.p.c.Name, Msg: why(text)}
 	}
+}
+
+// geminiUsage is a response's usageMetadata as Usage (cumulative over a stream): the prompt
+// with its tool results, the reply with its thoughts.
+func geminiUsage(u *genai.GenerateContentResponseUsageMetadata) Usage {
+	return Usage{Input: int64(u.PromptTokenCount) + int64(u.ToolUsePromptTokenCount),
+		Output: int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount)}
 }
 
 // wrap turns SDK and transport errors into *Error (context errors pass through). HTTP errors

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -38,7 +39,7 @@ func keyedAnthropicServer(t *testing.T, key string) (srv *httptest.Server, serve
 		mu.Lock()
 		ok++
 		mu.Unlock()
-		fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"answered by %s through the session"}],"stop_reason":"end_turn","usage":{"input_tokens":12,"output_tokens":7}}`, body.Model, body.Model)
+		fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"answered by %s through the session"}],"stop_reason":"end_turn","usage":{"input_tokens":12,"cache_read_input_tokens":100,"output_tokens":7}}`, body.Model, body.Model)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func() int { mu.Lock(); defer mu.Unlock(); return ok }, func() int { mu.Lock(); defer mu.Unlock(); return bad }
@@ -67,6 +68,8 @@ func TestRunnerACPAgentModelsThroughSession(t *testing.T) {
 	os.MkdirAll(filepath.Join(cfgHome, "summit"), 0o700)
 	os.WriteFile(filepath.Join(cfgHome, "summit", "config.yaml"), []byte(`providers:
   anthropic: {kind: anthropic, base_url: `+srv.URL+`, key_env: SUMMIT_TEST_KEY}
+models:
+  fake-model: {provider: anthropic, model: claude-fake, price: {input: 3, output: 15}}
 acp_agents:
   fake:
     command: `+bin+`
@@ -95,9 +98,14 @@ acp_agents:
 		t.Fatalf("summit run exits %d\n%s\n%s", code, out, errOut)
 	}
 	var stop *session.SubagentStop
+	var turns []session.ModelTurn
 	answered, called := false, ""
 	for _, e := range recordingEvents(t, rec) {
 		switch d := e.Data.(type) {
+		case session.ModelTurn:
+			if e.SubagentID == "sa-1" {
+				turns = append(turns, d)
+			}
 		case session.SubagentStop:
 			stop = &d
 		case session.TranscriptEvent:
@@ -109,6 +117,15 @@ acp_agents:
 	}
 	if !answered || served() != 1 || refused() != 0 || stop == nil || stop.Outcome != session.OutcomeSuccess {
 		t.Fatalf("the model's answer in the transcript %v; the server served %d and refused %d (want 1, 0); stop %+v\n\n%s", answered, served(), refused(), stop, out)
+	}
+	// The session recorded the relayed call as a ModelTurn with the tokens the server reported
+	// (cache reads are input), and the stop its tokens and its cost at the config's price.
+	want := session.ModelTurn{Turn: 1, Attempt: 1, Tokens: session.Tokens{Input: 112, Output: 7}, Stop: "end_turn", Model: "claude-fake"}
+	if len(turns) != 1 || turns[0] != want {
+		t.Fatalf("ModelTurns %+v, want [%+v]", turns, want)
+	}
+	if stop.Tokens != want.Tokens || stop.CostUSD == nil || math.Abs(*stop.CostUSD-(112*3+7*15)/1e6) > 1e-12 {
+		t.Fatalf("the stop's tokens %+v, cost %v; want %+v, $%g", stop.Tokens, stop.CostUSD, want.Tokens, (112*3+7*15)/1e6)
 	}
 	// The agent called the relay on loopback with the placeholder, not the runner's endpoint or key.
 	if !strings.HasPrefix(called, "model call to http://127.0.0.1:") || !strings.HasSuffix(called, " with key "+runners.RelayKey) ||

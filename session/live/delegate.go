@@ -52,6 +52,8 @@ type sub struct {
 	child *acpChildRef
 	// remoteCost is what a remote ABI agent's run reported it cost (remote.go).
 	remoteCost *float64
+	// relay records an ACP agent's model calls relayed from its runner (relaymeter.go).
+	relay *relayMeter
 	// hookBlocks counts the SubagentStop hooks' blocks of its stop; stopHooksRan is set when
 	// they ran before the stop and let it stop (hooks.go). Guarded by mu.
 	hookBlocks   int
@@ -436,6 +438,11 @@ func (x *Orchestrator) finish(s *sub, res runtime.Result, start time.Time) {
 		slices.Sort(artifacts)
 	}
 	cost := s.remoteCost // what a remote run reported it cost
+	if s.relay != nil {
+		if t, usd, ok := s.relay.totals(); ok { // its relayed calls, as this session made them
+			res.Tokens, cost = t, usd
+		}
+	}
 	if s.routed != nil {
 		if usd, known := s.routed.Cost(); known {
 			cost = &usd

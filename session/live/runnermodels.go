@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/summit-dev/summit/agents"
 	"github.com/summit-dev/summit/agents/acp"
@@ -22,7 +23,8 @@ import (
 // serve the APIs it may speak (provider.RelayRoute), which the runner's loopback relay sends
 // its requests to. The runner then sends each model request back here
 // (runners.ModelTransport); this session makes it with its own key (Options.Models,
-// provider.Router.Forward) and records its turns, tokens and cost from the runner's events.
+// provider.Router.Forward) and records its turns, tokens and cost from the runner's events;
+// an ACP agent's relayed calls it records itself, from their responses (relaymeter.go).
 
 // jobSpec fills j's agent, context and models for s. stop ends serving its model calls (call
 // it when the job is forgotten); it is never nil.
@@ -49,7 +51,7 @@ func (x *Orchestrator) serveModels(s *sub, j *runners.Job) (stop func(), err err
 		if err != nil || len(jr.Providers) == 0 {
 			return stop, nil // script tapes: the agent calls its models with the runner's environment
 		}
-		serve, err := x.serveJobModels(j.ID, jr)
+		serve, err := x.serveJobModels(j.ID, jr, x.relayMeterOf(s))
 		if err != nil {
 			return stop, err
 		}
@@ -72,7 +74,7 @@ func (x *Orchestrator) serveModels(s *sub, j *runners.Job) (stop func(), err err
 	if err != nil {
 		return stop, nil
 	}
-	serve, err := x.serveJobModels(j.ID, jr)
+	serve, err := x.serveJobModels(j.ID, jr, nil)
 	if err != nil {
 		return stop, err
 	}
@@ -101,13 +103,21 @@ func (x *Orchestrator) serveModels(s *sub, j *runners.Job) (stop func(), err err
 }
 
 // serveJobModels makes job id's model calls with this session's keys until the returned stop:
-// only for the providers of its route, only model endpoints (Forward).
-func (x *Orchestrator) serveJobModels(id string, jr provider.JobRoute) (stop func(), err error) {
+// only for the providers of its route, only model endpoints (Forward). With a meter (an ACP
+// agent's relayed calls, relaymeter.go) each call's usage is read from its response as it
+// streams back and recorded as a ModelTurn; a native subagent's runner records its own.
+func (x *Orchestrator) serveJobModels(id string, jr provider.JobRoute, m *relayMeter) (stop func(), err error) {
 	return x.o.Runners.ServeModels(id, func(ctx context.Context, c runners.ModelCall) (*http.Response, error) {
-		if _, ok := jr.Providers[c.Provider]; !ok {
+		p, ok := jr.Providers[c.Provider]
+		if !ok {
 			return nil, fmt.Errorf("provider %q is not in job %s's model route", c.Provider, id)
 		}
-		return x.o.Models.Forward(ctx, c.Provider, c.Method, c.Path, c.Header, c.Body)
+		res, err := x.o.Models.Forward(ctx, c.Provider, c.Method, c.Path, c.Header, c.Body)
+		if err == nil && m != nil {
+			path, _, _ := strings.Cut(c.Path, "?")
+			m.meter(p.Kind, callInfo{provider: c.Provider, path: path, model: requestModel(path, c.Body)}, res)
+		}
+		return res, err
 	})
 }
 

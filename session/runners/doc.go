@@ -236,9 +236,22 @@
 // runner for a slot), so the session makes it with provider.Router.Forward and its own key.
 // ACP agents run in the runner's network namespace (confined by Landlock to their worktree for
 // files, not for the network: they reach their model API themselves), so 127.0.0.1 reaches the
-// relay. What the recording holds of an ACP agent's model use: its transcript, tool calls and
-// the tokens it reports over ACP (SubagentStop); not a ModelTurn per call, nor a cost: the
-// session forwards the calls' bytes without reading their usage. Codex reads OPENAI_BASE_URL
+// relay. The session records each relayed call itself (session/live relaymeter.go): it passes
+// the response's bytes through unchanged, as they come, and reads its usage on the way
+// (provider.UsageReader: Anthropic's message_start/message_delta usage, OpenAI Responses'
+// response.completed and Chat Completions' usage chunk, Gemini's last usageMetadata; SSE or
+// JSON; lines over 1 MiB and JSON bodies over 4 MiB pass unread). When the body ends or is
+// closed it records a ModelTurn of the subagent: turn n for its n-th call (each call is a turn,
+// attempt 1: an ACP agent's turns and retries are not told apart), the tokens reported (input
+// with cache reads and writes), the stop (end_turn, tool_use, max_tokens; "error" for an HTTP
+// error or a body cut short) and the model the response names (else the request's). Token
+// counts (count_tokens, countTokens) are not recorded. The subagent's SubagentStop carries the
+// sum of those ModelTurns' tokens (not the ACP agent's own report) and their cost when every
+// call that used tokens has a price: a models: route of the session's config naming the call's
+// provider and its requested (or answered) model, with price. With no price the cost is absent
+// (unknown, not zero); after `summit resume` the calls before the restart are counted but not
+// priced, so the cost is absent. A native subagent's runner records its own ModelTurns (above),
+// which the session folds: only ACP jobs are metered here. Codex reads OPENAI_BASE_URL
 // for its built-in provider; a runner whose CODEX_HOME config.toml names a model provider of
 // its own sends Codex's calls there instead.
 //
@@ -343,5 +356,7 @@
 // with no key, an Anthropic server that refuses any other), a model call waiting out a short
 // session outage (TestModelCallWaitsForSession), the workbench offering to reattach when
 // `summit replay` opens a recording whose placed subagents still run (cmd/summit
-// TestTerminalReplayReattach). Not built yet: a ModelTurn per relayed ACP call.
+// TestTerminalReplayReattach), a relayed ACP call's ModelTurn, tokens and cost (cmd/summit
+// TestRunnerACPAgentModelsThroughSession, session/live TestRelayMeter, agents/provider
+// TestUsageReader: every API's stream split at every byte).
 package runners
