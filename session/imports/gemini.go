@@ -249,12 +249,15 @@ type gmReader struct {
 	opts   Options
 	mainID string
 	// calls lists each agent's tool calls by tool name: a subagent's chat is named
-	// <agent name>-<suffix>, after the tool that ran it.
-	calls map[*agent]map[string][]time.Time
+	// <agent name>-<suffix>, after the tool that ran it. Each subagent takes the first time
+	// left of its name, and the subagents are the child files, so only the first
+	// len(children) times of a name are kept: the list does not grow with the session.
+	calls    map[*agent]map[string][]time.Time
+	children int
 }
 
 func readGemini(u Unit, opts Options) (*sess, error) {
-	r := &gmReader{s: newSess(Gemini, u.Path), opts: opts, calls: map[*agent]map[string][]time.Time{}}
+	r := &gmReader{s: newSess(Gemini, u.Path), opts: opts, calls: map[*agent]map[string][]time.Time{}, children: len(u.Children)}
 	r.s.provider = "gemini"
 	if err := r.file(u.Path, ""); err != nil {
 		return nil, err
@@ -661,7 +664,9 @@ func (r *gmReader) message(a *agent, m *gmMessage) {
 			if r.calls[a] == nil {
 				r.calls[a] = map[string][]time.Time{}
 			}
-			r.calls[a][c.Name] = append(r.calls[a][c.Name], cts)
+			if ts := r.calls[a][c.Name]; len(ts) < r.children {
+				r.calls[a][c.Name] = append(ts, cts)
+			}
 			failed := c.Status == "error" || c.Status == "cancelled"
 			res := c.Result.text()
 			if c.Status == "cancelled" {

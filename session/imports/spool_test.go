@@ -158,10 +158,14 @@ func TestHashSetAndEvList(t *testing.T) {
 	if l.len() != 3*evChunk+5 {
 		t.Fatal(l.len())
 	}
+	it := l.iter()
 	for i := range l.len() {
-		if e := l.at(i); e.ts != int64(i) || e.off != int64(-i) {
-			t.Fatalf("at %d: %+v", i, *e)
+		if e, ok := it.next(); !ok || e.ts != int64(i) || e.off != int64(-i) {
+			t.Fatalf("at %d: %+v %v", i, e, ok)
 		}
+	}
+	if _, ok := it.next(); ok {
+		t.Fatal("an event past the last")
 	}
 }
 
