@@ -475,10 +475,14 @@ type agentStream struct {
 	cur  cursor
 	body evIter // the body's next event
 	last int64  // the body's time so far: an event earlier than the one before takes its time
+	// notes, for the session notes' stream (no agent): sorted by time, each taking the
+	// session's start when it is earlier (noteStart, Unix microseconds).
+	notes     []noteEv
+	noteStart int64
 }
 
 func (st *agentStream) n() int {
-	n := len(st.pre) + len(st.post)
+	n := len(st.pre) + len(st.post) + len(st.notes)
 	if st.a != nil {
 		n += st.a.evs.len()
 	}
@@ -489,6 +493,15 @@ func (st *agentStream) n() int {
 func (st *agentStream) next() bool {
 	i := st.i
 	st.i++
+	if st.notes != nil {
+		if i < len(st.notes) {
+			nt := st.notes[i]
+			ts := max(nt.ts.Truncate(time.Microsecond).UnixMicro(), st.noteStart)
+			st.head = stamped{ts: ts, rank: 1, order: -1, idx: i, off: nt.off}
+			return true
+		}
+		return false
+	}
 	if i < len(st.pre) {
 		st.head = st.pre[i]
 		return true
@@ -630,26 +643,22 @@ func (s *sess) build() *merged {
 	walk(m, start)
 	end := m.stop
 	mg := &merged{start: start}
-	notes := &agentStream{}
-	for i, nt := range s.notes {
+	// The session notes, in order by time (stable: a tie keeps the order they were taken in),
+	// read as a stream of their own without a copy of each as a stamped event.
+	noteTS := func(nt noteEv) time.Time {
 		t := nt.ts.Truncate(time.Microsecond)
 		if t.Before(start) {
 			t = start
 		}
-		if t.After(end) {
+		return t
+	}
+	for _, nt := range s.notes {
+		if t := noteTS(nt); t.After(end) {
 			end = t
 		}
-		notes.pre = append(notes.pre, stamped{ts: t.UnixMicro(), rank: 1, order: -1, idx: i, off: nt.off})
 	}
-	slices.SortFunc(notes.pre, func(x, y stamped) int {
-		if x.less(&y) {
-			return -1
-		}
-		if y.less(&x) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(s.notes, func(x, y noteEv) int { return noteTS(x).Compare(noteTS(y)) })
+	notes := &agentStream{notes: s.notes, noteStart: start.UnixMicro()}
 	mg.end = end
 	mg.streams = append(mg.streams, notes)
 	for _, a := range s.agents {
