@@ -68,8 +68,41 @@ type gmSpooled struct {
 // subagents' chats are short): past the first chunk it grows without copying, and without
 // the slack and the copy of a doubling slice (a long chat holds millions of messages).
 type gmList struct {
-	chunks [][]gmSpooled
+	chunks [][]gmPacked
 	n      int
+}
+
+// gmPacked is a gmSpooled in 16 bytes, not 32: pos is its at when gmAt is set, else its
+// line n, and gmLast is its last. A line number and an offset in a file are below
+// MaxFileBytes, far below the flags.
+type gmPacked struct {
+	off, pos int64
+}
+
+const (
+	gmAt   = 1 << 61
+	gmLast = 1 << 62
+)
+
+func pack(m gmSpooled) gmPacked {
+	p := gmPacked{off: m.off, pos: int64(m.n)}
+	if m.at >= 0 {
+		p.pos = m.at | gmAt
+	}
+	if m.last {
+		p.pos |= gmLast
+	}
+	return p
+}
+
+func (p gmPacked) unpack() gmSpooled {
+	m := gmSpooled{off: p.off, at: -1, last: p.pos&gmLast != 0}
+	if pos := p.pos &^ (gmAt | gmLast); p.pos&gmAt != 0 {
+		m.at = pos
+	} else {
+		m.n = int(pos)
+	}
+	return m
 }
 
 const gmChunk = 4096
@@ -81,15 +114,18 @@ func (l *gmList) push(m gmSpooled) {
 		if ci == 0 {
 			size = 16 // append doubles it up to gmChunk
 		}
-		l.chunks = append(l.chunks, make([]gmSpooled, 0, size))
+		l.chunks = append(l.chunks, make([]gmPacked, 0, size))
 	}
 	// A chunk past a truncation point may hold old messages: they are written over.
-	l.chunks[ci] = append(l.chunks[ci][:l.n%gmChunk], m)
+	l.chunks[ci] = append(l.chunks[ci][:l.n%gmChunk], pack(m))
 	l.n++
 }
 
 // at is message i (< n).
-func (l *gmList) at(i int) *gmSpooled { return &l.chunks[i/gmChunk][i%gmChunk] }
+func (l *gmList) at(i int) gmSpooled { return l.chunks[i/gmChunk][i%gmChunk].unpack() }
+
+// set replaces message i (< n).
+func (l *gmList) set(i int, m gmSpooled) { l.chunks[i/gmChunk][i%gmChunk] = pack(m) }
 
 type gmMessage struct {
 	ID        string       `json:"id"`
@@ -393,7 +429,7 @@ func (r *gmReader) records(path string) (*gmList, gmRecord, error) {
 				j = 0
 			}
 			for k := j; k < msgs.n; k++ {
-				sm := *msgs.at(k)
+				sm := msgs.at(k)
 				var old gmRecord
 				raw, err := r.s.sp.blob(sm.off)
 				if err != nil {
@@ -421,7 +457,7 @@ func (r *gmReader) records(path string) (*gmList, gmRecord, error) {
 		case rec.ID != "":
 			sm := gmSpooled{off: r.s.sp.putBlob(ln.b), n: ln.n, last: ln.last, at: -1}
 			if j, ok := at[h(rec.ID)]; ok {
-				*msgs.at(j) = sm
+				msgs.set(j, sm)
 				r.s.skipped["message records that update an earlier one"]++
 			} else {
 				at[h(rec.ID)] = msgs.n
@@ -628,7 +664,7 @@ func (r *gmReader) replay(a *agent, path string, msgs *gmList) error {
 	for lo := 0; lo < msgs.n; lo += batch {
 		part = part[:0]
 		for i := lo; i < min(lo+batch, msgs.n); i++ {
-			part = append(part, *msgs.at(i))
+			part = append(part, msgs.at(i))
 		}
 		lines := make([]srcLine, len(part))
 		for i, sm := range part {
