@@ -315,9 +315,19 @@ func (s *sess) sessionNote(ts time.Time, what, text string) {
 
 // unknownLine keeps a line of a kind this importer does not map: a note with its start.
 func (s *sess) unknownLine(a *agent, ts time.Time, kind string, raw []byte) {
+	if _, ok := s.unknown[kind]; !ok && len(s.unknown) >= maxUnknownKinds {
+		// A source with a new "type" on every line must not grow the count (and the
+		// closing note) with its length: past maxUnknownKinds they are counted together.
+		s.unknown["lines of other types"]++
+		a.note(ts, kind, clip(string(raw), 2048))
+		return
+	}
 	s.unknown[kind]++
 	a.note(ts, kind, clip(string(raw), 2048))
 }
+
+// maxUnknownKinds is how many kinds of unknown lines the closing note counts one by one.
+const maxUnknownKinds = 256
 
 // clip cuts s to at most n bytes on a character boundary, saying so.
 func clip(s string, n int) string {
