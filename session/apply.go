@@ -313,7 +313,9 @@ func (s *State) applyOther(e Event, sa, known *Subagent) error {
 		if s.countOnly {
 			p.Args, p.Reason = nil, "" // shown, never counted
 		}
-		s.Permissions = append(s.Permissions, p)
+		if !s.forgetDecided {
+			s.Permissions = append(s.Permissions, p)
+		}
 		s.permissions[p.ID] = p
 		sa.PendingRequest = p.ID
 		s.Counters.PermissionRequests++
@@ -829,6 +831,9 @@ func (s *State) decide(e Event, id string, fail func(string, ...any) error) (*Pe
 func (s *State) settleRequest(p *Permission) {
 	if sa := s.subagents[p.SubagentID]; sa != nil && sa.PendingRequest == p.ID {
 		sa.PendingRequest = ""
+	}
+	if s.forgetDecided {
+		delete(s.permissions, p.ID) // SetForgetDecided: nothing refers to it again
 	}
 }
 

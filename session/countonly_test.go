@@ -255,3 +255,36 @@ func slicesContain(m map[string]string, v string) bool {
 	}
 	return false
 }
+
+// TestForgetDecidedFoldsAlike: a counting state that forgets decided permission requests
+// (SetForgetDecided, the import's check) folds a session as a counting state does, with the
+// same counters and tree, but keeps no decided request.
+func TestForgetDecidedFoldsAlike(t *testing.T) {
+	evs := sessiontest.FullSession()
+	_, counted, _, err := foldBoth(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forget := &session.State{}
+	forget.SetCountOnly()
+	forget.SetForgetDecided()
+	for _, e := range evs {
+		if err := session.Apply(forget, e); err != nil {
+			t.Fatalf("seq %d: %v", e.Seq, err)
+		}
+	}
+	if counted.Counters.PermissionRequests == 0 || counted.Permission("pr-1") == nil {
+		t.Fatal("the session decides no permission request: the test proves nothing")
+	}
+	if !reflect.DeepEqual(forget.Counters, counted.Counters) {
+		t.Errorf("counters differ:\n%+v\n%+v", forget.Counters, counted.Counters)
+	}
+	if len(forget.Permissions) != 0 || forget.Permission("pr-1") != nil || forget.Permission("pr-2") != nil {
+		t.Errorf("decided requests kept: %d", len(forget.Permissions))
+	}
+	c1, c2 := counted.Clone(), forget.Clone()
+	c1.Permissions, c2.Permissions = nil, nil
+	if a, b := countedView(t, c1), countedView(t, c2); a != b {
+		t.Errorf("the states differ beyond the permissions:\n%s\n%s", a, b)
+	}
+}

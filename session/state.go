@@ -58,6 +58,8 @@ type State struct {
 	at   Loc
 	// countOnly: see SetCountOnly; countItems: see SetCountItems.
 	countOnly, countItems bool
+	// forgetDecided: see SetForgetDecided.
+	forgetDecided bool
 	// recent caches indexes in Subagents of recently seen ids (see lookup).
 	recent [16]uint32
 }

@@ -78,6 +78,16 @@ func (s *State) SetTextStore(ts *TextStore) { s.text = ts }
 // Set it before the first event.
 func (s *State) SetCountOnly() { s.countOnly = true }
 
+// SetForgetDecided makes s forget each permission request once it is decided: Permissions
+// stays empty and Permission returns nil for a decided request, so what s holds grows with the
+// requests still pending, not with all the requests of the recording. The fold is otherwise
+// the same Apply with the same counters; what it can no longer refuse is a request id that
+// reuses a decided one (or a second decision of it, refused as unknown rather than as already
+// decided). It is for a writer that checks its own recording as it writes it and numbers its
+// request ids itself, so they are unique by construction (`summit import`: pr-1, pr-2, …).
+// Set it before the first event.
+func (s *State) SetForgetDecided() { s.forgetDecided = true }
+
 // CountOnly reports whether s is a counting state (SetCountOnly).
 func (s *State) CountOnly() bool { return s.countOnly }
 

@@ -2,6 +2,7 @@ package imports
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"maps"
@@ -62,28 +63,72 @@ type ev struct {
 	off int64
 }
 
-// evList is an agent's events in chunks of evChunk (the last one may be shorter): past the
-// first chunk it grows without copying, and without the slack of a doubling slice.
+// evList is an agent's events, each as two zigzag varints: its time and its spool offset,
+// each less the previous event's (an agent's times mostly rise by little and its offsets
+// rise by the size of a record), so an event takes about 4 bytes, not the 16 of an ev. It
+// is read in order only (evIter), which is all the build and the merge need. The bytes are
+// in chunks of evChunk (the first ones smaller: most subagents have few events), so past the
+// first chunk it grows without copying, and without the slack of a doubling slice; an
+// event's bytes never straddle two chunks.
 type evList struct {
-	chunks [][]ev
-	n      int
+	chunks       [][]byte
+	n            int
+	lastTS, last int64 // the previous event's, to take the differences from
 }
 
-const evChunk = 4096
+const evChunk = 64 << 10
 
 func (l *evList) add(e ev) {
-	if l.n%evChunk == 0 {
-		// Small at first (most subagents have few events), doubling up to evChunk.
-		l.chunks = append(l.chunks, make([]ev, 0, min(evChunk, max(16, l.n))))
+	if len(l.chunks) == 0 || cap(l.chunks[len(l.chunks)-1])-len(l.chunks[len(l.chunks)-1]) < 2*binary.MaxVarintLen64 {
+		size := evChunk
+		if len(l.chunks) == 0 || cap(l.chunks[len(l.chunks)-1]) < evChunk {
+			size = 64
+			if len(l.chunks) > 0 {
+				size = min(evChunk, 4*cap(l.chunks[len(l.chunks)-1]))
+			}
+		}
+		l.chunks = append(l.chunks, make([]byte, 0, size))
 	}
 	c := &l.chunks[len(l.chunks)-1]
-	*c = append(*c, e)
+	// Differences in uint64, wrapping: exact for any two values, noTime included.
+	*c = binary.AppendVarint(*c, int64(uint64(e.ts)-uint64(l.lastTS)))
+	*c = binary.AppendVarint(*c, int64(uint64(e.off)-uint64(l.last)))
+	l.lastTS, l.last = e.ts, e.off
 	l.n++
 }
 
 func (l *evList) len() int { return l.n }
 
-func (l *evList) at(i int) *ev { return &l.chunks[i/evChunk][i%evChunk] }
+// iter returns an iterator at the list's first event.
+func (l *evList) iter() evIter { return evIter{l: l} }
+
+// evIter reads an evList in order.
+type evIter struct {
+	l         *evList
+	chunk, at int
+	i         int
+	e         ev
+}
+
+// next returns the next event; false past the last.
+func (it *evIter) next() (ev, bool) {
+	if it.i == it.l.n {
+		return ev{}, false
+	}
+	c := it.l.chunks[it.chunk]
+	if it.at == len(c) {
+		it.chunk, it.at = it.chunk+1, 0
+		c = it.l.chunks[it.chunk]
+	}
+	dt, k := binary.Varint(c[it.at:])
+	it.at += k
+	do, k := binary.Varint(c[it.at:])
+	it.at += k
+	it.e.ts = int64(uint64(it.e.ts) + uint64(dt))
+	it.e.off = int64(uint64(it.e.off) + uint64(do))
+	it.i++
+	return it.e, true
+}
 
 // noteEv is a session-level note: its time and its place in the spool (a chat rewound at
 // every turn has as many notes as turns).
@@ -270,9 +315,19 @@ func (s *sess) sessionNote(ts time.Time, what, text string) {
 
 // unknownLine keeps a line of a kind this importer does not map: a note with its start.
 func (s *sess) unknownLine(a *agent, ts time.Time, kind string, raw []byte) {
+	if _, ok := s.unknown[kind]; !ok && len(s.unknown) >= maxUnknownKinds {
+		// A source with a new "type" on every line must not grow the count (and the
+		// closing note) with its length: past maxUnknownKinds they are counted together.
+		s.unknown["lines of other types"]++
+		a.note(ts, kind, clip(string(raw), 2048))
+		return
+	}
 	s.unknown[kind]++
 	a.note(ts, kind, clip(string(raw), 2048))
 }
+
+// maxUnknownKinds is how many kinds of unknown lines the closing note counts one by one.
+const maxUnknownKinds = 256
 
 // clip cuts s to at most n bytes on a character boundary, saying so.
 func clip(s string, n int) string {
@@ -428,10 +483,16 @@ type agentStream struct {
 	i    int // next event: pre, then body, then post
 	head stamped
 	cur  cursor
+	body evIter // the body's next event
+	last int64  // the body's time so far: an event earlier than the one before takes its time
+	// notes, for the session notes' stream (no agent): sorted by time, each taking the
+	// session's start when it is earlier (noteStart, Unix microseconds).
+	notes     []noteEv
+	noteStart int64
 }
 
 func (st *agentStream) n() int {
-	n := len(st.pre) + len(st.post)
+	n := len(st.pre) + len(st.post) + len(st.notes)
 	if st.a != nil {
 		n += st.a.evs.len()
 	}
@@ -442,14 +503,27 @@ func (st *agentStream) n() int {
 func (st *agentStream) next() bool {
 	i := st.i
 	st.i++
+	if st.notes != nil {
+		if i < len(st.notes) {
+			nt := st.notes[i]
+			ts := max(nt.ts.Truncate(time.Microsecond).UnixMicro(), st.noteStart)
+			st.head = stamped{ts: ts, rank: 1, order: -1, idx: i, off: nt.off}
+			return true
+		}
+		return false
+	}
 	if i < len(st.pre) {
 		st.head = st.pre[i]
 		return true
 	}
 	i -= len(st.pre)
 	if st.a != nil && i < st.a.evs.len() {
-		e := *st.a.evs.at(i)
-		st.head = stamped{ts: e.ts, rank: 1, order: st.a.order, idx: len(st.pre) + i, sub: st.a.id, off: e.off}
+		if i == 0 {
+			st.body, st.last = st.a.evs.iter(), st.a.start.UnixMicro()
+		}
+		e, _ := st.body.next()
+		st.last = max(st.last, e.ts) // noTime is the least int64: it takes the previous time
+		st.head = stamped{ts: st.last, rank: 1, order: st.a.order, idx: len(st.pre) + i, sub: st.a.id, off: e.off}
 		return true
 	}
 	if st.a != nil {
@@ -508,8 +582,12 @@ func (s *sess) build() *merged {
 		if !a.spawnAt.IsZero() {
 			return a.spawnAt
 		}
-		for i := range a.evs.len() {
-			if e := a.evs.at(i); e.ts != noTime {
+		for it := a.evs.iter(); ; {
+			e, ok := it.next()
+			if !ok {
+				break
+			}
+			if e.ts != noTime {
 				return fromMicros(e.ts)
 			}
 		}
@@ -546,14 +624,15 @@ func (s *sess) build() *merged {
 			a.start = t
 		}
 		a.start = a.start.Truncate(time.Microsecond)
+		// Its events are made non-decreasing as the stream reads them (agentStream.next):
+		// the last of them is the greatest.
 		last := a.start.UnixMicro()
-		for i := range a.evs.len() {
-			e := a.evs.at(i)
-			t := e.ts
-			if t < last {
-				t = last
+		for it := a.evs.iter(); ; {
+			e, ok := it.next()
+			if !ok {
+				break
 			}
-			e.ts, last = t, t
+			last = max(last, e.ts)
 		}
 		a.stop = fromMicros(last)
 		slices.SortStableFunc(a.children, func(x, y *agent) int { return first(x).Compare(first(y)) })
@@ -574,26 +653,22 @@ func (s *sess) build() *merged {
 	walk(m, start)
 	end := m.stop
 	mg := &merged{start: start}
-	notes := &agentStream{}
-	for i, nt := range s.notes {
+	// The session notes, in order by time (stable: a tie keeps the order they were taken in),
+	// read as a stream of their own without a copy of each as a stamped event.
+	noteTS := func(nt noteEv) time.Time {
 		t := nt.ts.Truncate(time.Microsecond)
 		if t.Before(start) {
 			t = start
 		}
-		if t.After(end) {
+		return t
+	}
+	for _, nt := range s.notes {
+		if t := noteTS(nt); t.After(end) {
 			end = t
 		}
-		notes.pre = append(notes.pre, stamped{ts: t.UnixMicro(), rank: 1, order: -1, idx: i, off: nt.off})
 	}
-	slices.SortFunc(notes.pre, func(x, y stamped) int {
-		if x.less(&y) {
-			return -1
-		}
-		if y.less(&x) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(s.notes, func(x, y noteEv) int { return noteTS(x).Compare(noteTS(y)) })
+	notes := &agentStream{notes: s.notes, noteStart: start.UnixMicro()}
 	mg.end = end
 	mg.streams = append(mg.streams, notes)
 	for _, a := range s.agents {

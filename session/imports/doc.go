@@ -189,9 +189,14 @@
 //
 // # Streaming: memory and speed
 //
-// An import holds per source event 16 bytes, never the event: memory stays flat whatever the
-// file's size (a 1 GB Claude Code session imports in about 250 MB of RSS, 70 MB of it the
-// binary itself).
+// An import holds per source event about 4-6 bytes, never the event (its time and spool
+// offset, each as a zigzag varint of its difference from the agent's previous event), and
+// per live Gemini CLI message about 60 (16 packed, the rest its id's entry in a map), so what
+// grows with the file is small and the write holds only the batches in flight (a 1 GB
+// Claude Code session imports in about 250 MB of RSS, 65-70 MB of it the binary's own
+// pages). `summit import` sets a 200 MiB soft Go memory limit (debug.SetMemoryLimit; an
+// explicit GOMEMLIMIT wins) so that the GC's pacing does not let the heap reach twice what
+// is live; it is a backstop, not a cap.
 //
 //   - Source files are read a 1 MiB block at a time (readLines). The lines of a block are
 //     decoded on every core (goccy/go-json into structs of the fields the mapping reads; a
@@ -200,8 +205,9 @@
 //   - Each event the mapping makes goes at once to the spool, one unlinked temporary file in
 //     $TMPDIR (os.TempDir; it needs about the recording's size there), spool.go: a kind byte
 //     and length-prefixed fields, tool arguments as the source's raw JSON, decoded only when
-//     written. An agent keeps its events' times and spool offsets
-//     in fixed chunks; what later lines look up is kept by a 64-bit hash of the id (uuids in
+//     written. An agent keeps its events' times and spool offsets as delta varints in
+//     chunks (evList, read forward only: an event earlier than the one before takes its
+//     time as the stream is read, not by rewriting the list); what later lines look up is kept by a 64-bit hash of the id (uuids in
 //     a sorted list, tool calls in a map with interned names), never as a string that would
 //     keep its line alive. Edits are folded into the agent's changes as they come (at most
 //     64 KiB of diff per file); agent_progress lines wait in the spool until the end says
@@ -223,7 +229,11 @@
 //     the caller takes the batches back in seq order, appends the lines
 //     (Recorder.AppendEncoded) and folds each event into a counting state
 //     (session.State.SetCountOnly: the same fold and errors, nothing kept per transcript
-//     event). The file is byte for byte what appending the events one by one writes.
+//     event; SetForgetDecided: a decided permission request is dropped, the import's ids
+//     pr-1, pr-2, … being unique by construction). Session notes (Gemini's rewound
+//     messages: one per rewound message) are sorted in place and streamed from that list.
+//     The closing note counts at most 256 kinds of unknown line one by one, the rest
+//     together, so a source with a new type on every line does not grow it. The file is byte for byte what appending the events one by one writes.
 //
 // Figures: testdata/perf/import.sh COUNT SIZE_MB FORMAT builds SIZE_MB from a fixture
 // repeated with varied ids and times `summit import` beside `jq -c .` on the same file,

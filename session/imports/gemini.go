@@ -64,6 +64,69 @@ type gmSpooled struct {
 	at int64
 }
 
+// gmList is a chat's messages, spooled, in chunks of gmChunk (the first one smaller: most
+// subagents' chats are short): past the first chunk it grows without copying, and without
+// the slack and the copy of a doubling slice (a long chat holds millions of messages).
+type gmList struct {
+	chunks [][]gmPacked
+	n      int
+}
+
+// gmPacked is a gmSpooled in 16 bytes, not 32: pos is its at when gmAt is set, else its
+// line n, and gmLast is its last. A line number and an offset in a file are below
+// MaxFileBytes, far below the flags.
+type gmPacked struct {
+	off, pos int64
+}
+
+const (
+	gmAt   = 1 << 61
+	gmLast = 1 << 62
+)
+
+func pack(m gmSpooled) gmPacked {
+	p := gmPacked{off: m.off, pos: int64(m.n)}
+	if m.at >= 0 {
+		p.pos = m.at | gmAt
+	}
+	if m.last {
+		p.pos |= gmLast
+	}
+	return p
+}
+
+func (p gmPacked) unpack() gmSpooled {
+	m := gmSpooled{off: p.off, at: -1, last: p.pos&gmLast != 0}
+	if pos := p.pos &^ (gmAt | gmLast); p.pos&gmAt != 0 {
+		m.at = pos
+	} else {
+		m.n = int(pos)
+	}
+	return m
+}
+
+const gmChunk = 4096
+
+func (l *gmList) push(m gmSpooled) {
+	ci := l.n / gmChunk
+	if ci == len(l.chunks) {
+		size := gmChunk
+		if ci == 0 {
+			size = 16 // append doubles it up to gmChunk
+		}
+		l.chunks = append(l.chunks, make([]gmPacked, 0, size))
+	}
+	// A chunk past a truncation point may hold old messages: they are written over.
+	l.chunks[ci] = append(l.chunks[ci][:l.n%gmChunk], pack(m))
+	l.n++
+}
+
+// at is message i (< n).
+func (l *gmList) at(i int) gmSpooled { return l.chunks[i/gmChunk][i%gmChunk].unpack() }
+
+// set replaces message i (< n).
+func (l *gmList) set(i int, m gmSpooled) { l.chunks[i/gmChunk][i%gmChunk] = pack(m) }
+
 type gmMessage struct {
 	ID        string       `json:"id"`
 	Timestamp string       `json:"timestamp"`
@@ -249,12 +312,15 @@ type gmReader struct {
 	opts   Options
 	mainID string
 	// calls lists each agent's tool calls by tool name: a subagent's chat is named
-	// <agent name>-<suffix>, after the tool that ran it.
-	calls map[*agent]map[string][]time.Time
+	// <agent name>-<suffix>, after the tool that ran it. Each subagent takes the first time
+	// left of its name, and the subagents are the child files, so only the first
+	// len(children) times of a name are kept: the list does not grow with the session.
+	calls    map[*agent]map[string][]time.Time
+	children int
 }
 
 func readGemini(u Unit, opts Options) (*sess, error) {
-	r := &gmReader{s: newSess(Gemini, u.Path), opts: opts, calls: map[*agent]map[string][]time.Time{}}
+	r := &gmReader{s: newSess(Gemini, u.Path), opts: opts, calls: map[*agent]map[string][]time.Time{}, children: len(u.Children)}
 	r.s.provider = "gemini"
 	if err := r.file(u.Path, ""); err != nil {
 		return nil, err
@@ -290,7 +356,7 @@ func (r *gmReader) file(path, parent string) error {
 	}
 	body := bytes.TrimLeft(head, " \t\r\n")
 	var meta gmRecord
-	var offs []gmSpooled // JSONL: the messages, spooled (see records)
+	var offs *gmList // the messages, spooled (see records)
 	switch {
 	case len(body) > 0 && body[0] == '[':
 		data, err := readFile(path)
@@ -346,9 +412,9 @@ func (r *gmReader) file(path, parent string) error {
 // spooled as their lines (the offsets returned, in order) and decoded again by replay: which
 // of them stay is known only at the end, and holding them decoded would take memory in
 // proportion to the chat.
-func (r *gmReader) records(path string) ([]gmSpooled, gmRecord, error) {
+func (r *gmReader) records(path string) (*gmList, gmRecord, error) {
 	var meta gmRecord
-	var msgs []gmSpooled
+	msgs := &gmList{}
 	at := map[uint64]int{} // by the hash of the message id
 	h := r.s.sp.hash
 	err := readLines(path, decodeGmHead, func(ln srcLine, rec *gmHead, lerr error) error {
@@ -362,7 +428,8 @@ func (r *gmReader) records(path string) ([]gmSpooled, gmRecord, error) {
 			if !ok {
 				j = 0
 			}
-			for _, sm := range msgs[j:] {
+			for k := j; k < msgs.n; k++ {
+				sm := msgs.at(k)
 				var old gmRecord
 				raw, err := r.s.sp.blob(sm.off)
 				if err != nil {
@@ -378,7 +445,7 @@ func (r *gmReader) records(path string) ([]gmSpooled, gmRecord, error) {
 				delete(at, h(m.ID))
 				r.s.sessionNote(parseTS(m.Timestamp), "rewound", fmt.Sprintf("a %s message the user rewound past: %s", m.Type, clip(m.Content.text(), 1024)))
 			}
-			msgs = msgs[:j]
+			msgs.n = j
 		case rec.Set != nil:
 			if rec.Set.Summary != "" {
 				meta.Summary = strings.Clone(rec.Set.Summary)
@@ -390,11 +457,11 @@ func (r *gmReader) records(path string) ([]gmSpooled, gmRecord, error) {
 		case rec.ID != "":
 			sm := gmSpooled{off: r.s.sp.putBlob(ln.b), n: ln.n, last: ln.last, at: -1}
 			if j, ok := at[h(rec.ID)]; ok {
-				msgs[j] = sm
+				msgs.set(j, sm)
 				r.s.skipped["message records that update an earlier one"]++
 			} else {
-				at[h(rec.ID)] = len(msgs)
-				msgs = append(msgs, sm)
+				at[h(rec.ID)] = msgs.n
+				msgs.push(sm)
 			}
 		case rec.SessionID != "":
 			if meta.SessionID == "" {
@@ -415,7 +482,7 @@ func (r *gmReader) records(path string) ([]gmSpooled, gmRecord, error) {
 // top-level object is walked key by key, each element of "messages" is spooled as its raw JSON
 // (replay decodes it, as a JSONL chat's lines), and the other keys are the metadata. Memory
 // holds one message at a time, whatever the size of the file.
-func (r *gmReader) document(path string) ([]gmSpooled, gmRecord, error) {
+func (r *gmReader) document(path string) (*gmList, gmRecord, error) {
 	var meta gmRecord
 	f, fi, err := openRegular(path)
 	if err != nil {
@@ -448,7 +515,7 @@ func (r *gmReader) document(path string) ([]gmSpooled, gmRecord, error) {
 	} else if tok != stdjson.Delim('{') {
 		return nil, meta, lineErr(path, 1, "a Gemini CLI session is a JSON object, not %v", tok)
 	}
-	var msgs []gmSpooled
+	msgs := &gmList{}
 	rest := []byte{'{'} // the keys other than messages, for meta
 	for dec.More() {
 		tok, err := dec.Token()
@@ -482,7 +549,7 @@ func (r *gmReader) document(path string) ([]gmSpooled, gmRecord, error) {
 			if err := dec.Decode(&raw); err != nil {
 				return nil, meta, fail(err, start)
 			}
-			msgs = append(msgs, gmSpooled{off: r.s.sp.putBlob(raw), at: start})
+			msgs.push(gmSpooled{off: r.s.sp.putBlob(raw), at: start})
 		}
 		if _, err := dec.Token(); err != nil {
 			return nil, meta, fail(err, -1)
@@ -586,15 +653,19 @@ func decodeGmHead(b []byte, l *gmHead) error { return json.Unmarshal(b, l) }
 
 // replay maps the messages records spooled, decoding them again a batch at a time on every
 // core. A message that does not decode is a malformed line of path (see sess.badLine).
-func (r *gmReader) replay(a *agent, path string, msgs []gmSpooled) error {
+func (r *gmReader) replay(a *agent, path string, msgs *gmList) error {
 	const batch = 1024
 	if err := r.s.sp.flush(); err != nil {
 		return err
 	}
 	c := cursor{sp: r.s.sp}
 	defer c.release()
-	for lo := 0; lo < len(msgs); lo += batch {
-		part := msgs[lo:min(lo+batch, len(msgs))]
+	part := make([]gmSpooled, 0, batch)
+	for lo := 0; lo < msgs.n; lo += batch {
+		part = part[:0]
+		for i := lo; i < min(lo+batch, msgs.n); i++ {
+			part = append(part, msgs.at(i))
+		}
 		lines := make([]srcLine, len(part))
 		for i, sm := range part {
 			raw, err := c.record(sm.off)
@@ -661,7 +732,9 @@ func (r *gmReader) message(a *agent, m *gmMessage) {
 			if r.calls[a] == nil {
 				r.calls[a] = map[string][]time.Time{}
 			}
-			r.calls[a][c.Name] = append(r.calls[a][c.Name], cts)
+			if ts := r.calls[a][c.Name]; len(ts) < r.children {
+				r.calls[a][c.Name] = append(ts, cts)
+			}
 			failed := c.Status == "error" || c.Status == "cancelled"
 			res := c.Result.text()
 			if c.Status == "cancelled" {

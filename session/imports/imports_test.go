@@ -382,3 +382,36 @@ func TestGeminiDocumentStreamed(t *testing.T) {
 		t.Errorf("a message of the wrong shape: %v", err)
 	}
 }
+
+// TestUnknownKindsBounded: a source with a new line type on every line keeps every line as a
+// note, but the closing note counts at most maxUnknownKinds kinds one by one and the rest
+// together, so what the import holds (and the note) does not grow with the file.
+func TestUnknownKindsBounded(t *testing.T) {
+	const kinds = maxUnknownKinds + 44
+	var b strings.Builder
+	b.WriteString(`{"timestamp":"2026-01-15T10:00:00.000Z","type":"session_meta","payload":{"id":"0199a1b2-0000-7e5f-8a9b-0c1d2e3f4a5b","cwd":"/work/calc","cli_version":"0.98.0","model_provider":"openai"}}` + "\n")
+	for i := range kinds {
+		fmt.Fprintf(&b, `{"timestamp":"2026-01-15T10:00:01.000Z","type":"future_%d","payload":{}}`+"\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "rollout-2026-01-15T10-00-00-0199a1b2-0000-7e5f-8a9b-0c1d2e3f4a5b.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, res, rec := load(t, Unit{Format: Codex, Path: path})
+	if res.Notes != kinds {
+		t.Errorf("%d lines kept as notes, want %d", res.Notes, kinds)
+	}
+	if n := strings.Count(string(rec), `(kept as notes)`); n != maxUnknownKinds+1 {
+		t.Errorf("the closing note counts %d kinds, want %d", n, maxUnknownKinds+1)
+	}
+	if !strings.Contains(string(rec), "44 unknown lines of other types (kept as notes)") {
+		t.Error("the kinds past the limit are not counted together")
+	}
+	i := strings.Index(string(rec), "[imported: summary]")
+	if i < 0 || !strings.Contains(string(rec[i:]), `future_0`) || strings.Contains(string(rec[i:]), `future_299`) {
+		t.Error("the closing note does not name the first kinds, or names one past the limit")
+	}
+	if !strings.Contains(string(rec[:max(i, 0)]), `future_299`) {
+		t.Error("the last line is not kept as a note")
+	}
+}

@@ -158,10 +158,14 @@ func TestHashSetAndEvList(t *testing.T) {
 	if l.len() != 3*evChunk+5 {
 		t.Fatal(l.len())
 	}
+	it := l.iter()
 	for i := range l.len() {
-		if e := l.at(i); e.ts != int64(i) || e.off != int64(-i) {
-			t.Fatalf("at %d: %+v", i, *e)
+		if e, ok := it.next(); !ok || e.ts != int64(i) || e.off != int64(-i) {
+			t.Fatalf("at %d: %+v %v", i, e, ok)
 		}
+	}
+	if _, ok := it.next(); ok {
+		t.Fatal("an event past the last")
 	}
 }
 
@@ -290,5 +294,45 @@ func fillRandom(t *testing.T, rng *rand.Rand, v reflect.Value, path string) {
 		}
 	default:
 		t.Fatalf("%s: cannot fill a %s", path, v.Type())
+	}
+}
+
+// TestGmList: a Gemini chat's message list gives back each message as pushed or set, across
+// chunks and after a truncation (a rewind), and packs every field (line, torn last line, the
+// offset in a whole-JSON session) into its 16 bytes.
+func TestGmList(t *testing.T) {
+	var l gmList
+	msg := func(i int) gmSpooled {
+		if i%3 == 0 {
+			return gmSpooled{off: int64(i) * 100, at: int64(i) * 7}
+		}
+		return gmSpooled{off: int64(i) * 100, n: i + 1, last: i%5 == 0, at: -1}
+	}
+	for i := range 2*gmChunk + 3 {
+		l.push(msg(i))
+	}
+	l.n = gmChunk + 1 // rewound
+	for i := gmChunk + 1; i < 3*gmChunk; i++ {
+		l.push(msg(i + 1))
+	}
+	l.set(5, msg(6))
+	if l.n != 3*gmChunk {
+		t.Fatal(l.n)
+	}
+	for i := range l.n {
+		want := msg(i)
+		switch {
+		case i == 5:
+			want = msg(6)
+		case i > gmChunk:
+			want = msg(i + 1)
+		}
+		if got := l.at(i); got != want {
+			t.Fatalf("message %d: %+v, want %+v", i, got, want)
+		}
+	}
+	big := gmSpooled{off: 1, at: MaxFileBytes - 1, last: true}
+	if got := pack(big).unpack(); got != big {
+		t.Fatalf("%+v, want %+v", got, big)
 	}
 }

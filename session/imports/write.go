@@ -120,9 +120,11 @@ func (s *sess) write(dest, id string, opts Options) (int, error) {
 		return 0, err
 	}
 	// A counting state: the same fold, rules and errors, but it holds nothing per transcript
-	// event, so checking a recording of any length takes the same memory.
+	// event, nor a decided permission request (the ids are pr-1, pr-2, … from s.permSeq,
+	// unique by construction), so checking a recording of any length takes the same memory.
 	st := &session.State{}
 	st.SetCountOnly()
+	st.SetForgetDecided()
 	seq := uint64(0)
 	appendEv := func(ts time.Time, sub string, d session.Data) error {
 		seq++

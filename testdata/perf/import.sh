@@ -41,7 +41,9 @@ if fmt in ("codex", "gemini"):
     head, body = lines[:1], lines[1:]
 else:
     head, body = [], [l for l in lines if '"type":"summary"' not in l and '"custom-title"' not in l]
-ids = re.compile(r'(toolu_|msg_|call_|req_|"uuid":"|"parentUuid":"|"messageId":"|"leafUuid":")([0-9A-Za-z-]+)')
+# An id prefix only at the start of a word: "call_" inside a type name (custom_tool_call_output)
+# is not an id, and tagging it would make a new unknown type of every repetition.
+ids = re.compile(r'(?<![0-9A-Za-z_])(toolu_|msg_|call_|req_|"uuid":"|"parentUuid":"|"messageId":"|"leafUuid":")([0-9A-Za-z-]+)')
 if fmt == "gemini":
     # Message ids (a record with a known id replaces that message) and rewinds.
     ids = re.compile(r'("id":"|"\$rewindTo":")([0-9A-Za-z_-]+)')
