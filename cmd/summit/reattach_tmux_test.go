@@ -56,6 +56,9 @@ func TestTerminalReplayReattach(t *testing.T) {
 		t.Fatalf("sa-1 after the reattach: %+v\n%s", sa, tm.screen())
 	}
 	checkJobText(t, "sa-1", sa) // every line once, in order
+	// The screen folds the stop a moment after the file has it: a ctrl+c before that asks
+	// first (a subagent still runs there), and one ctrl+c would not quit.
+	tm.waitFor(`· 0 running`, 20*time.Second)
 	tm.keys("C-c")
 	if data := waitEnded(t, run.rec); !strings.Contains(string(data), `"reason":"quit"`) {
 		t.Errorf("the reattached session did not end on the recording when quit:\n%s", tm.screen())
