@@ -345,11 +345,53 @@ func parseTS(s string) time.Time {
 	if s == "" {
 		return time.Time{}
 	}
+	if t, ok := parseUTC(s); ok {
+		return t
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}
 	}
 	return t.UTC()
+}
+
+// parseUTC reads the one form nearly every source time has, 2006-01-02T15:04:05[.fraction]Z,
+// as time.Parse(time.RFC3339Nano, s) does, without its generic layout walk (one or more
+// times per source line). ok is false for anything else, and for a day past the 28th (its
+// month's length is time.Parse's to check): the caller parses those.
+func parseUTC(s string) (time.Time, bool) {
+	if len(s) < 20 || len(s) > 30 || s[len(s)-1] != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || d > 28 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	ns := 0
+	if frac := s[19 : len(s)-1]; frac != "" {
+		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
+			return time.Time{}, false
+		}
+		v := num(20, len(frac)-1)
+		if v < 0 {
+			return time.Time{}, false
+		}
+		for range 10 - len(frac) {
+			v *= 10
+		}
+		ns = v
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC), true
 }
 
 // rawArgs decodes a tool input into the args map of a tool_call; anything but an object is

@@ -62,6 +62,17 @@ type gmSpooled struct {
 	// at is where the message starts in a whole-JSON session (-1 in a JSONL chat): its line
 	// is counted only when it fails.
 	at int64
+	// size is the length of a JSONL chat's line, which lies at off in a block of lines
+	// spooled whole (spool.putRaw); 0 for a whole-JSON session's message, spooled as a blob.
+	size int
+}
+
+// read reads m back from the spool.
+func (m gmSpooled) read(sp *spool) ([]byte, error) {
+	if m.size > 0 {
+		return sp.span(m.off, m.size)
+	}
+	return sp.blob(m.off)
 }
 
 // gmList is a chat's messages, spooled, in chunks of gmChunk (the first one smaller: most
@@ -72,9 +83,10 @@ type gmList struct {
 	n      int
 }
 
-// gmPacked is a gmSpooled in 16 bytes, not 32: pos is its at when gmAt is set, else its
-// line n, and gmLast is its last. A line number and an offset in a file are below
-// MaxFileBytes, far below the flags.
+// gmPacked is a gmSpooled in 16 bytes, not 40: pos is its at when gmAt is set, else its
+// line n in the low 32 bits and its size in the 27 above, and gmLast is its last. An offset
+// in a file is below MaxFileBytes (2^32), and so is a line number; a size is at most
+// MaxLineBytes (2^26): all far below the flags.
 type gmPacked struct {
 	off, pos int64
 }
@@ -85,7 +97,7 @@ const (
 )
 
 func pack(m gmSpooled) gmPacked {
-	p := gmPacked{off: m.off, pos: int64(m.n)}
+	p := gmPacked{off: m.off, pos: int64(m.n) | int64(m.size)<<32}
 	if m.at >= 0 {
 		p.pos = m.at | gmAt
 	}
@@ -100,7 +112,7 @@ func (p gmPacked) unpack() gmSpooled {
 	if pos := p.pos &^ (gmAt | gmLast); p.pos&gmAt != 0 {
 		m.at = pos
 	} else {
-		m.n = int(pos)
+		m.n, m.size = int(pos&(1<<32-1)), int(pos>>32)
 	}
 	return m
 }
@@ -183,9 +195,11 @@ func (p *gmParts) UnmarshalJSON(b []byte) error {
 	switch {
 	case len(b) == 0:
 	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+		s, ok := plainString(b)
+		if !ok {
+			if err := json.Unmarshal(b, &s); err != nil {
+				return err
+			}
 		}
 		*p = gmParts{{Text: s}}
 	case b[0] == '{':
@@ -195,6 +209,13 @@ func (p *gmParts) UnmarshalJSON(b []byte) error {
 		}
 		*p = gmParts{one}
 	case b[0] == '[':
+		// Almost always a list of parts: decoded in one call. A list with a string in it
+		// fails that, and takes the general way below, member by member.
+		var parts []gmPart
+		if json.Unmarshal(b, &parts) == nil {
+			*p = parts
+			return nil
+		}
 		var raw []json.RawMessage
 		if err := json.Unmarshal(b, &raw); err != nil {
 			return err
@@ -210,8 +231,26 @@ func (p *gmParts) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// plainString is the JSON string b when it needs no decoding: printable ASCII without an
+// escape (what json.Unmarshal would return, without its call and its copy of b). ok is false
+// for any other string, which json.Unmarshal decodes.
+func plainString(b []byte) (s string, ok bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(b[1 : len(b)-1]), true
+}
+
 // text joins the text parts (thoughts left out); other parts are named.
 func (p gmParts) text() string {
+	if len(p) == 1 && !p[0].Thought && p[0].InlineData == nil && p[0].FunctionResponse == nil && p[0].FunctionCall == nil {
+		return p[0].Text // the usual content: one text part, nothing to join
+	}
 	var b strings.Builder
 	for _, x := range p {
 		s := x.Text
@@ -417,7 +456,23 @@ func (r *gmReader) records(path string) (*gmList, gmRecord, error) {
 	msgs := &gmList{}
 	at := map[uint64]int{} // by the hash of the message id
 	h := r.s.sp.hash
-	err := readLines(path, decodeGmHead, func(ln srcLine, rec *gmHead, lerr error) error {
+	// Each block of lines is spooled whole, in one write, and a message is where its line
+	// lies in it: no copy a line.
+	var base int64
+	var cur []byte // the block its lines are in, while they are read
+	block := func(b []byte) error {
+		base, cur = r.s.sp.putRaw(b), b
+		return r.s.sp.err
+	}
+	// read is message m's line: from the block in memory when it is there (a rewind nearly
+	// always drops messages of the last few lines), else read back from the spool.
+	read := func(m gmSpooled) ([]byte, error) {
+		if m.size > 0 && m.off >= base && m.off+int64(m.size) <= base+int64(len(cur)) {
+			return cur[m.off-base : m.off-base+int64(m.size)], nil
+		}
+		return m.read(r.s.sp)
+	}
+	err := readLinesBlocks(path, decodeGmHead, block, func(ln srcLine, rec *gmHead, lerr error) error {
 		r.s.lines++
 		if lerr != nil {
 			return r.s.badLine(path, ln, lerr, r.opts)
@@ -431,7 +486,7 @@ func (r *gmReader) records(path string) (*gmList, gmRecord, error) {
 			for k := j; k < msgs.n; k++ {
 				sm := msgs.at(k)
 				var old gmRecord
-				raw, err := r.s.sp.blob(sm.off)
+				raw, err := read(sm)
 				if err != nil {
 					return fmt.Errorf("%s: import spool: a message does not read back: %v", path, err)
 				}
@@ -455,7 +510,7 @@ func (r *gmReader) records(path string) (*gmList, gmRecord, error) {
 			}
 			r.s.skipped["metadata updates"]++
 		case rec.ID != "":
-			sm := gmSpooled{off: r.s.sp.putBlob(ln.b), n: ln.n, last: ln.last, at: -1}
+			sm := gmSpooled{off: base + int64(ln.at), size: len(ln.b), n: ln.n, last: ln.last, at: -1}
 			if j, ok := at[h(rec.ID)]; ok {
 				msgs.set(j, sm)
 				r.s.skipped["message records that update an earlier one"]++
@@ -651,45 +706,86 @@ func decodeGm(b []byte, l *gmRecord) error { return json.Unmarshal(b, l) }
 
 func decodeGmHead(b []byte, l *gmHead) error { return json.Unmarshal(b, l) }
 
-// replay maps the messages records spooled, decoding them again a batch at a time on every
-// core. A message that does not decode is a malformed line of path (see sess.badLine).
+// replay maps the messages records spooled. A goroutine reads them back a batch at a time
+// and decodes each batch on every core while the batch before it is mapped (mapping needs
+// order, so it is the one serial step, and it never waits for a decode it could overlap). The
+// reader reads only what was spooled before replay began (the mapping spools on behind it). A
+// message that does not decode is a malformed line of path (see sess.badLine).
 func (r *gmReader) replay(a *agent, path string, msgs *gmList) error {
 	const batch = 1024
 	if err := r.s.sp.flush(); err != nil {
 		return err
 	}
-	c := cursor{sp: r.s.sp}
-	defer c.release()
-	part := make([]gmSpooled, 0, batch)
-	for lo := 0; lo < msgs.n; lo += batch {
-		part = part[:0]
-		for i := lo; i < min(lo+batch, msgs.n); i++ {
-			part = append(part, msgs.at(i))
-		}
-		lines := make([]srcLine, len(part))
-		for i, sm := range part {
-			raw, err := c.record(sm.off)
-			if err != nil {
-				return err
+	type decodedBatch struct {
+		part  []gmSpooled
+		lines []srcLine
+		out   []gmRecord
+		errs  []error
+		err   error
+	}
+	ch := make(chan decodedBatch, 1)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	defer func() { close(stop); <-done }()
+	go func() {
+		defer close(done)
+		defer close(ch)
+		c := cursor{sp: r.s.sp, end: r.s.sp.n}
+		defer c.release()
+		for lo := 0; lo < msgs.n; lo += batch {
+			d := decodedBatch{part: make([]gmSpooled, 0, min(batch, msgs.n-lo))}
+			for i := lo; i < min(lo+batch, msgs.n); i++ {
+				d.part = append(d.part, msgs.at(i))
 			}
-			if len(raw) == 0 || raw[0] != spBlob {
-				return errSpool
+			d.lines = make([]srcLine, len(d.part))
+			for i, sm := range d.part {
+				var b []byte
+				var err error
+				if sm.size > 0 {
+					b, err = c.span(sm.off, sm.size)
+				} else if b, err = c.record(sm.off); err == nil {
+					if len(b) == 0 || b[0] != spBlob {
+						err = errSpool
+					} else {
+						b = bytes.Clone(b[1:])
+					}
+				}
+				if err != nil {
+					d.err = err
+					break
+				}
+				d.lines[i] = srcLine{n: sm.n, b: b, last: sm.last}
 			}
-			lines[i] = srcLine{n: sm.n, b: bytes.Clone(raw[1:]), last: sm.last}
+			if d.err == nil {
+				d.out = make([]gmRecord, len(d.part))
+				d.errs = decodeAll(d.lines, d.out, decodeGm)
+			}
+			select {
+			case ch <- d:
+			case <-stop:
+				return
+			}
+			if d.err != nil {
+				return
+			}
 		}
-		out := make([]gmRecord, len(part))
-		for i, err := range decodeAll(lines, out, decodeGm) {
-			if err != nil && part[i].at >= 0 {
+	}()
+	for d := range ch {
+		if d.err != nil {
+			return d.err
+		}
+		for i, err := range d.errs {
+			if err != nil && d.part[i].at >= 0 {
 				// A whole-JSON session fails as a whole, at the line in the message.
-				return lineErr(path, lineOfValue(path, part[i].at, offsetOf(err)), "%s", jsonMsg(err))
+				return lineErr(path, lineOfValue(path, d.part[i].at, offsetOf(err)), "%s", jsonMsg(err))
 			}
 			if err != nil {
-				if err := r.s.badLine(path, lines[i], err, r.opts); err != nil {
+				if err := r.s.badLine(path, d.lines[i], err, r.opts); err != nil {
 					return err
 				}
 				continue
 			}
-			r.message(a, &out[i].gmMessage)
+			r.message(a, &d.out[i].gmMessage)
 		}
 	}
 	return nil
@@ -728,7 +824,8 @@ func (r *gmReader) message(a *agent, m *gmMessage) {
 			if cts.IsZero() {
 				cts = ts
 			}
-			a.call(cts, c.ID, c.Name, rawArgs(c.Args))
+			// Spooled raw: rawArgs decodes the arguments on the encoding workers, not here.
+			a.callRaw(cts, c.ID, c.Name, c.Args)
 			if r.calls[a] == nil {
 				r.calls[a] = map[string][]time.Time{}
 			}

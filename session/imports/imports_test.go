@@ -415,3 +415,120 @@ func TestUnknownKindsBounded(t *testing.T) {
 		t.Error("the last line is not kept as a note")
 	}
 }
+
+// TestParseTSMatchesTimeParse: the fast path reads every time exactly as time.Parse with
+// RFC3339Nano does, and every time it does not take (or that is not valid) is left to it.
+func TestParseTSMatchesTimeParse(t *testing.T) {
+	slow := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return time.Time{}
+		}
+		return v.UTC()
+	}
+	cases := []string{
+		"2026-05-01T12:00:00.000Z", "2026-05-01T12:00:00Z", "2026-05-01T12:00:00.1Z",
+		"2026-05-01T12:00:00.123456789Z", "2026-05-01T12:00:00.1234567891Z", "2026-05-01T12:00:00.Z",
+		"2026-02-29T12:00:00Z", "2024-02-29T12:00:00Z", "2026-04-31T00:00:00Z", "2026-12-31T23:59:59.999Z",
+		"2026-13-01T00:00:00Z", "2026-00-01T00:00:00Z", "2026-05-00T00:00:00Z", "2026-05-01T24:00:00Z",
+		"2026-05-01T12:60:00Z", "2026-05-01T12:00:60Z", "2026-05-01T12:00:00+02:00", "2026-05-01 12:00:00Z",
+		"2026-05-01T12:00:00.12a4Z", "0000-01-01T00:00:00Z", "2026-5-01T12:00:00Z", "2026-05-01T12:00:00z",
+		"+026-05-01T12:00:00Z", "2026-05-01T12:00:00.-1Z", "", "Z", "2026-05-01T12:00:00.000000Z",
+	}
+	for y := 1999; y <= 2030; y += 7 {
+		for mo := 1; mo <= 12; mo++ {
+			for d := 1; d <= 31; d += 3 {
+				cases = append(cases, fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, mo, d, (d*7)%24, (mo*13)%60, (y+d)%60, (y*d)%1000))
+			}
+		}
+	}
+	for _, s := range cases {
+		if got, want := parseTS(s), slow(s); !got.Equal(want) || got.Location() != want.Location() || got.IsZero() != want.IsZero() {
+			t.Errorf("parseTS(%q) = %v, time.Parse reads %v", s, got, want)
+		}
+	}
+	if _, ok := parseUTC("2026-05-01T12:00:00.5Z"); !ok {
+		t.Error("the usual form did not take the fast path")
+	}
+}
+
+// TestGeminiAcrossBlocks: a chat of several read blocks, whose lines are spooled a block at
+// a time and read back by offset. A record replacing a message three blocks back, a rewind
+// dropping messages of earlier blocks (each kept as a note, read back from the spool), a torn
+// last line and a bad line in lenient mode all land where a chat read line by line puts them.
+func TestGeminiAcrossBlocks(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"sessionId":"blocks-1","projectHash":"p","startTime":"2026-05-01T12:00:00.000Z","kind":"main"}` + "\n")
+	pad := strings.Repeat("z", 1500)
+	msg := func(i int, text string) {
+		fmt.Fprintf(&b, `{"id":"m%d","timestamp":"2026-05-01T12:%02d:%02d.000Z","type":"gemini","content":%q,"toolCalls":[{"id":"c%d","name":"read_file","args":{"absolute_path":"/p/f%d"},"status":"success","result":[{"functionResponse":{"id":"c%d","name":"read_file","response":{"output":%q}}}]}]}`+"\n",
+			i, i/60%60, i%60, text, i, i, i, pad)
+	}
+	var want []string // the messages' texts, in the order the recording must hold them
+	i := 0
+	for ; b.Len() < 2*readBlock; i++ {
+		msg(i, fmt.Sprintf("message %d", i))
+		want = append(want, fmt.Sprintf("message %d", i))
+	}
+	mid := i
+	for ; b.Len() < 4*readBlock; i++ {
+		msg(i, fmt.Sprintf("message %d", i))
+		want = append(want, fmt.Sprintf("message %d", i))
+	}
+	msg(5, "message 5, rewritten four blocks on") // replaces message 5 in place
+	want[5] = "message 5, rewritten four blocks on"
+	fmt.Fprintf(&b, `{"$rewindTo":"m%d"}`+"\n", mid) // drops mid.. (two blocks of them)
+	dropped := len(want) - mid
+	want = want[:mid]
+	b.WriteString("{not json\n")
+	for j := 0; j < 3; j, i = j+1, i+1 {
+		msg(i, fmt.Sprintf("after the rewind %d", j))
+		want = append(want, fmt.Sprintf("after the rewind %d", j))
+	}
+	b.WriteString(`{"id":"m5","timestamp":"2026-05-01T13:00:00.000Z","type":"gemini","content":"torn`) // killed mid-write
+	path := filepath.Join(t.TempDir(), "session-2026-05-01T12-00-blocks1.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Import(Unit{Format: Gemini, Path: path}, t.TempDir(), Options{Environ: []string{}, Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := record.LoadFile(res.Path, record.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := st.Subagent("sa-1")
+	var got []string
+	results := 0
+	for k := range sa.Transcript.Len() {
+		switch it := sa.Transcript.Item(k); it.Kind {
+		case session.TranscriptMessage:
+			got = append(got, sa.Transcript.Text(k))
+		case session.TranscriptToolResult:
+			if sa.Transcript.Text(k) != pad {
+				t.Fatalf("tool result %d is not the chat's", k)
+			}
+			results++
+		}
+	}
+	if !slices.Equal(got, want) || results != len(want) {
+		t.Fatalf("%d messages, %d results; want %d (first difference: %v)", len(got), results, len(want), firstDiff(got, want))
+	}
+	rec, _ := os.ReadFile(res.Path)
+	if n := strings.Count(string(rec), "a gemini message the user rewound past: message "); n != dropped {
+		t.Errorf("%d rewound notes, want %d", n, dropped)
+	}
+	if sum := "not replayed one by one: 2 malformed lines (skipped with --lenient); 1 message records that update an earlier one"; !strings.Contains(string(rec), sum) {
+		t.Errorf("the summary does not say %q", sum)
+	}
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("#%d %q vs %q", i, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d vs %d", len(a), len(b))
+}

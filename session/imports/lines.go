@@ -23,6 +23,9 @@ type srcLine struct {
 	// last marks the file's last line when it has no newline: a tool killed mid-write leaves
 	// such a torn line, which is skipped with a note rather than failing the file.
 	last bool
+	// at is where the line starts in the block readLinesBlocks passed to its block function
+	// (0 for readLines).
+	at int
 }
 
 // openRegular opens a source file for reading, refusing anything but a regular file: a named
@@ -229,6 +232,14 @@ type decoded[T any] struct {
 // and decoding run ahead of each by one block. A line over MaxLineBytes, a file over
 // MaxFileBytes or a read error stops it with that error.
 func readLines[T any](path string, decode func([]byte, *T) error, each func(ln srcLine, l *T, err error) error) error {
+	return readLinesBlocks(path, decode, nil, each)
+}
+
+// readLinesBlocks is readLines, and first calls block (when not nil) with each block's lines,
+// the bytes from the start of its first line to the end of its last: a reader that keeps
+// lines to read again (Gemini's) spools them a block at a time, and each line's at is where
+// it starts in that block.
+func readLinesBlocks[T any](path string, decode func([]byte, *T) error, block func([]byte) error, each func(ln srcLine, l *T, err error) error) error {
 	f, fi, err := openRegular(path)
 	if err != nil {
 		return lineErr(path, 0, "%v", unwrapPath(err))
@@ -313,6 +324,18 @@ func readLines[T any](path string, decode func([]byte, *T) error, each func(ln s
 	for d := range ch {
 		if d.err != nil {
 			return d.err
+		}
+		if block != nil && len(d.lines) > 0 {
+			// Every line is a slice of d.buf, so where it starts is told by its capacity.
+			start := func(l []byte) int { return cap(d.buf) - cap(l) }
+			first, last := d.lines[0].b, d.lines[len(d.lines)-1].b
+			lo := start(first)
+			if err := block(d.buf[lo : start(last)+len(last)]); err != nil {
+				return err
+			}
+			for i := range d.lines {
+				d.lines[i].at = start(d.lines[i].b) - lo
+			}
 		}
 		for i := range d.lines {
 			if err := each(d.lines[i], &d.out[i], d.errs[i]); err != nil {

@@ -181,6 +181,35 @@ func (sp *spool) putBlob(b []byte) int64 {
 	return sp.write()
 }
 
+// putRaw spools b as it is, with no record around it, and returns where it starts: a block
+// of source lines, spooled once, which a reader finds by offset and length (span). Whatever
+// is buffered is written first, so b lands at the offset returned and can be read back at
+// once.
+func (sp *spool) putRaw(b []byte) int64 {
+	if sp.open() != nil || sp.flush() != nil {
+		return 0
+	}
+	off := sp.n
+	if _, err := sp.f.Write(b); err != nil {
+		sp.err = fmt.Errorf("import spool: %w", err)
+		return 0
+	}
+	sp.n += int64(len(b))
+	return off
+}
+
+// span reads back n bytes putRaw spooled at off, into a new slice.
+func (sp *spool) span(off int64, n int) ([]byte, error) {
+	if sp.err != nil {
+		return nil, sp.err
+	}
+	b := make([]byte, n)
+	if _, err := sp.f.ReadAt(b, off); err != nil {
+		return nil, fmt.Errorf("import spool: %w", err)
+	}
+	return b, nil
+}
+
 // blob reads back what putBlob spooled.
 func (sp *spool) blob(off int64) ([]byte, error) {
 	rec, err := sp.record(off)
@@ -278,7 +307,10 @@ func (sp *spool) record(off int64) ([]byte, error) {
 // cursor reads one agent's events out of the spool, in the order they were spooled: a
 // buffered reader that moves forward, skipping the other agents' records between.
 type cursor struct {
-	sp   *spool
+	sp *spool
+	// end, when set, is where the records a cursor may read end: a cursor used by another
+	// goroutine than the spool's writer must not read sp.n, which the writer moves on.
+	end  int64
 	r    *bufio.Reader
 	pos  int64
 	body []byte
@@ -306,19 +338,8 @@ func (c *cursor) at(off int64) (session.Data, error) {
 // record is the body of the record at off, valid until the next call. Everything up to off
 // must have been flushed.
 func (c *cursor) record(off int64) ([]byte, error) {
-	if c.r == nil || off < c.pos || off-c.pos > 1<<20 {
-		sec := io.NewSectionReader(c.sp.f, off, c.sp.n-off)
-		if c.r == nil {
-			c.r = bufio.NewReaderSize(sec, 64<<10)
-		} else {
-			c.r.Reset(sec)
-		}
-		c.pos = off
-	} else if off > c.pos {
-		if _, err := c.r.Discard(int(off - c.pos)); err != nil {
-			return nil, fmt.Errorf("import spool: %w", err)
-		}
-		c.pos = off
+	if err := c.seek(off); err != nil {
+		return nil, err
 	}
 	n, err := binary.ReadUvarint(c.r)
 	if err != nil {
@@ -333,6 +354,44 @@ func (c *cursor) record(off int64) ([]byte, error) {
 	}
 	c.pos = off + int64(uvarintLen(n)) + int64(n)
 	return c.body, nil
+}
+
+// seek moves the cursor's reader to off: forward by reading past what lies between when that
+// is under 1 MiB, else by starting a new read there.
+func (c *cursor) seek(off int64) error {
+	if c.r == nil || off < c.pos || off-c.pos > 1<<20 {
+		end := c.end
+		if end == 0 {
+			end = c.sp.n
+		}
+		sec := io.NewSectionReader(c.sp.f, off, end-off)
+		if c.r == nil {
+			c.r = bufio.NewReaderSize(sec, 64<<10)
+		} else {
+			c.r.Reset(sec)
+		}
+		c.pos = off
+	} else if off > c.pos {
+		if _, err := c.r.Discard(int(off - c.pos)); err != nil {
+			return fmt.Errorf("import spool: %w", err)
+		}
+		c.pos = off
+	}
+	return nil
+}
+
+// span reads n bytes putRaw spooled at off into a new slice. Spans read in order of their
+// offsets (as a chat's messages mostly are) are read ahead like records.
+func (c *cursor) span(off int64, n int) ([]byte, error) {
+	if err := c.seek(off); err != nil {
+		return nil, err
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(c.r, b); err != nil {
+		return nil, fmt.Errorf("import spool: %w", err)
+	}
+	c.pos = off + int64(n)
+	return b, nil
 }
 
 func uvarintLen(n uint64) int {

@@ -331,8 +331,13 @@ func TestGmList(t *testing.T) {
 			t.Fatalf("message %d: %+v, want %+v", i, got, want)
 		}
 	}
-	big := gmSpooled{off: 1, at: MaxFileBytes - 1, last: true}
-	if got := pack(big).unpack(); got != big {
-		t.Fatalf("%+v, want %+v", got, big)
+	for _, big := range []gmSpooled{
+		{off: 1, at: MaxFileBytes - 1, last: true},
+		{off: MaxFileBytes - 1, n: MaxFileBytes / 2, size: MaxLineBytes, last: true, at: -1},
+		{off: 3 * MaxFileBytes, n: MaxFileBytes - 2, size: 1, at: -1},
+	} {
+		if got := pack(big).unpack(); got != big {
+			t.Fatalf("%+v, want %+v", got, big)
+		}
 	}
 }

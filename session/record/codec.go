@@ -27,6 +27,13 @@ func (e *VersionError) Error() string {
 // (v, seq, ts, session_id, type, subagent_id, data): the index reads them from the line prefix
 // without decoding the rest. subagent_id is omitted when empty.
 func AppendLine(dst []byte, e session.Event) ([]byte, error) {
+	out, _, err := appendLine(dst, e)
+	return out, err
+}
+
+// appendLine is AppendLine, and where in the line (from len(dst)) its `,"data":` key starts:
+// the recorder's redaction starts there, and need not search the line for it.
+func appendLine(dst []byte, e session.Event) ([]byte, int, error) {
 	orig := len(dst)
 	v := e.V
 	if v == 0 {
@@ -46,6 +53,7 @@ func AppendLine(dst []byte, e session.Event) ([]byte, error) {
 		dst = append(dst, `,"subagent_id":`...)
 		dst = appendString(dst, e.SubagentID)
 	}
+	at := len(dst) - orig
 	dst = append(dst, `,"data":`...)
 	switch d := e.Data.(type) {
 	case nil:
@@ -59,11 +67,11 @@ func AppendLine(dst []byte, e session.Event) ([]byte, error) {
 	default:
 		var err error
 		if dst, err = appendJSON(dst, d); err != nil {
-			return dst[:orig], fmt.Errorf("encode %s data: %w", e.Type, err)
+			return dst[:orig], 0, fmt.Errorf("encode %s data: %w", e.Type, err)
 		}
 	}
 	dst = append(dst, '}', '\n')
-	return dst, nil
+	return dst, at, nil
 }
 
 // dataEncoder encodes payloads straight into the caller's line buffer: json.Marshal would
@@ -135,6 +143,15 @@ func appendTS(dst []byte, t time.Time) []byte {
 	return append(dst, b[:]...)
 }
 
+// plainByte is whether a byte stands for itself inside a JSON string: printable ASCII but
+// the quote and the backslash (one table load a byte: every line has three ids).
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, so a line is always
 // valid JSON whatever an id contains.
 func appendString(dst []byte, s string) []byte {
@@ -142,7 +159,7 @@ func appendString(dst []byte, s string) []byte {
 	// Ids and type names are plain ASCII: copy them whole.
 	plain := true
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+		if !plainByte[s[i]] {
 			plain = false
 			break
 		}

@@ -1,7 +1,6 @@
 package record
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -326,14 +325,12 @@ func (r *Recorder) encode(buf []byte, ev session.Event) ([]byte, session.Event, 
 	ev.TS = ev.TS.UTC().Truncate(time.Microsecond)
 
 	start := len(buf)
-	buf, err := AppendLine(buf, ev)
+	buf, at, err := appendLine(buf, ev)
 	if err != nil {
 		return buf, session.Event{}, fmt.Errorf("record %v: %w", ev, err)
 	}
 	line := buf[start:]
-	// AppendLine escapes every quote inside the envelope's strings, so the first `,"data":`
-	// is the data key.
-	red, changed, hide := r.red.redactLine(line, max(0, bytes.Index(line, dataKey)))
+	red, changed, hide := r.red.redactLine(line, at)
 	if len(red)-1 > MaxEventLine {
 		// Nothing is written that a reader would refuse: cut the payload to fit, and the
 		// caller folds (and shows) the event as cut.
