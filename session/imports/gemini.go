@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -155,6 +156,18 @@ type gmMessage struct {
 		Output int64 `json:"output"`
 	} `json:"tokens"`
 	Model string `json:"model"`
+
+	// contentText is Content.text(), set by prepare where the message is decoded (on every
+	// core), not where it is mapped (on one).
+	contentText string
+}
+
+// prepare sets what mapping reads of m that decoding can work out beforehand: its texts.
+func (m *gmMessage) prepare() {
+	m.contentText = m.Content.text()
+	for i := range m.ToolCalls {
+		m.ToolCalls[i].resultText = m.ToolCalls[i].Result.text()
+	}
 }
 
 type gmToolCall struct {
@@ -167,6 +180,8 @@ type gmToolCall struct {
 	// ResultDisplay is a string for most tools; for replace and write_file it is a FileDiff
 	// {fileDiff, fileName, originalContent, newContent}, read by gmEdit.
 	ResultDisplay json.RawMessage `json:"resultDisplay"`
+
+	resultText string // Result.text(), set by gmMessage.prepare
 }
 
 // gmPart is one part of a Gemini content (a PartListUnion member).
@@ -195,11 +210,9 @@ func (p *gmParts) UnmarshalJSON(b []byte) error {
 	switch {
 	case len(b) == 0:
 	case b[0] == '"':
-		s, ok := plainString(b)
-		if !ok {
-			if err := json.Unmarshal(b, &s); err != nil {
-				return err
-			}
+		s, err := jsonString(b)
+		if err != nil {
+			return err
 		}
 		*p = gmParts{{Text: s}}
 	case b[0] == '{':
@@ -231,21 +244,6 @@ func (p *gmParts) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// plainString is the JSON string b when it needs no decoding: printable ASCII without an
-// escape (what json.Unmarshal would return, without its call and its copy of b). ok is false
-// for any other string, which json.Unmarshal decodes.
-func plainString(b []byte) (s string, ok bool) {
-	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return "", false
-	}
-	for _, c := range b[1 : len(b)-1] {
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return "", false
-		}
-	}
-	return string(b[1 : len(b)-1]), true
-}
-
 // text joins the text parts (thoughts left out); other parts are named.
 func (p gmParts) text() string {
 	if len(p) == 1 && !p[0].Thought && p[0].InlineData == nil && p[0].FunctionResponse == nil && p[0].FunctionCall == nil {
@@ -275,16 +273,20 @@ func (p gmParts) text() string {
 	return b.String()
 }
 
-// responseText is a function response's output, or its error, or the whole response.
+// responseText is a function response's output, or its error, or the whole response: the
+// first of output and error that is a string (each read as raw JSON, so that an output that
+// is not a string is never decoded into values only to be dropped).
 func responseText(raw json.RawMessage) string {
 	var v struct {
-		Output any `json:"output"`
-		Error  any `json:"error"`
+		Output json.RawMessage `json:"output"`
+		Error  json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(raw, &v) == nil {
-		for _, x := range []any{v.Output, v.Error} {
-			if s, ok := x.(string); ok {
-				return s
+		for _, x := range []json.RawMessage{v.Output, v.Error} {
+			if len(x) > 0 && x[0] == '"' {
+				if s, err := jsonString(x); err == nil {
+					return s
+				}
 			}
 		}
 	}
@@ -356,17 +358,35 @@ type gmReader struct {
 	// len(children) times of a name are kept: the list does not grow with the session.
 	calls    map[*agent]map[string][]time.Time
 	children int
+	// twoPass reads every JSONL chat with records and replay, not stream.
+	twoPass bool
 }
 
 func readGemini(u Unit, opts Options) (*sess, error) {
-	r := &gmReader{s: newSess(Gemini, u.Path), opts: opts, calls: map[*agent]map[string][]time.Time{}, children: len(u.Children)}
+	s, err := readGeminiPasses(u, opts, opts.twoPass)
+	if errors.Is(err, errGmRedo) {
+		s.sp.close()
+		gmRedone.Add(1)
+		s, err = readGeminiPasses(u, opts, true)
+	}
+	if err != nil {
+		s.sp.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// readGeminiPasses reads a Gemini CLI session, its JSONL chats in one pass each (stream) or,
+// with twoPass, in two (records, replay).
+func readGeminiPasses(u Unit, opts Options, twoPass bool) (*sess, error) {
+	r := &gmReader{s: newSess(Gemini, u.Path), opts: opts, calls: map[*agent]map[string][]time.Time{}, children: len(u.Children), twoPass: twoPass}
 	r.s.provider = "gemini"
 	if err := r.file(u.Path, ""); err != nil {
-		return nil, err
+		return r.s, err
 	}
 	for _, c := range u.Children {
 		if err := r.file(c, filepath.Base(filepath.Dir(c))); err != nil {
-			return nil, err
+			return r.s, err
 		}
 	}
 	// A subagent started by a tool call of its name: its type is that name, and it starts
@@ -410,34 +430,240 @@ func (r *gmReader) file(path, parent string) error {
 			return err
 		}
 	default:
+		if !r.twoPass {
+			return r.stream(path, parent)
+		}
 		if offs, meta, err = r.records(path); err != nil {
 			return err
 		}
 	}
-	var a *agent
+	a := r.agentFor(path, parent, meta)
+	r.settle(a, path, parent, meta)
+	if err := r.replay(a, path, offs); err != nil {
+		return err
+	}
+	if a.name == "" {
+		a.name = a.key
+	}
+	return nil
+}
+
+// agentFor is the agent a chat's messages go to: the main agent's (parent "") or the
+// subagent's its session id (else its file's name) names.
+func (r *gmReader) agentFor(path, parent string, meta gmRecord) *agent {
 	if parent == "" {
-		a = r.s.main()
+		return r.s.main()
+	}
+	return r.s.agent(gmKey(path, meta))
+}
+
+func gmKey(path string, meta gmRecord) string {
+	if meta.SessionID != "" {
+		return meta.SessionID
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".jsonl"), ".json")
+}
+
+// settle gives a the chat's metadata once it is read whole.
+func (r *gmReader) settle(a *agent, path, parent string, meta gmRecord) {
+	if parent == "" {
 		r.mainID, r.s.sourceID, r.s.start = meta.SessionID, meta.SessionID, parseTS(meta.StartTime)
 		a.sessionID = meta.SessionID
 		if meta.Summary != "" {
 			r.s.sessionNote(parseTS(meta.StartTime), "summary", meta.Summary)
 		}
-	} else {
-		key := meta.SessionID
-		if key == "" {
-			key = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".jsonl"), ".json")
-		}
-		a = r.s.agent(key)
-		a.sessionID, a.typ = key, "gemini-subagent"
-		if parent != r.mainID {
-			a.parentKey = parent
-		}
-		if meta.Summary != "" {
-			a.name = meta.Summary
-		}
+		return
 	}
-	if err := r.replay(a, path, offs); err != nil {
+	a.sessionID, a.typ = a.key, "gemini-subagent"
+	if parent != r.mainID {
+		a.parentKey = parent
+	}
+	if meta.Summary != "" {
+		a.name = meta.Summary
+	}
+}
+
+// errGmRedo stops a chat read in one pass (stream) when a record changes a message that was
+// mapped already: the session is read again in two (records, replay).
+var errGmRedo = errors.New("gemini-cli: a record changes a message already mapped")
+
+// gmRedone counts the sessions read again in two passes (tests read it).
+var gmRedone atomic.Int64
+
+// gmWindow and gmWindowBytes bound the messages stream holds unmapped: a record replaces, and
+// a rewind drops, the messages of the last few lines (Gemini CLI updates the message it is
+// writing), so a message this far back is final.
+const (
+	gmWindow      = 1024
+	gmWindowBytes = 16 << 20
+)
+
+// gmLine is a JSONL chat line decoded whole, once: a message (ID set) is mapped from it.
+// When it does not decode as a record but its head does (JSON, but not a valid message),
+// head says what it is and recErr is its error, met if the message is ever mapped.
+type gmLine struct {
+	rec    gmRecord
+	head   gmHead
+	full   bool
+	recErr error
+}
+
+func decodeGmLine(b []byte, l *gmLine) error {
+	err := json.Unmarshal(b, &l.rec)
+	if err == nil {
+		l.full = true
+		l.rec.gmMessage.prepare()
+		return nil
+	}
+	l.rec, l.recErr = gmRecord{}, err
+	return json.Unmarshal(b, &l.head)
+}
+
+// gmHeld is a message stream holds until it is final: decoded, or the error its line meets
+// when mapped (ln, its line, is then what the error names).
+type gmHeld struct {
+	m    gmMessage
+	err  error
+	ln   srcLine
+	size int
+}
+
+// stream reads a JSONL chat in one pass, its lines decoded once on every core: what records
+// and replay do in two, for every chat whose records change only recent messages (as Gemini
+// CLI writes them). The last gmWindow messages (at most gmWindowBytes of lines) are held
+// decoded; an older one is final and is mapped. A record that replaces or rewinds a message
+// mapped already returns errGmRedo (the caller reads the session again in two passes); so
+// does a subagent's chat whose session id is set after its messages were mapped to it.
+func (r *gmReader) stream(path, parent string) error {
+	var meta gmRecord
+	at := map[uint64]int{} // position by the hash of the message id
+	h := r.s.sp.hash
+	var a *agent
+	// The held messages, a ring: positions mapped.. mapped+n-1, position mapped at ring[hd].
+	// Never more than gmWindow+1 are held (drain maps the oldest past gmWindow).
+	ring := make([]gmHeld, gmWindow+1)
+	hd, n := 0, 0
+	slot := func(k int) *gmHeld { return &ring[(hd+k)%len(ring)] }
+	mapped, held := 0, 0
+	// The lines of messages that did not decode, met when mapped: they fail (or are noted)
+	// once the chat is read, as replay meets them after records (the same error, the same
+	// notes in the same order).
+	var bad []gmHeld
+	mapOne := func(m *gmHeld) error {
+		if a == nil {
+			a = r.agentFor(path, parent, meta)
+		}
+		if m.err != nil {
+			bad = append(bad, gmHeld{err: m.err, ln: m.ln})
+			return nil
+		}
+		r.message(a, &m.m)
+		return nil
+	}
+	drain := func(all bool) error {
+		for n > 0 && (all || n > gmWindow || held > gmWindowBytes) {
+			m := slot(0)
+			if err := mapOne(m); err != nil {
+				return err
+			}
+			held -= m.size
+			*m = gmHeld{}
+			hd, n, mapped = (hd+1)%len(ring), n-1, mapped+1
+		}
+		return nil
+	}
+	err := readLines(path, decodeGmLine, func(ln srcLine, l *gmLine, lerr error) error {
+		r.s.lines++
+		if lerr != nil {
+			return r.s.badLine(path, ln, lerr, r.opts)
+		}
+		rec := &l.head
+		if l.full {
+			*rec = gmHead{SessionID: l.rec.SessionID, StartTime: l.rec.StartTime, Kind: l.rec.Kind, Summary: l.rec.Summary, RewindTo: l.rec.RewindTo, ID: l.rec.ID}
+			if l.rec.Set != nil {
+				rec.Set = &struct {
+					SessionID string `json:"sessionId"`
+					Summary   string `json:"summary"`
+				}{l.rec.Set.SessionID, l.rec.Set.Summary}
+			}
+		}
+		switch {
+		case rec.RewindTo != "":
+			j, ok := at[h(rec.RewindTo)]
+			if !ok {
+				j = 0
+			}
+			if j < mapped {
+				return errGmRedo
+			}
+			for k := j - mapped; k < n; k++ {
+				old := slot(k)
+				held -= old.size
+				if old.err != nil {
+					if err := r.s.badLine(path, old.ln, old.err, r.opts); err != nil {
+						return err
+					}
+				} else {
+					m := &old.m
+					delete(at, h(m.ID))
+					r.s.sessionNote(parseTS(m.Timestamp), "rewound", "a "+m.Type+" message the user rewound past: "+clip(m.contentText, 1024))
+				}
+				*old = gmHeld{}
+			}
+			n = j - mapped
+		case rec.Set != nil:
+			if rec.Set.Summary != "" {
+				meta.Summary = rec.Set.Summary
+			}
+			if rec.Set.SessionID != "" && meta.SessionID == "" {
+				meta.SessionID = rec.Set.SessionID
+			}
+			r.s.skipped["metadata updates"]++
+		case rec.ID != "":
+			var m *gmHeld
+			if j, ok := at[h(rec.ID)]; ok {
+				if j < mapped {
+					return errGmRedo
+				}
+				m = slot(j - mapped)
+				held -= m.size
+				r.s.skipped["message records that update an earlier one"]++
+			} else {
+				at[h(rec.ID)] = mapped + n
+				m = slot(n)
+				n++
+			}
+			*m = gmHeld{m: l.rec.gmMessage, err: l.recErr, ln: srcLine{n: ln.n, last: ln.last}, size: len(ln.b)}
+			held += m.size
+			return drain(false)
+		case rec.SessionID != "":
+			if meta.SessionID == "" {
+				meta.SessionID, meta.StartTime, meta.Kind = rec.SessionID, rec.StartTime, rec.Kind
+			}
+			if rec.Summary != "" {
+				meta.Summary = rec.Summary
+			}
+		default:
+			r.s.unknownLine(r.s.main(), time.Time{}, "gemini-cli record", ln.b)
+		}
+		return nil
+	})
+	if err != nil {
 		return err
+	}
+	if err := drain(true); err != nil {
+		return err
+	}
+	if a == nil {
+		a = r.agentFor(path, parent, meta)
+	} else if parent != "" && a.key != gmKey(path, meta) {
+		return errGmRedo // the session id came after the messages the file name's agent took
+	}
+	r.settle(a, path, parent, meta)
+	for _, m := range bad {
+		if err := r.s.badLine(path, m.ln, m.err, r.opts); err != nil {
+			return err
+		}
 	}
 	if a.name == "" {
 		a.name = a.key
@@ -498,7 +724,7 @@ func (r *gmReader) records(path string) (*gmList, gmRecord, error) {
 				}
 				m := &old.gmMessage
 				delete(at, h(m.ID))
-				r.s.sessionNote(parseTS(m.Timestamp), "rewound", fmt.Sprintf("a %s message the user rewound past: %s", m.Type, clip(m.Content.text(), 1024)))
+				r.s.sessionNote(parseTS(m.Timestamp), "rewound", fmt.Sprintf("a %s message the user rewound past: %s", m.Type, clip(m.contentText, 1024)))
 			}
 			msgs.n = j
 		case rec.Set != nil:
@@ -702,7 +928,13 @@ func lineOfValue(path string, start, rel int64) int {
 	return nl.n + 1
 }
 
-func decodeGm(b []byte, l *gmRecord) error { return json.Unmarshal(b, l) }
+func decodeGm(b []byte, l *gmRecord) error {
+	if err := json.Unmarshal(b, l); err != nil {
+		return err
+	}
+	l.gmMessage.prepare()
+	return nil
+}
 
 func decodeGmHead(b []byte, l *gmHead) error { return json.Unmarshal(b, l) }
 
@@ -793,7 +1025,7 @@ func (r *gmReader) replay(a *agent, path string, msgs *gmList) error {
 
 func (r *gmReader) message(a *agent, m *gmMessage) {
 	ts := parseTS(m.Timestamp)
-	text := m.Content.text()
+	text := m.contentText
 	switch m.Type {
 	case "user":
 		if text != "" {
@@ -833,7 +1065,7 @@ func (r *gmReader) message(a *agent, m *gmMessage) {
 				r.calls[a][c.Name] = append(ts, cts)
 			}
 			failed := c.Status == "error" || c.Status == "cancelled"
-			res := c.Result.text()
+			res := c.resultText
 			if c.Status == "cancelled" {
 				r.s.ask(a, cts, c.ID, c.Name, nil, "imported: Gemini CLI asked the user")
 				r.s.decide(a, cts, c.ID, false, "the user cancelled the call")

@@ -21,6 +21,10 @@ type Options struct {
 	// when it holds more events, and is refused, naming both, otherwise. Import adds what it
 	// writes.
 	Written map[string]Result
+
+	// twoPass reads Gemini CLI JSONL chats in two passes, as a chat that changes an old
+	// message is read (tests compare the two ways).
+	twoPass bool
 }
 
 // Result describes one written recording.
