@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,9 +11,6 @@ import (
 	"github.com/summit-dev/summit/session"
 	"github.com/summit-dev/summit/session/imports"
 )
-
-// importMemLimit is the Go memory limit during `summit import` (see its use).
-const importMemLimit = 160 << 20
 
 func newImport(stdout, stderr io.Writer) *cobra.Command {
 	var (
@@ -64,20 +59,7 @@ exit code is 1 if any failed.`,
 			if len(units) == 0 && len(errs) == 0 {
 				return badFile(fmt.Errorf("no session files found in %s", strings.Join(args, ", ")))
 			}
-			// What an import holds is bounded by the sources' index (package imports,
-			// "Streaming": a few bytes per event, ~60 per live Gemini message), and nearly all
-			// it allocates is garbage at once (decoded lines, encoded events). So the GC's
-			// pacing is off and the soft memory limit alone starts a collection: the heap
-			// fills to the limit, then is collected, rather than once per doubling of a small
-			// live heap (the GC's marking and its stack scans were ~15% of a Gemini import's
-			// CPU). It is a backstop, not a cap: past it the GC only runs more often. An
-			// explicit GOMEMLIMIT or GOGC wins; both are restored after.
-			if os.Getenv("GOMEMLIMIT") == "" {
-				defer debug.SetMemoryLimit(debug.SetMemoryLimit(importMemLimit))
-				if os.Getenv("GOGC") == "" {
-					defer debug.SetGCPercent(debug.SetGCPercent(-1))
-				}
-			}
+			defer imports.TuneGC()()
 			var results []imports.Result
 			written := map[string]imports.Result{}
 			for _, u := range units {

@@ -82,6 +82,7 @@ func benchImport(b *testing.B, name string, data []byte, f Format) {
 	}
 	out := filepath.Join(dir, "out")
 	b.SetBytes(int64(len(data)))
+	defer TuneGC()() // as summit import runs
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := Import(Unit{Format: f, Path: src}, out, Options{Environ: []string{}}); err != nil {
@@ -110,6 +111,7 @@ func BenchmarkImportGemini(b *testing.B) {
 func BenchmarkReferenceStdJSON(b *testing.B) {
 	data := genClaude(40 << 20)
 	b.SetBytes(int64(len(data)))
+	defer TuneGC()() // as summit import runs
 	b.ResetTimer()
 	for b.Loop() {
 		for l := range bytes.Lines(data) {

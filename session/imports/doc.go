@@ -193,10 +193,12 @@
 // offset, each as a zigzag varint of its difference from the agent's previous event), and
 // per live Gemini CLI message about 60 (16 packed, the rest its id's entry in a map), so what
 // grows with the file is small and the write holds only the batches in flight (a 1 GB
-// Claude Code session imports in about 250 MB of RSS, 65-70 MB of it the binary's own
-// pages). `summit import` sets a 200 MiB soft Go memory limit (debug.SetMemoryLimit; an
-// explicit GOMEMLIMIT wins) so that the GC's pacing does not let the heap reach twice what
-// is live; it is a backstop, not a cap.
+// Claude Code session imports in about 210 MB of RSS, 65-70 MB of it the binary's own
+// pages). Nearly everything an import allocates is garbage at once, so `summit import` turns
+// the GC's pacing off (debug.SetGCPercent(-1)) under a 160 MiB soft Go memory limit
+// (debug.SetMemoryLimit): the heap fills to the limit and is collected then, instead of at
+// every doubling of a small live heap. An explicit GOMEMLIMIT (or GOGC) wins. The limit is a
+// backstop, not a cap: past it the GC only runs more often.
 //
 //   - Source files are read a 1 MiB block at a time (readLines). The lines of a block are
 //     decoded on every core (goccy/go-json into structs of the fields the mapping reads; a
@@ -212,14 +214,22 @@
 //     keep its line alive. Edits are folded into the agent's changes as they come (at most
 //     64 KiB of diff per file); agent_progress lines wait in the spool until the end says
 //     whether their subagent has a file of its own.
-//   - Gemini CLI JSONL chats spool each message record as its line (a later record with the
-//     same id replaces it, a rewind drops it); the first pass decodes only the ids, rewinds
-//     and metadata, and the surviving records are decoded whole, on every core, once the file
-//     is read (a record that is JSON but not a message fails there, at its line). The
-//     whole-JSON sessions of Gemini CLI before JSONL are streamed (encoding/json's Decoder
-//     walks the top-level object; each element of "messages" is spooled as its raw JSON and
-//     replayed the same way), so memory holds one message at a time. /chat save checkpoints
-//     (a list of {role, parts}, written by hand-sized saves) are read whole.
+//   - Gemini CLI JSONL chats are read in one pass (gmReader.stream): each line is decoded
+//     whole once, on every core, with its texts worked out there; a later record with the
+//     same id replaces a message and a rewind drops messages, so the last gmWindow (1,024)
+//     messages, at most 16 MiB of lines, are held decoded, and an older one is final and is
+//     mapped. Gemini CLI rewrites only the message it is writing, so that is every chat it
+//     writes; a record that changes a message already mapped (a rewind far back, a
+//     hand-edited file) reads the session again the old way, in two passes: records spools
+//     the lines a 1 MiB block at a time (one write a block, each message found by offset
+//     and length), decoding only ids, rewinds and metadata, and replay decodes the surviving
+//     messages on every core, a batch ahead of the mapping. Both ways write the same bytes
+//     (TestGeminiOnePassMatchesTwo, 240 random chats); a record that is JSON but not a
+//     message fails once the chat is read, at its line, either way. The whole-JSON sessions
+//     of Gemini CLI before JSONL are streamed (encoding/json's Decoder walks the top-level
+//     object; each element of "messages" is spooled as its raw JSON and replayed), so memory
+//     holds one message at a time. /chat save checkpoints (a list of {role, parts}, written
+//     by hand-sized saves) are read whole.
 //   - When every file is read, the tree and times are settled on the 16-byte records and the
 //     recording is written in three stages (encode.go): one goroutine merges the agents'
 //     streams (a heap of their heads, each stream read forward from the spool) into batches

@@ -40,7 +40,7 @@ type gmRecord struct {
 // gmHead is what records reads of each line of a JSONL chat: enough to know which messages
 // stay (ids, rewinds) and the session's metadata. The messages that stay are decoded whole
 // once, by replay; a line that is valid JSON but not a valid message fails there, at its
-// line, as it would have here.
+// line, as it would have here. stream reads it of a line that does not decode as a record.
 type gmHead struct {
 	SessionID string `json:"sessionId"`
 	StartTime string `json:"startTime"`
@@ -671,12 +671,13 @@ func (r *gmReader) stream(path, parent string) error {
 	return nil
 }
 
-// records reads a JSONL chat into its final messages: a record whose id was seen replaces
-// that message, a rewind drops the messages from the one it names on (each dropped one is
-// kept as a note, since the source held it), and $set updates the metadata. The messages are
-// spooled as their lines (the offsets returned, in order) and decoded again by replay: which
-// of them stay is known only at the end, and holding them decoded would take memory in
-// proportion to the chat.
+// records reads a JSONL chat into its final messages, the first of the two passes that read
+// a chat stream cannot (see stream): a record whose id was seen replaces that message, a
+// rewind drops the messages from the one it names on (each dropped one is kept as a note,
+// since the source held it), and $set updates the metadata. The messages are spooled as their
+// lines (the offsets returned, in order) and decoded again by replay: which of them stay is
+// known only at the end, and holding them decoded would take memory in proportion to the
+// chat.
 func (r *gmReader) records(path string) (*gmList, gmRecord, error) {
 	var meta gmRecord
 	msgs := &gmList{}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -340,4 +341,37 @@ func TestGmList(t *testing.T) {
 			t.Fatalf("%+v, want %+v", got, big)
 		}
 	}
+}
+
+// TestTuneGC: the import's GC settings are set and restored, and an explicit GOMEMLIMIT or
+// GOGC is left alone.
+func TestTuneGC(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("GOGC", "")
+	limit, pct := debug.SetMemoryLimit(-1), debug.SetGCPercent(100)
+	defer debug.SetGCPercent(pct)
+	restore := TuneGC()
+	if got := debug.SetMemoryLimit(-1); got != MemLimit {
+		t.Errorf("limit %d, want %d", got, MemLimit)
+	}
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("GC percent %d, want off", got)
+	}
+	restore()
+	if got, got2 := debug.SetMemoryLimit(-1), debug.SetGCPercent(100); got != limit || got2 != 100 {
+		t.Errorf("restored to %d, %d; want %d, 100", got, got2, limit)
+	}
+	t.Setenv("GOGC", "200")
+	restore = TuneGC()
+	if got := debug.SetGCPercent(-1); got != 100 {
+		t.Errorf("with GOGC set the pacing changed: %d", got)
+	}
+	debug.SetGCPercent(100)
+	restore()
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	restore = TuneGC()
+	if got := debug.SetMemoryLimit(-1); got != limit {
+		t.Errorf("with GOMEMLIMIT set the limit changed: %d", got)
+	}
+	restore()
 }
