@@ -224,7 +224,7 @@
 //     the lines a 1 MiB block at a time (one write a block, each message found by offset
 //     and length), decoding only ids, rewinds and metadata, and replay decodes the surviving
 //     messages on every core, a batch ahead of the mapping. Both ways write the same bytes
-//     (TestGeminiOnePassMatchesTwo, 240 random chats); a record that is JSON but not a
+//     (TestGeminiOnePassMatchesTwo, 60 random chats); a record that is JSON but not a
 //     message fails once the chat is read, at its line, either way. The whole-JSON sessions
 //     of Gemini CLI before JSONL are streamed (encoding/json's Decoder walks the top-level
 //     object; each element of "messages" is spooled as its raw JSON and replayed), so memory
