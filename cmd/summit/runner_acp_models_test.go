@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -58,10 +57,7 @@ func TestRunnerACPAgentModelsThroughSession(t *testing.T) {
 	t.Setenv("SUMMIT_TEST_KEY", key)
 	srv, served, refused := keyedAnthropicServer(t, key)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "fakeagent")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/summit-dev/summit/agents/acp/testdata/fakeagent").CombinedOutput(); err != nil {
-		t.Fatalf("building the fake agent: %v\n%s", err, out)
-	}
+	bin := fakeAgent(t)
 	agentScript := filepath.Join(dir, "agent.script")
 	os.WriteFile(agentScript, []byte("model anthropic what are you?\n"+
 		"say Done.\\n```json\\n{\"agent_name\": \"fake\", \"summary\": \"asked its model\", \"confidence\": 0.9}\\n```\n"), 0o644)

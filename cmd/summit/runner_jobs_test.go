@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -115,10 +114,7 @@ func TestRunnerRunsACPAgent(t *testing.T) {
 	cfgHome := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", cfgHome)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "fakeagent")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/summit-dev/summit/agents/acp/testdata/fakeagent").CombinedOutput(); err != nil {
-		t.Fatalf("building the fake agent: %v\n%s", err, out)
-	}
+	bin := fakeAgent(t)
 	agentScript := filepath.Join(dir, "agent.script")
 	os.WriteFile(agentScript, []byte("say Hello from the runner.\nwrite note.txt written on the runner\\n\n"+
 		"say Done.\\n```json\\n{\"agent_name\": \"fake\", \"summary\": \"wrote note.txt\", \"confidence\": 0.9}\\n```\n"), 0o644)

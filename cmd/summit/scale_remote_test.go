@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -88,11 +87,7 @@ func TestRunThousandLocalAndRemote(t *testing.T) {
 	if err != nil {
 		t.Fatalf("summit run: %v\n%s", err, tail(stderr.String(), 20))
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		t.Fatal("no rusage for the child")
-	}
-	peak := ru.Maxrss * 1024 // Linux reports kilobytes
+	peak := peakRSS(t, cmd.ProcessState)
 	var runnerPeaks []int64
 	for _, r := range runnersUp {
 		runnerPeaks = append(runnerPeaks, vmHWM(t, r))

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -67,11 +66,7 @@ func TestRunThousandSubagents(t *testing.T) {
 			if err != nil {
 				t.Fatalf("summit run: %v\n%s", err, tail(stderr.String(), 20))
 			}
-			ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-			if !ok {
-				t.Fatal("no rusage for the child")
-			}
-			peak := ru.Maxrss * 1024 // Linux reports kilobytes
+			peak := peakRSS(t, cmd.ProcessState)
 			t.Logf("%d subagents, cap %d: peak RSS %.1f MB, CPU %s", n, par, float64(peak)/1e6, cmd.ProcessState.SystemTime()+cmd.ProcessState.UserTime())
 			if peak <= 0 || peak >= 1<<30 {
 				t.Errorf("peak RSS %d bytes, want under 1 GB", peak)

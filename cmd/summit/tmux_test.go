@@ -133,6 +133,39 @@ var builtBinary = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// fakeAgent builds the fake ACP agent (agents/acp/testdata/fakeagent) once per test process,
+// beside the binary.
+func fakeAgent(t *testing.T) string {
+	t.Helper()
+	bin, err := builtFakeAgent()
+	if err != nil {
+		t.Fatalf("building the fake agent: %v", err)
+	}
+	return bin
+}
+
+var builtFakeAgent = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp(testCache, "fakeagent-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "fakeagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/summit-dev/summit/agents/acp/testdata/fakeagent").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// peakRSS is the peak RSS of a child that has ended, in bytes.
+func peakRSS(t *testing.T, ps *os.ProcessState) int64 {
+	t.Helper()
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		t.Fatal("no rusage for the child")
+	}
+	return ru.Maxrss * 1024 // Linux reports kilobytes
+}
+
 // body is the screen without its header and its last three lines (notice, input or
 // timeline, footer): the tree and the transcript.
 func body(screen string) string {
