@@ -138,6 +138,12 @@ type round[T any] struct {
 }
 
 func (f *freshRound[T]) do(ctx context.Context, fn func() (T, error)) (T, error) {
+	if err := ctx.Err(); err != nil {
+		// Ended already: it neither starts nor joins a round (else a round that ends at
+		// once could race its context in the select below and hand it a result).
+		var zero T
+		return zero, err
+	}
 	f.mu.Lock()
 	r, lead := f.next, false
 	if r == nil {
