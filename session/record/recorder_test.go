@@ -314,8 +314,16 @@ func TestRecorderTicker(t *testing.T) {
 // finds nothing to write or fsync (an idle workbench must not wake ten times a second), and
 // the next Append starts it again: that write is fsynced like any other.
 func TestRecorderSleepsWhenIdle(t *testing.T) {
-	var ticks atomic.Int64
-	opts := RecorderOptions{Environ: []string{}, SyncInterval: 2 * time.Millisecond, afterTick: func(bool) { ticks.Add(1) }}
+	// syncedTicks counts after ticks does, in the same call: a test that sees a synced tick
+	// sees it in ticks too. (r.syncs is raised before afterTick runs, so reading ticks as
+	// soon as r.syncs moves could miss the very tick that fsynced.)
+	var ticks, syncedTicks atomic.Int64
+	opts := RecorderOptions{Environ: []string{}, SyncInterval: 2 * time.Millisecond, afterTick: func(synced bool) {
+		ticks.Add(1)
+		if synced {
+			syncedTicks.Add(1)
+		}
+	}}
 	r, err := OpenRecorder(t.TempDir(), "s-idle", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -337,9 +345,9 @@ func TestRecorderSleepsWhenIdle(t *testing.T) {
 		t.Fatalf("an idle recorder ticked %d times in 50 periods", n)
 	}
 	for i := range 3 {
-		before := r.syncs.Load()
+		before := syncedTicks.Load()
 		mustAppend(t, r, stamp(session.New("sa-1", session.TranscriptEvent{EventType: session.TranscriptToken, Text: "x"}), uint64(i+1)))
-		waitFor("an append after a sleep was never fsynced", func() bool { return r.syncs.Load() == before+1 })
+		waitFor("an append after a sleep was never fsynced", func() bool { return syncedTicks.Load() == before+1 })
 		settled := ticks.Load()
 		time.Sleep(100 * time.Millisecond)
 		// The tick that fsynced, then one that found nothing and stopped the ticker.
