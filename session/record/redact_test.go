@@ -253,7 +253,9 @@ func FuzzRedact(f *testing.F) {
 }
 
 // TestRedactLinear: pathological lines (runs of anchors, of a repeated secret, of escapes)
-// take linear time; a quadratic scan would need hours for these megabytes.
+// take linear time; a quadratic scan would need hours for these megabytes. Each takes ~0.3 s
+// under -race on 2 cores; the bound is a minute because a shared host under load has
+// stretched one to 12 s, and no quadratic scan comes anywhere near it.
 func TestRedactLinear(t *testing.T) {
 	r := NewRedactor([]string{"X_TOKEN=aaaaaa", "Y_TOKEN=" + strings.Repeat("k-", 8)})
 	for _, text := range []string{
@@ -268,7 +270,7 @@ func TestRedactLinear(t *testing.T) {
 		line := tokenLine(t, text)
 		start := time.Now()
 		out := r.Redact(line)
-		if d := time.Since(start); d > 10*time.Second {
+		if d := time.Since(start); d > time.Minute {
 			t.Errorf("%.20q…: %v", text, d)
 		}
 		if _, err := DecodeLine(out); err != nil {
