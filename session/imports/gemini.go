@@ -186,27 +186,42 @@ type gmToolCall struct {
 
 // gmPart is one part of a Gemini content (a PartListUnion member).
 type gmPart struct {
-	Text         string `json:"text"`
-	Thought      bool   `json:"thought"`
-	FunctionCall *struct {
-		ID   string          `json:"id"`
-		Name string          `json:"name"`
-		Args json.RawMessage `json:"args"`
-	} `json:"functionCall"`
-	FunctionResponse *struct {
-		ID       string          `json:"id"`
-		Name     string          `json:"name"`
-		Response json.RawMessage `json:"response"`
-	} `json:"functionResponse"`
-	InlineData *struct {
-		MimeType string `json:"mimeType"`
-	} `json:"inlineData"`
+	Text             string              `json:"text"`
+	Thought          bool                `json:"thought"`
+	FunctionCall     *gmFunctionCall     `json:"functionCall"`
+	FunctionResponse *gmFunctionResponse `json:"functionResponse"`
+	InlineData       *gmInlineData       `json:"inlineData"`
+}
+
+type gmFunctionCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+type gmFunctionResponse struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Response json.RawMessage `json:"response"`
+}
+
+type gmInlineData struct {
+	MimeType string `json:"mimeType"`
 }
 
 // gmParts is a PartListUnion: a string, a part, or a list of strings and parts.
 type gmParts []gmPart
 
 func (p *gmParts) UnmarshalJSON(b []byte) error {
+	if v, ok := fastParts(b); ok {
+		*p = v // the usual shapes, read by hand (see gmparts.go)
+		return nil
+	}
+	return p.unmarshalGeneral(b)
+}
+
+// unmarshalGeneral is UnmarshalJSON by the general decoder: every shape, and the errors.
+func (p *gmParts) unmarshalGeneral(b []byte) error {
 	switch {
 	case len(b) == 0:
 	case b[0] == '"':
@@ -235,7 +250,7 @@ func (p *gmParts) UnmarshalJSON(b []byte) error {
 		}
 		for _, r := range raw {
 			var q gmParts
-			if err := q.UnmarshalJSON(r); err != nil {
+			if err := q.unmarshalGeneral(r); err != nil {
 				return err
 			}
 			*p = append(*p, q...)
@@ -277,6 +292,14 @@ func (p gmParts) text() string {
 // first of output and error that is a string (each read as raw JSON, so that an output that
 // is not a string is never decoded into values only to be dropped).
 func responseText(raw json.RawMessage) string {
+	if s, ok := fastResponseText(raw); ok {
+		return s
+	}
+	return responseTextGeneral(raw)
+}
+
+// responseTextGeneral is responseText by the general decoder.
+func responseTextGeneral(raw json.RawMessage) string {
 	var v struct {
 		Output json.RawMessage `json:"output"`
 		Error  json.RawMessage `json:"error"`

@@ -353,7 +353,9 @@ func readLinesBlocks[T any](path string, decode func([]byte, *T) error, block fu
 // splitFrom cuts a block into its non-blank lines, numbering them on from n (the lines before
 // the block); the block's last line is the file's last when eof. It returns the new count.
 func splitFrom(path string, data []byte, n int, eof bool) ([]srcLine, int, error) {
-	var lines []srcLine
+	// Sized once (counting is a vector scan): growing it line by line copied it ~log2(lines)
+	// times a block.
+	lines := make([]srcLine, 0, bytes.Count(data, []byte{'\n'})+1)
 	for len(data) > 0 {
 		n++
 		i := bytes.IndexByte(data, '\n')
