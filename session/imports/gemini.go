@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -549,6 +550,7 @@ type gmHeld struct {
 	err  error
 	ln   srcLine
 	size int
+	key  uint64 // the hash of its id
 }
 
 // stream reads a JSONL chat in one pass, its lines decoded once on every core: what records
@@ -557,9 +559,16 @@ type gmHeld struct {
 // decoded; an older one is final and is mapped. A record that replaces or rewinds a message
 // mapped already returns errGmRedo (the caller reads the session again in two passes); so
 // does a subagent's chat whose session id is set after its messages were mapped to it.
+//
+// Only the held messages' ids are kept by position (a map of at most gmWindow+1): a map of
+// every id of a long chat was a twentieth of the import, a cache miss a line, and most of its
+// memory. A record whose id is not held starts a message, and its id's hash is listed; once
+// the chat is read, an id listed twice means a record named a message mapped already (or
+// rewound), and the chat is read again in two passes, which handle both.
 func (r *gmReader) stream(path, parent string) error {
 	var meta gmRecord
-	at := map[uint64]int{} // position by the hash of the message id
+	win := map[uint64]int{} // the held messages' positions by the hash of their ids
+	var fresh []uint64      // the hash of the id of each record that started a message
 	h := r.s.sp.hash
 	var a *agent
 	// The held messages, a ring: positions mapped.. mapped+n-1, position mapped at ring[hd].
@@ -590,6 +599,7 @@ func (r *gmReader) stream(path, parent string) error {
 				return err
 			}
 			held -= m.size
+			delete(win, m.key)
 			*m = gmHeld{}
 			hd, n, mapped = (hd+1)%len(ring), n-1, mapped+1
 		}
@@ -612,9 +622,9 @@ func (r *gmReader) stream(path, parent string) error {
 		}
 		switch {
 		case rec.RewindTo != "":
-			j, ok := at[h(rec.RewindTo)]
+			j, ok := win[h(rec.RewindTo)]
 			if !ok {
-				j = 0
+				j = 0 // an id not held: mapped already, or unknown (all are dropped)
 			}
 			if j < mapped {
 				return errGmRedo
@@ -622,13 +632,13 @@ func (r *gmReader) stream(path, parent string) error {
 			for k := j - mapped; k < n; k++ {
 				old := slot(k)
 				held -= old.size
+				delete(win, old.key)
 				if old.err != nil {
 					if err := r.s.badLine(path, old.ln, old.err, r.opts); err != nil {
 						return err
 					}
 				} else {
 					m := &old.m
-					delete(at, h(m.ID))
 					r.s.sessionNote(parseTS(m.Timestamp), "rewound", "a "+m.Type+" message the user rewound past: "+clip(m.contentText, 1024))
 				}
 				*old = gmHeld{}
@@ -644,19 +654,18 @@ func (r *gmReader) stream(path, parent string) error {
 			r.s.skipped["metadata updates"]++
 		case rec.ID != "":
 			var m *gmHeld
-			if j, ok := at[h(rec.ID)]; ok {
-				if j < mapped {
-					return errGmRedo
-				}
+			key := h(rec.ID)
+			if j, ok := win[key]; ok {
 				m = slot(j - mapped)
 				held -= m.size
 				r.s.skipped["message records that update an earlier one"]++
 			} else {
-				at[h(rec.ID)] = mapped + n
+				win[key] = mapped + n
+				fresh = append(fresh, key)
 				m = slot(n)
 				n++
 			}
-			*m = gmHeld{m: l.rec.gmMessage, err: l.recErr, ln: srcLine{n: ln.n, last: ln.last}, size: len(ln.b)}
+			*m = gmHeld{m: l.rec.gmMessage, err: l.recErr, ln: srcLine{n: ln.n, last: ln.last}, size: len(ln.b), key: key}
 			held += m.size
 			return drain(false)
 		case rec.SessionID != "":
@@ -676,6 +685,12 @@ func (r *gmReader) stream(path, parent string) error {
 	}
 	if err := drain(true); err != nil {
 		return err
+	}
+	slices.Sort(fresh)
+	for i := 1; i < len(fresh); i++ {
+		if fresh[i] == fresh[i-1] {
+			return errGmRedo // a record named a message no longer held
+		}
 	}
 	if a == nil {
 		a = r.agentFor(path, parent, meta)
@@ -741,6 +756,12 @@ func (r *gmReader) records(path string) (*gmList, gmRecord, error) {
 					return fmt.Errorf("%s: import spool: a message does not read back: %v", path, err)
 				}
 				if err := decodeGm(raw, &old); err != nil {
+					// Its id is dropped too: a later record with it starts a message, and
+					// does not replace the one that takes this position next.
+					var hd gmHead
+					if decodeGmHead(raw, &hd) == nil {
+						delete(at, h(hd.ID))
+					}
 					if err := r.s.badLine(path, srcLine{n: sm.n, last: sm.last}, err, r.opts); err != nil {
 						return err
 					}

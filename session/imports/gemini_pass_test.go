@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/summit-dev/summit/session"
+	"github.com/summit-dev/summit/session/record"
 )
 
 // genGeminiChat writes a random Gemini CLI JSONL chat: messages of every type, with tool
@@ -193,5 +196,49 @@ func TestGeminiLateSessionID(t *testing.T) {
 	}
 	if sa := st.Subagent("sa-2"); sa.AgentSessionID != "late-id" || !strings.Contains(transcript(st, "sa-2"), fmt.Sprintf("step %d", gmWindow+9)) {
 		t.Errorf("the subagent's session id %q, transcript ends %q", sa.AgentSessionID, transcript(st, "sa-2")[max(0, len(transcript(st, "sa-2"))-40):])
+	}
+}
+
+// TestGeminiRewoundBadLine: a rewind drops a message whose line is JSON but not a valid
+// message, and a later record has its id: that record starts a new message, and the message
+// written between them stays (the dropped line's id once pointed at the position the next
+// message took, and the later record replaced that message). Both readers agree.
+func TestGeminiRewoundBadLine(t *testing.T) {
+	chats := filepath.Join(t.TempDir(), "tmp", "abc", "chats")
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(chats, "session-2026-05-01T12-00-rew1.jsonl")
+	lines := []string{
+		`{"sessionId":"rew-1","projectHash":"abc","startTime":"2026-05-01T12:00:00.000Z","kind":"main"}`,
+		`{"id":"a","timestamp":"2026-05-01T12:00:01.000Z","type":"user","content":"first"}`,
+		`{"id":"x","timestamp":"2026-05-01T12:00:02.000Z","type":"gemini","content":"lost","toolCalls":"not a list"}`,
+		`{"$rewindTo":"x"}`,
+		`{"id":"y","timestamp":"2026-05-01T12:00:03.000Z","type":"user","content":"second"}`,
+		`{"id":"x","timestamp":"2026-05-01T12:00:04.000Z","type":"user","content":"third"}`,
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, twoPass := range []bool{false, true} {
+		res, err := Import(Unit{Format: Gemini, Path: path}, filepath.Join(t.TempDir(), "out"), Options{Environ: []string{}, Lenient: true, twoPass: twoPass})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(res.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if ev, err := record.DecodeLine([]byte(l)); err == nil {
+				if n, ok := ev.Data.(session.UserNote); ok && !strings.HasPrefix(n.Text, "[imported") {
+					notes = append(notes, n.Text)
+				}
+			}
+		}
+		if got := strings.Join(notes, ","); got != "first,second,third" {
+			t.Errorf("two passes %v: the user's messages are %q, want first,second,third", twoPass, got)
+		}
 	}
 }
