@@ -2,6 +2,7 @@ package imports
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
@@ -27,6 +28,9 @@ type jsonScan struct {
 }
 
 func (s *jsonScan) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return // compact JSON: no white space at all
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -74,10 +78,16 @@ func (s *jsonScan) rawString() (raw []byte, plain bool, ok bool) {
 	ascii := true
 	b := s.b
 	for {
-		// Eight bytes at a time past those that stand for themselves: a tool's output is
-		// often tens of kilobytes.
-		for s.i+8 <= len(b) && special(binary.LittleEndian.Uint64(b[s.i:])) == 0 {
-			s.i += 8
+		// Eight bytes at a time past those that stand for themselves (a tool's output is
+		// often tens of kilobytes), and straight to the first that does not: special's
+		// lowest bit is always a byte that is special.
+		if s.i+8 <= len(b) {
+			m := special(binary.LittleEndian.Uint64(b[s.i:]))
+			if m == 0 {
+				s.i += 8
+				continue
+			}
+			s.i += bits.TrailingZeros64(m) >> 3
 		}
 		if s.i >= len(b) {
 			return nil, false, false
@@ -124,7 +134,8 @@ func (s *jsonScan) rawString() (raw []byte, plain bool, ok bool) {
 }
 
 // special has the high bit of each byte of w set that is a quote, a backslash, a control
-// character or not ASCII (and may set others above such a byte: it answers only "any?").
+// character or not ASCII (and may set others above such a byte, where a borrow carried:
+// never one below the first that is).
 func special(w uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	q := w ^ (lo * '"')
