@@ -191,8 +191,8 @@
 //
 // An import holds per source event about 4-6 bytes, never the event (its time and spool
 // offset, each as a zigzag varint of its difference from the agent's previous event), and
-// per live Gemini CLI message about 60 (16 packed, the rest its id's entry in a map), so what
-// grows with the file is small and the write holds only the batches in flight (a 1 GB
+// per Gemini CLI message 8 read in one pass (its id's hash) or about 60 in two (16 packed,
+// the rest its id's entry in a map), so what grows with the file is small and the write holds only the batches in flight (a 1 GB
 // Claude Code session imports in about 210 MB of RSS, 65-70 MB of it the binary's own
 // pages). Nearly everything an import allocates is garbage at once, so `summit import` turns
 // the GC's pacing off (debug.SetGCPercent(-1)) under a 160 MiB soft Go memory limit
@@ -203,7 +203,13 @@
 //   - Source files are read a 1 MiB block at a time (readLines). The lines of a block are
 //     decoded on every core (goccy/go-json into structs of the fields the mapping reads; a
 //     Claude Code line's toolUseResult with it) while the previous block is mapped, in order,
-//     on one goroutine; decoding copies what it keeps, so a block is reused once mapped.
+//     on one goroutine; decoding copies what it keeps, so a block is reused once mapped. A
+//     Gemini CLI content (a string, a part or a list of them) and a function response are
+//     read by hand in the shapes Gemini CLI writes (gmparts.go: jsonScan, eight bytes at a
+//     time through strings): the general decoder's exact shortcut, which declines anything
+//     it would not read the same (a key in another case or twice, a null, a nested list, a
+//     string to unescape is unescaped by the general decoder) and leaves it, errors and all,
+//     to the general decoder (FuzzGmPartsFast, TestGmPartsFastMatches).
 //   - Each event the mapping makes goes at once to the spool, one unlinked temporary file in
 //     $TMPDIR (os.TempDir; it needs about the recording's size there), spool.go: a kind byte
 //     and length-prefixed fields, tool arguments as the source's raw JSON, decoded only when
@@ -218,9 +224,12 @@
 //     whole once, on every core, with its texts worked out there; a later record with the
 //     same id replaces a message and a rewind drops messages, so the last gmWindow (1,024)
 //     messages, at most 16 MiB of lines, are held decoded, and an older one is final and is
-//     mapped. Gemini CLI rewrites only the message it is writing, so that is every chat it
-//     writes; a record that changes a message already mapped (a rewind far back, a
-//     hand-edited file) reads the session again the old way, in two passes: records spools
+//     mapped. Only the held messages' ids are kept by position; each record that starts a
+//     message lists its id's hash, and an id listed twice once the chat is read is a record
+//     that named a message no longer held. Gemini CLI rewrites only the message it is
+//     writing, so that is every chat it writes; a record that changes a message already
+//     mapped (a rewind far back, a hand-edited file) reads the session again the old way, in
+//     two passes: records spools
 //     the lines a 1 MiB block at a time (one write a block, each message found by offset
 //     and length), decoding only ids, rewinds and metadata, and replay decodes the surviving
 //     messages on every core, a batch ahead of the mapping. Both ways write the same bytes
@@ -233,7 +242,8 @@
 //   - When every file is read, the tree and times are settled on the 16-byte records and the
 //     recording is written in three stages (encode.go): one goroutine merges the agents'
 //     streams (a heap of their heads, each stream read forward from the spool) into batches
-//     of 256 events with their seq; every core decodes a batch's spooled records and encodes
+//     of 256 events with their seq (a batch the caller is done with comes back with its
+//     buffers, so their room is grown once, not for every batch); every core decodes a batch's spooled records and encodes
 //     its events as the recorder writes them (record.Recorder.Encode: encoded, secrets
 //     redacted, cut, respelled; each line whole, so redaction sees every secret entire);
 //     the caller takes the batches back in seq order, appends the lines
@@ -249,7 +259,6 @@
 // repeated with varied ids and times `summit import` beside `jq -c .` on the same file,
 // medians of COUNT, and an import with GOMAXPROCS=1 (MEMORY_ONLY=1: the imports alone, for
 // the peak RSS of a 1 GB input); BenchmarkImport*Fixture do the same at 40 MB in
-// `go test -bench`. Measured on a shared 2-core machine at load 10–20, so the
-// absolute rates are low and only the ratios in one run compare (see the README's import
-// section for the figures).
+// `go test -bench`. Measured on a shared 2-core machine whose load moves the absolute rates,
+// so only the ratios in one run compare (see the README's import section for the figures).
 package imports

@@ -144,12 +144,23 @@ func encodeMerged(mg *merged, sp *spool, rec *record.Recorder, id string, first 
 }
 
 // reset empties b for the next batch, keeping its buffers' room. The fold was handed copies
-// of b's events, and AppendEncoded copied its lines, so nothing still reads them.
+// of b's events, and AppendEncoded copied its lines, so nothing still reads them. A buffer
+// that one huge event grew past maxKeptBatchBytes is dropped: what is reused stays small.
 func (b *encodedBatch) reset() {
 	clear(b.items) // drop the payloads the items point at
 	clear(b.evs)
-	*b = encodedBatch{items: b.items[:0], arena: b.arena[:0], lines: b.lines[:0], ends: b.ends[:0], evs: b.evs[:0]}
+	lines, arena := b.lines[:0], b.arena[:0]
+	if cap(lines) > maxKeptBatchBytes {
+		lines = nil
+	}
+	if cap(arena) > maxKeptBatchBytes {
+		arena = nil
+	}
+	*b = encodedBatch{items: b.items[:0], arena: arena, lines: lines, ends: b.ends[:0], evs: b.evs[:0]}
 }
+
+// maxKeptBatchBytes is the most room a reused batch keeps in each of its buffers.
+const maxKeptBatchBytes = 4 << 20
 
 // encodeBatch decodes b's spooled records and encodes its events, up to the first that fails.
 func encodeBatch(b *encodedBatch, rec *record.Recorder, id string) {

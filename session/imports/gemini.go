@@ -561,8 +561,7 @@ type gmHeld struct {
 // does a subagent's chat whose session id is set after its messages were mapped to it.
 //
 // Only the held messages' ids are kept by position (a map of at most gmWindow+1): a map of
-// every id of a long chat was a twentieth of the import, a cache miss a line, and most of its
-// memory. A record whose id is not held starts a message, and its id's hash is listed; once
+// every id of a long chat was a twentieth of the import's CPU, a cache miss a line. A record whose id is not held starts a message, and its id's hash is listed; once
 // the chat is read, an id listed twice means a record named a message mapped already (or
 // rewound), and the chat is read again in two passes, which handle both.
 func (r *gmReader) stream(path, parent string) error {
