@@ -391,33 +391,11 @@ func (s *jsonScan) part(p *gmPart) bool {
 		case 2:
 			fc := &gmFunctionCall{}
 			p.FunctionCall = fc
-			ok = s.object(callKeys, func(k int) bool {
-				var ok bool
-				switch k {
-				case 0:
-					fc.ID, ok = s.str()
-				case 1:
-					fc.Name, ok = s.str()
-				case 2:
-					fc.Args, ok = s.raw()
-				}
-				return ok
-			})
+			ok = s.named(callKeys, &fc.ID, &fc.Name, &fc.Args)
 		case 3:
 			fr := &gmFunctionResponse{}
 			p.FunctionResponse = fr
-			ok = s.object(responseKeys, func(k int) bool {
-				var ok bool
-				switch k {
-				case 0:
-					fr.ID, ok = s.str()
-				case 1:
-					fr.Name, ok = s.str()
-				case 2:
-					fr.Response, ok = s.raw()
-				}
-				return ok
-			})
+			ok = s.named(responseKeys, &fr.ID, &fr.Name, &fr.Response)
 		case 4:
 			in := &gmInlineData{}
 			p.InlineData = in
@@ -426,6 +404,23 @@ func (s *jsonScan) part(p *gmPart) bool {
 				in.MimeType, ok = s.str()
 				return ok
 			})
+		}
+		return ok
+	})
+}
+
+// named reads a function call's or a function response's object: keys are its id's, its
+// name's and its raw value's.
+func (s *jsonScan) named(keys []string, id, name *string, raw *json.RawMessage) bool {
+	return s.object(keys, func(k int) bool {
+		var ok bool
+		switch k {
+		case 0:
+			*id, ok = s.str()
+		case 1:
+			*name, ok = s.str()
+		case 2:
+			*raw, ok = s.raw()
 		}
 		return ok
 	})
