@@ -38,6 +38,12 @@ type gmRecord struct {
 	gmMessage
 }
 
+// gmSet is what a $set record's head carries.
+type gmSet struct {
+	SessionID string `json:"sessionId"`
+	Summary   string `json:"summary"`
+}
+
 // gmHead is what records reads of each line of a JSONL chat: enough to know which messages
 // stay (ids, rewinds) and the session's metadata. The messages that stay are decoded whole
 // once, by replay; a line that is valid JSON but not a valid message fails there, at its
@@ -47,12 +53,9 @@ type gmHead struct {
 	StartTime string `json:"startTime"`
 	Kind      string `json:"kind"`
 	Summary   string `json:"summary"`
-	Set       *struct {
-		SessionID string `json:"sessionId"`
-		Summary   string `json:"summary"`
-	} `json:"$set"`
-	RewindTo string `json:"$rewindTo"`
-	ID       string `json:"id"`
+	Set       *gmSet `json:"$set"`
+	RewindTo  string `json:"$rewindTo"`
+	ID        string `json:"id"`
 }
 
 // gmSpooled is a message record waiting in the spool for replay: where it lies and the
@@ -507,6 +510,11 @@ func (r *gmReader) settle(a *agent, path, parent string, meta gmRecord) {
 	}
 }
 
+// rewound keeps a message a rewind dropped as a session note: the source held it.
+func (r *gmReader) rewound(m *gmMessage) {
+	r.s.sessionNote(parseTS(m.Timestamp), "rewound", "a "+m.Type+" message the user rewound past: "+clip(m.contentText, 1024))
+}
+
 // errGmRedo stops a chat read in one pass (stream) when a record changes a message that was
 // mapped already: the session is read again in two (records, replay).
 var errGmRedo = errors.New("gemini-cli: a record changes a message already mapped")
@@ -533,10 +541,9 @@ type gmLine struct {
 }
 
 func decodeGmLine(b []byte, l *gmLine) error {
-	err := json.Unmarshal(b, &l.rec)
+	err := decodeGm(b, &l.rec)
 	if err == nil {
 		l.full = true
-		l.rec.gmMessage.prepare()
 		return nil
 	}
 	l.rec, l.recErr = gmRecord{}, err
@@ -561,9 +568,10 @@ type gmHeld struct {
 // does a subagent's chat whose session id is set after its messages were mapped to it.
 //
 // Only the held messages' ids are kept by position (a map of at most gmWindow+1): a map of
-// every id of a long chat was a twentieth of the import's CPU, a cache miss a line. A record whose id is not held starts a message, and its id's hash is listed; once
-// the chat is read, an id listed twice means a record named a message mapped already (or
-// rewound), and the chat is read again in two passes, which handle both.
+// every id of a long chat was a twentieth of the import's CPU, a cache miss a line. A record
+// whose id is not held starts a message, and its id's hash is listed; once the chat is read,
+// an id listed twice means a record named a message mapped already (or rewound), and the
+// chat is read again in two passes, which handle both.
 func (r *gmReader) stream(path, parent string) error {
 	var meta gmRecord
 	win := map[uint64]int{} // the held messages' positions by the hash of their ids
@@ -580,29 +588,23 @@ func (r *gmReader) stream(path, parent string) error {
 	// once the chat is read, as replay meets them after records (the same error, the same
 	// notes in the same order).
 	var bad []gmHeld
-	mapOne := func(m *gmHeld) error {
-		if a == nil {
-			a = r.agentFor(path, parent, meta)
-		}
-		if m.err != nil {
-			bad = append(bad, gmHeld{err: m.err, ln: m.ln})
-			return nil
-		}
-		r.message(a, &m.m)
-		return nil
-	}
-	drain := func(all bool) error {
+	// drain maps the oldest held messages: those past the window, or all of them.
+	drain := func(all bool) {
 		for n > 0 && (all || n > gmWindow || held > gmWindowBytes) {
 			m := slot(0)
-			if err := mapOne(m); err != nil {
-				return err
+			if a == nil {
+				a = r.agentFor(path, parent, meta)
+			}
+			if m.err != nil {
+				bad = append(bad, gmHeld{err: m.err, ln: m.ln})
+			} else {
+				r.message(a, &m.m)
 			}
 			held -= m.size
 			delete(win, m.key)
 			*m = gmHeld{}
 			hd, n, mapped = (hd+1)%len(ring), n-1, mapped+1
 		}
-		return nil
 	}
 	err := readLines(path, decodeGmLine, func(ln srcLine, l *gmLine, lerr error) error {
 		r.s.lines++
@@ -613,10 +615,7 @@ func (r *gmReader) stream(path, parent string) error {
 		if l.full {
 			*rec = gmHead{SessionID: l.rec.SessionID, StartTime: l.rec.StartTime, Kind: l.rec.Kind, Summary: l.rec.Summary, RewindTo: l.rec.RewindTo, ID: l.rec.ID}
 			if l.rec.Set != nil {
-				rec.Set = &struct {
-					SessionID string `json:"sessionId"`
-					Summary   string `json:"summary"`
-				}{l.rec.Set.SessionID, l.rec.Set.Summary}
+				rec.Set = &gmSet{l.rec.Set.SessionID, l.rec.Set.Summary}
 			}
 		}
 		switch {
@@ -638,7 +637,7 @@ func (r *gmReader) stream(path, parent string) error {
 					}
 				} else {
 					m := &old.m
-					r.s.sessionNote(parseTS(m.Timestamp), "rewound", "a "+m.Type+" message the user rewound past: "+clip(m.contentText, 1024))
+					r.rewound(m)
 				}
 				*old = gmHeld{}
 			}
@@ -666,7 +665,8 @@ func (r *gmReader) stream(path, parent string) error {
 			}
 			*m = gmHeld{m: l.rec.gmMessage, err: l.recErr, ln: srcLine{n: ln.n, last: ln.last}, size: len(ln.b), key: key}
 			held += m.size
-			return drain(false)
+			drain(false)
+			return nil
 		case rec.SessionID != "":
 			if meta.SessionID == "" {
 				meta.SessionID, meta.StartTime, meta.Kind = rec.SessionID, rec.StartTime, rec.Kind
@@ -682,9 +682,7 @@ func (r *gmReader) stream(path, parent string) error {
 	if err != nil {
 		return err
 	}
-	if err := drain(true); err != nil {
-		return err
-	}
+	drain(true)
 	slices.Sort(fresh)
 	for i := 1; i < len(fresh); i++ {
 		if fresh[i] == fresh[i-1] {
@@ -768,7 +766,7 @@ func (r *gmReader) records(path string) (*gmList, gmRecord, error) {
 				}
 				m := &old.gmMessage
 				delete(at, h(m.ID))
-				r.s.sessionNote(parseTS(m.Timestamp), "rewound", fmt.Sprintf("a %s message the user rewound past: %s", m.Type, clip(m.contentText, 1024)))
+				r.rewound(m)
 			}
 			msgs.n = j
 		case rec.Set != nil:
