@@ -120,18 +120,26 @@ func buildBinary(t *testing.T) string {
 // for a while: the binary must outlive that test).
 var testCache string
 
-var builtBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp(testCache, "bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "summit")
-	// Linked as a release is (.ci/release-build), with a version of its own: TestReleaseVersionLdflag.
-	if out, err := exec.Command("go", "build", "-ldflags=-X "+versionSymbol+"="+testVersion, "-o", bin, ".").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%v\n%s", err, out)
-	}
-	return bin, nil
-})
+// Linked as a release is (.ci/release-build), with a version of its own: TestReleaseVersionLdflag.
+var builtBinary = goBuildOnce("summit", ".", "-ldflags=-X "+versionSymbol+"="+testVersion)
+
+// goBuildOnce is a function that builds pkg (go build flags… -o name pkg) the first time it
+// is called, in TestMain's cache dir, and returns the binary's path (or the build's error)
+// then and after.
+func goBuildOnce(name, pkg string, flags ...string) func() (string, error) {
+	return sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp(testCache, name+"-")
+		if err != nil {
+			return "", err
+		}
+		bin := filepath.Join(dir, name)
+		args := append(append([]string{"build"}, flags...), "-o", bin, pkg)
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("%v\n%s", err, out)
+		}
+		return bin, nil
+	})
+}
 
 // fakeAgent builds the fake ACP agent (agents/acp/testdata/fakeagent) once per test process,
 // beside the binary.
@@ -144,17 +152,7 @@ func fakeAgent(t *testing.T) string {
 	return bin
 }
 
-var builtFakeAgent = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp(testCache, "fakeagent-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "fakeagent")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/summit-dev/summit/agents/acp/testdata/fakeagent").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%v\n%s", err, out)
-	}
-	return bin, nil
-})
+var builtFakeAgent = goBuildOnce("fakeagent", "github.com/summit-dev/summit/agents/acp/testdata/fakeagent")
 
 // peakRSS is the peak RSS of a child that has ended, in bytes.
 func peakRSS(t *testing.T, ps *os.ProcessState) int64 {
